@@ -1,0 +1,89 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import { ListenerError } from '../errors.js';
+
+/** Options of {@link HttpListener}. */
+export interface HttpListenerOptions {
+  /** Address to bind, e.g. `127.0.0.1`. */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Allow a non-loopback address over plain HTTP (logged as a warning). Default: false. */
+  allowInsecure?: boolean;
+  /** Request handler, e.g. `app.callback()`. */
+  handler: RequestListener;
+  logger: Logger;
+  /** How long stop() lets open requests finish before closing their sockets, ms. Default 3000. */
+  drainMs?: number;
+}
+
+/**
+ * Plain HTTP listener for apps on the same host. Passwords and tokens cross it in clear, so a
+ * non-loopback address is refused unless the profile says `allowInsecure: true`.
+ */
+export class HttpListener {
+  private server: Server | undefined;
+
+  constructor(private readonly options: HttpListenerOptions) {}
+
+  /** Binds the port. @throws ListenerError when refused or the port cannot be bound. */
+  async start(): Promise<void> {
+    if (this.server) return;
+    const { host, port, allowInsecure, logger } = this.options;
+    if (!isLoopback(host)) {
+      if (!allowInsecure) {
+        throw new ListenerError(
+          `Refusing plain HTTP on non-loopback address ${host}: passwords and tokens would cross the network in clear. Use the HTTPS listener, or set server.http.allowInsecure to true.`,
+        );
+      }
+      logger.warn(
+        { host, port },
+        'plain HTTP on a non-loopback address: credentials cross the network in clear',
+      );
+    }
+    const server = createServer(
+      { requestTimeout: 30_000, headersTimeout: 10_000 },
+      this.options.handler,
+    );
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error) =>
+        reject(
+          new ListenerError(`Cannot listen on ${host}:${port}: ${error.message}`, { cause: error }),
+        ),
+      );
+      server.listen(port, host, () => resolve());
+    });
+    this.server = server;
+    logger.info({ url: this.url() }, 'API listening');
+  }
+
+  /** Stops accepting, lets open requests finish within `drainMs`, then closes. Idempotent. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), this.options.drainMs ?? 3_000);
+    await closed;
+    clearTimeout(timer);
+  }
+
+  /** The bound address as a URL, e.g. `http://127.0.0.1:8080`; undefined while stopped. */
+  url(): string | undefined {
+    const address = this.server?.address();
+    if (!address || typeof address === 'string') return undefined;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  }
+}
+
+/** True for addresses only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1' || host.toLowerCase() === '::ffff:127.0.0.1';
+  return false;
+}

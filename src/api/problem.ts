@@ -1,0 +1,106 @@
+import type { Context } from 'koa';
+import type { Logger } from 'pino';
+import { InternalError, TagdError, ValidationError } from '../errors.js';
+
+/** RFC 9457 problem document as tagd answers it. */
+export interface ProblemDocument {
+  /** URI naming the problem type: `urn:tagd:problem:<code>`. */
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** The request path the problem is about. */
+  instance: string;
+  /** Stable error code (see the README's error table). */
+  code: string;
+  /** For validation failures: every field that was wrong. */
+  errors?: { path: string; message: string }[];
+}
+
+/** Media type of problem documents. */
+export const problemMediaType = 'application/problem+json';
+
+/**
+ * Builds the problem document for an error. Errors tagd raised on purpose are shown as they
+ * are; anything else becomes 500 `internal`, its details kept for the log.
+ */
+export function problemFor(error: unknown, instance: string): ProblemDocument {
+  const known = error instanceof TagdError ? error : new InternalError();
+  return {
+    type: `urn:tagd:problem:${known.code}`,
+    title: titleOf(known.status),
+    status: known.status,
+    detail: known.message,
+    instance,
+    code: known.code,
+    ...(known instanceof ValidationError ? { errors: [...known.errors] } : {}),
+  };
+}
+
+/** Sends a problem document as the response. */
+export function sendProblem(context: Context, problem: ProblemDocument): void {
+  context.status = problem.status;
+  context.type = problemMediaType;
+  context.body = problem;
+}
+
+/**
+ * Koa middleware that answers every thrown error with a problem document. Unexpected errors
+ * are logged with their stack; the client never sees one.
+ */
+export function problemMiddleware(logger: Logger) {
+  return async (context: Context, next: () => Promise<unknown>) => {
+    try {
+      await next();
+      if (context.status === 404 && context.body === undefined) {
+        sendProblem(context, {
+          ...problemFor(undefined, context.path),
+          type: 'urn:tagd:problem:not-found',
+          title: titleOf(404),
+          status: 404,
+          code: 'not-found',
+          detail: `No route ${context.method} ${context.path}.`,
+        });
+      }
+    } catch (error) {
+      const problem = problemFor(fromKoaError(error), context.path);
+      if (problem.status >= 500) logger.error({ err: error, path: context.path }, 'request failed');
+      sendProblem(context, problem);
+    }
+  };
+}
+
+// Koa and its middleware throw http-errors (status, expose); keep their status and safe message.
+function fromKoaError(error: unknown): unknown {
+  if (error instanceof TagdError) return error;
+  const candidate = error as { status?: unknown; expose?: unknown; message?: unknown };
+  if (typeof candidate?.status === 'number' && candidate.status >= 400 && candidate.status < 500) {
+    const message = candidate.expose ? String(candidate.message) : titleOf(candidate.status);
+    return new TagdError(codeOfStatus(candidate.status), candidate.status, message);
+  }
+  return error;
+}
+
+function codeOfStatus(status: number): string {
+  if (status === 413) return 'payload-too-large';
+  if (status === 415) return 'unsupported-media-type';
+  if (status === 404) return 'not-found';
+  return 'bad-request';
+}
+
+const titles: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+function titleOf(status: number): string {
+  return titles[status] ?? 'Error';
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+/**
+ * The `tagd` command. `start` hands over to main.ts, which owns the process from then on;
+ * the other commands set process.exitCode and return.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ProfileInvalidError, TagdError } from './errors.js';
+import { parseListen } from './listen-address.js';
+import { createLogger } from './logger.js';
+import { runDaemon } from './main.js';
+import { DurableJsonFile } from './profile/durable-json-file.js';
+import { validateProfile } from './profile/validate-profile.js';
+import { version } from './version.js';
+
+const usage = `tagd ${version}: edge gateway daemon
+
+Usage:
+  tagd start [--profile FILE] [--listen HOST:PORT]   run the daemon
+  tagd profile check FILE                            list every error in a profile
+  tagd version                                       print the version
+
+Environment:
+  TAGD_PROFILE     profile path when --profile is not given (default: config/profile.json)
+  TAGD_STATE_DIR   state directory: keys, users, history (default: ./var)
+  TAGD_LOG_LEVEL   trace, debug, info, warn, error (default: info)
+`;
+
+/** Runs the command line; returns when a non-daemon command is done. */
+export async function cli(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return start(rest);
+    case 'profile':
+      return profileCommand(rest);
+    case 'version':
+    case '--version':
+      process.stdout.write(`${version}\n`);
+      return;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(usage);
+      return;
+    default:
+      return usageError(`unknown command '${command}'`);
+  }
+}
+
+async function start(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { profile: { type: 'string' }, listen: { type: 'string' } },
+    strict: true,
+  });
+  const listen = values.listen === undefined ? undefined : parseListen(values.listen);
+  if (listen === null) return usageError(`--listen takes HOST:PORT, got '${values.listen}'`);
+  await runDaemon({
+    profileFile: resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json'),
+    stateDir: resolve(process.env.TAGD_STATE_DIR ?? 'var'),
+    logger: createLogger(),
+    ...(listen ? { listen } : {}),
+    ...(process.env.CREDENTIALS_DIRECTORY
+      ? { credentialsDir: process.env.CREDENTIALS_DIRECTORY }
+      : {}),
+  });
+}
+
+async function profileCommand(args: string[]): Promise<void> {
+  const [sub, file, ...extra] = args;
+  if (sub !== 'check' || file === undefined || extra.length > 0) {
+    return usageError('usage: tagd profile check FILE');
+  }
+  const path = resolve(file);
+  try {
+    const document = await new DurableJsonFile<unknown>(path).read();
+    const validation = validateProfile(document);
+    if (!validation.ok) throw new ProfileInvalidError(path, validation.errors);
+    const { drivers, collections } = validation.profile;
+    const tags = drivers.reduce((sum, driver) => sum + driver.tags.length, 0);
+    process.stdout.write(
+      `${path}: valid (${drivers.length} drivers, ${tags} tags, ${collections.length} collections)\n`,
+    );
+  } catch (error) {
+    if (!(error instanceof TagdError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    if (error instanceof ProfileInvalidError) {
+      for (const problem of error.errors)
+        process.stderr.write(`  ${problem.path}: ${problem.message}\n`);
+    }
+    process.exitCode = 1;
+  }
+}
+
+function usageError(message: string): void {
+  process.stderr.write(`tagd: ${message}\n\n${usage}`);
+  process.exitCode = 2;
+}
+
+cli(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`tagd: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

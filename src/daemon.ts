@@ -1,0 +1,159 @@
+import type { Logger } from 'pino';
+import { createDriver, type DriverConfig } from '../drivers/registry.js';
+import { createApp } from './api/app.js';
+import { HttpListener } from './api/http-listener.js';
+import { type Clock, systemClock } from './clock.js';
+import { ProfileStore } from './profile/profile-store.js';
+import type { Profile } from './profile/schema.js';
+import { SecretBox } from './profile/secret-box.js';
+import { Collections } from './tags/collections.js';
+import { TagStore } from './tags/tag-store.js';
+import { version } from './version.js';
+
+/** Where the daemon finds its profile and state, and what it may override. */
+export interface DaemonOptions {
+  /** Path of the profile JSON file. */
+  profileFile: string;
+  /** State directory: keys, users, history. Created 0700 if missing. */
+  stateDir: string;
+  logger: Logger;
+  /** Overrides the profile's loopback HTTP listener (`--listen`). */
+  listen?: { host: string; port: number };
+  /** systemd's `$CREDENTIALS_DIRECTORY`, where the sealing key may come from. */
+  credentialsDir?: string;
+  /** Time source. Default: the system clock. */
+  clock?: Clock;
+}
+
+interface Component {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The running gateway: loads the profile, then starts the tag store, collections, drivers and
+ * the API listener in that order, and stops them in reverse. Constructing does nothing.
+ */
+export class Daemon {
+  /** The tag store; available after start(). */
+  store: TagStore | undefined;
+  /** The profile as loaded; available after start(). */
+  profile: Profile | undefined;
+  private readonly started: Component[] = [];
+  private listener: HttpListener | undefined;
+
+  constructor(private readonly options: DaemonOptions) {}
+
+  /**
+   * Starts everything. A driver that fails to load or start is logged and left out, so the
+   * other equipment keeps being read; a profile or listener failure stops the start-up.
+   * @throws ProfileNotFoundError, ProfileCorruptError, ProfileInvalidError, SecretKeyError,
+   *   ListenerError — after stopping whatever had started.
+   */
+  async start(): Promise<void> {
+    const { logger, stateDir } = this.options;
+    const clock = this.options.clock ?? systemClock;
+    const began = performance.now();
+    try {
+      const secretBox = await SecretBox.open(stateDir, this.options.credentialsDir);
+      const profileStore = new ProfileStore({
+        file: this.options.profileFile,
+        secretBox,
+        logger: logger.child({ component: 'profile' }),
+      });
+      const profile = await profileStore.load();
+      this.profile = profile;
+
+      const store = new TagStore({ clock, logger: logger.child({ component: 'tags' }) });
+      this.store = store;
+      await this.startComponent({
+        name: 'tags',
+        start: () => store.start(),
+        stop: () => store.stop(),
+      });
+
+      const collections = new Collections(store, profile.collections);
+      await this.startComponent({
+        name: 'collections',
+        start: () => collections.start(),
+        stop: () => collections.stop(),
+      });
+
+      for (const config of profile.drivers) await this.startDriver(config, store, clock);
+
+      const http = { ...profile.server.http, ...this.options.listen };
+      const app = createApp({ store, logger, version });
+      const listener = new HttpListener({
+        ...http,
+        handler: app.callback(),
+        logger: logger.child({ component: 'http' }),
+      });
+      this.listener = listener;
+      await this.startComponent({
+        name: 'http',
+        start: () => listener.start(),
+        stop: () => listener.stop(),
+      });
+
+      logger.info(
+        {
+          version,
+          url: listener.url(),
+          tags: store.size,
+          drivers: profile.drivers.length,
+          startupMs: Math.round(performance.now() - began),
+        },
+        'tagd ready',
+      );
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+  }
+
+  /** Stops every started component in reverse order; a failing stop is logged, not fatal. */
+  async stop(): Promise<void> {
+    while (this.started.length > 0) {
+      const component = this.started.pop() as Component;
+      try {
+        await component.stop();
+      } catch (error) {
+        this.options.logger.error({ err: error, component: component.name }, 'stop failed');
+      }
+    }
+  }
+
+  /** URL of the HTTP listener while running. */
+  url(): string | undefined {
+    return this.listener?.url();
+  }
+
+  private async startComponent(component: Component): Promise<void> {
+    await component.start();
+    this.started.push(component);
+  }
+
+  private async startDriver(config: DriverConfig, store: TagStore, clock: Clock): Promise<void> {
+    const logger = this.options.logger.child({ component: config.name, driver: config.type });
+    if (!config.enabled) {
+      logger.info('driver disabled in the profile');
+      return;
+    }
+    try {
+      const driver = await createDriver(config, {
+        store,
+        clock,
+        logger,
+        stateDir: this.options.stateDir,
+      });
+      await this.startComponent({
+        name: config.name,
+        start: () => driver.start(),
+        stop: () => driver.stop(),
+      });
+    } catch (error) {
+      logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
+    }
+  }
+}

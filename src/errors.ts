@@ -1,0 +1,177 @@
+/**
+ * Errors that cross a module boundary. Every error carries a stable `code` that callers and
+ * API clients match on, and the HTTP status the API answers it with. The README's error
+ * table lists every code; a test keeps the two in step.
+ */
+
+/** One failed check of a validation: where (`drivers[0].name`) and what was wrong. */
+export interface FieldError {
+  /** Path to the offending field, in `a.b[2].c` notation; `(root)` for the document itself. */
+  path: string;
+  /** Human-readable message, safe to show to a client. */
+  message: string;
+}
+
+/** Base class of every error tagd raises on purpose. */
+export class TagdError extends Error {
+  /** Stable machine-readable code, e.g. `tag-not-found`. */
+  readonly code: string;
+  /** HTTP status the API answers with. */
+  readonly status: number;
+
+  constructor(code: string, status: number, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.status = status;
+  }
+}
+
+/** A document (request body, profile, CLI argument) failed validation; `errors` lists every problem. */
+export class ValidationError extends TagdError {
+  readonly errors: readonly FieldError[];
+
+  constructor(message: string, errors: readonly FieldError[], code = 'validation-failed') {
+    super(code, 400, message);
+    this.errors = errors;
+  }
+}
+
+/** A tag path does not follow the rules of DESIGN.md §4 (segments, depth, length). */
+export class InvalidTagPathError extends TagdError {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super('invalid-tag-path', 400, `Invalid tag path '${truncate(path)}': ${reason}`);
+  }
+}
+
+/** No tag with this fullTagId exists in the store. */
+export class TagNotFoundError extends TagdError {
+  constructor(readonly fullTagId: string) {
+    super('tag-not-found', 404, `Tag '${truncate(fullTagId)}' does not exist.`);
+  }
+}
+
+/** No collection with this name exists. */
+export class CollectionNotFoundError extends TagdError {
+  constructor(readonly collection: string) {
+    super('collection-not-found', 404, `Collection '${truncate(collection)}' does not exist.`);
+  }
+}
+
+/** The profile file was not found where tagd looked. */
+export class ProfileNotFoundError extends TagdError {
+  constructor(readonly file: string) {
+    super(
+      'profile-not-found',
+      500,
+      `No profile at ${file}. Pass --profile FILE or set TAGD_PROFILE.`,
+    );
+  }
+}
+
+/** The profile file is not valid JSON (truncated, hand-edited). It is never overwritten. */
+export class ProfileCorruptError extends TagdError {
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
+    super(
+      'profile-corrupt',
+      500,
+      `Profile ${file} is not valid JSON (${detail}); it was left untouched.`,
+    );
+  }
+}
+
+/** The profile parsed as JSON but breaks the schema; `errors` lists every problem with its path. */
+export class ProfileInvalidError extends ValidationError {
+  constructor(
+    readonly file: string,
+    errors: readonly FieldError[],
+  ) {
+    super(
+      `Profile ${file} is invalid (${errors.length} error${errors.length === 1 ? '' : 's'}).`,
+      errors,
+      'profile-invalid',
+    );
+  }
+}
+
+/** The key that seals secrets is missing, unreadable, the wrong size or readable by others. */
+export class SecretKeyError extends TagdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('secret-key-unusable', 500, message, options);
+  }
+}
+
+/** A sealed secret could not be opened: wrong key, or the value was altered. */
+export class SecretUnsealError extends TagdError {
+  constructor(readonly path: string) {
+    super(
+      'secret-unseal-failed',
+      500,
+      `The sealed value at ${path} cannot be opened with this key (wrong key or altered value).`,
+    );
+  }
+}
+
+/** A profile names a driver type tagd does not know, or its module failed to load. */
+export class DriverLoadError extends TagdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('driver-unavailable', 500, message, options);
+  }
+}
+
+/** A listener was configured in a way that would expose the API insecurely or could not bind. */
+export class ListenerError extends TagdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('listener-failed', 500, message, options);
+  }
+}
+
+/** The route or resource the client asked for does not exist. */
+export class NotFoundError extends TagdError {
+  constructor(message = 'No such resource.') {
+    super('not-found', 404, message);
+  }
+}
+
+/** Stand-in for an error tagd did not raise on purpose; clients see only this, never internals. */
+export class InternalError extends TagdError {
+  constructor() {
+    super('internal', 500, 'An unexpected error occurred; it has been logged.');
+  }
+}
+
+/**
+ * Every stable error code with its HTTP status and meaning. The README's error table is checked
+ * against this list, so adding an error class means adding a row here and there.
+ */
+export const errorCodes = {
+  'bad-request': { status: 400, meaning: 'The request is malformed (e.g. unparsable JSON).' },
+  'payload-too-large': { status: 413, meaning: 'The request body is over the size limit.' },
+  'unsupported-media-type': { status: 415, meaning: 'The request body is not JSON.' },
+  'validation-failed': { status: 400, meaning: 'A request or document failed validation.' },
+  'invalid-tag-path': { status: 400, meaning: 'A tag path breaks the path rules.' },
+  'tag-not-found': { status: 404, meaning: 'No tag with that path exists.' },
+  'collection-not-found': { status: 404, meaning: 'No collection with that name exists.' },
+  'not-found': { status: 404, meaning: 'No such route or resource.' },
+  'profile-not-found': { status: 500, meaning: 'The profile file was not found.' },
+  'profile-corrupt': { status: 500, meaning: 'The profile file is not valid JSON.' },
+  'profile-invalid': { status: 400, meaning: 'The profile breaks the schema.' },
+  'secret-key-unusable': { status: 500, meaning: 'The sealing key cannot be used.' },
+  'secret-unseal-failed': { status: 500, meaning: 'A sealed secret cannot be opened.' },
+  'driver-unavailable': { status: 500, meaning: 'A driver type is unknown or failed to load.' },
+  'listener-failed': { status: 500, meaning: 'A listener is refused or cannot bind.' },
+  internal: { status: 500, meaning: 'An unexpected error (details in the log only).' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+/** Stable error code. */
+export type ErrorCode = keyof typeof errorCodes;
+
+function truncate(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Adapter } from 'lowdb';
+import { ProfileCorruptError, ProfileNotFoundError } from '../errors.js';
+
+/**
+ * lowdb adapter for a JSON file that must survive power loss: a write goes to a temporary
+ * file in the same folder, which is fsynced, renamed over the original, and the folder fsynced,
+ * so after a crash the file holds either the old or the new document, never a torn one.
+ * A file that does not parse is reported and never overwritten.
+ */
+export class DurableJsonFile<Data> implements Adapter<Data> {
+  private queue: Promise<void> = Promise.resolve();
+
+  /** @param file path of the JSON document. */
+  constructor(readonly file: string) {}
+
+  /**
+   * Reads and parses the document.
+   * @throws ProfileNotFoundError when the file does not exist.
+   * @throws ProfileCorruptError when it is not valid JSON, with line and column.
+   */
+  async read(): Promise<Data> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new ProfileNotFoundError(this.file);
+      throw error;
+    }
+    try {
+      return JSON.parse(text) as Data;
+    } catch (error) {
+      throw new ProfileCorruptError(this.file, describeJsonError(text, error as Error));
+    }
+  }
+
+  /** Replaces the document atomically and durably. Writes are serialized. */
+  write(data: Data): Promise<void> {
+    const next = this.queue.then(() => this.replace(`${JSON.stringify(data, null, 2)}\n`));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async replace(text: string): Promise<void> {
+    const folder = dirname(this.file);
+    const temporary = join(folder, `.${basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
+    // Keep the mode the operator gave the file; a new file is private.
+    const mode = await stat(this.file).then(
+      (stats) => stats.mode & 0o777,
+      () => 0o600,
+    );
+    try {
+      const handle = await open(temporary, 'wx', mode);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await syncFolder(folder);
+      await rename(temporary, this.file);
+      await syncFolder(folder);
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Names where JSON.parse stopped, as line and column (1-based). */
+function describeJsonError(text: string, error: Error): string {
+  const position = /position (\d+)/.exec(error.message);
+  const offset = position ? Number(position[1]) : text.length;
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  const what = position
+    ? error.message.replace(/ in JSON at position \d+.*$/, '')
+    : 'unexpected end of file';
+  return `line ${line}, column ${column}: ${what}`;
+}

@@ -1,0 +1,70 @@
+/**
+ * The profile: everything an installation configures, in one JSON file (DESIGN.md §4
+ * "Profile"). Every object rejects unknown keys so a typo is an error, not a silent default.
+ * Sections grow with the features that use them.
+ */
+import { z } from 'zod';
+import { driverConfigSchema } from '../../drivers/registry.js';
+import { tagPathProblem } from '../tags/tag-path.js';
+
+const httpListenerSchema = z
+  .strictObject({
+    host: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe('Address to bind. Loopback by default; any other needs allowInsecure.'),
+    port: z.int().min(0).max(65_535).default(8080).describe('TCP port; 0 picks a free one.'),
+    allowInsecure: z
+      .boolean()
+      .default(false)
+      .describe('Permit plain HTTP on a non-loopback address (passwords would cross the network).'),
+  })
+  .describe('Plain HTTP listener for apps on the same host.');
+
+const serverSchema = z
+  .strictObject({ http: httpListenerSchema.prefault({}) })
+  .describe('API listeners.');
+
+const tagSourceSchema = z
+  .string()
+  .min(1)
+  .superRefine((source, context) => {
+    const problem = tagPathProblem(source, true);
+    if (problem !== undefined) {
+      context.addIssue({ code: 'custom', message: `Invalid tag path or pattern: ${problem}` });
+    }
+  })
+  .describe('A tag path, or a pattern where * is one segment and ** any depth.');
+
+/** A named set of tags that publishers and history refer to. */
+export const collectionSchema = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(
+      /^[A-Za-z0-9_.:-]+( [A-Za-z0-9_.:-]+)*$/,
+      'may hold letters, digits, _ . : - and single spaces',
+    )
+    .describe('Unique collection name.'),
+  members: z.array(tagSourceSchema).min(1).describe('Tag paths and patterns in the collection.'),
+});
+
+/** The whole profile. */
+export const profileSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('Path or URL of the JSON Schema, for editors.'),
+    server: serverSchema.prefault({}),
+    drivers: z
+      .array(driverConfigSchema)
+      .default([])
+      .describe('Field drivers, one per device or bus.'),
+    collections: z.array(collectionSchema).default([]),
+  })
+  .describe('tagd profile');
+
+/** A validated profile, defaults applied. */
+export type Profile = z.infer<typeof profileSchema>;
+/** A profile as written in the file, before defaults. */
+export type ProfileInput = z.input<typeof profileSchema>;

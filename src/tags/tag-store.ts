@@ -1,0 +1,262 @@
+import type { Logger } from 'pino';
+import { type Clock, systemClock, type TimerHandle } from '../clock.js';
+import { TagNotFoundError } from '../errors.js';
+import type { Sample, SampleMetadata } from './sample.js';
+import { assertTagPath } from './tag-path.js';
+import { compileTagPattern } from './tag-pattern.js';
+
+/** A tag a driver announces before its first reading. */
+export interface TagDefinition {
+  fullTagId: string;
+  /**
+   * A Good sample older than this many milliseconds turns Stale (reason NoUpdate).
+   * Default: never stale.
+   */
+  staleAfterMs?: number;
+  /** Metadata carried by the NeverRead placeholder sample. */
+  metadata?: SampleMetadata;
+}
+
+/** One write of one tag, as handed to subscribers. */
+export interface TagUpdate {
+  readonly sample: Sample;
+  /** The sample this one replaced; undefined for a tag seen for the first time. */
+  readonly previous: Sample | undefined;
+  /** True when value or quality differ from `previous` (or the tag is new). */
+  readonly changed: boolean;
+}
+
+/** Receives every update of one write batch, synchronously, in batch order. */
+export type UpdateListener = (updates: readonly TagUpdate[]) => void;
+/** Receives the ids of tags that appeared in the store. */
+export type TagsAddedListener = (fullTagIds: readonly string[]) => void;
+
+/** Options of {@link TagStore}. */
+export interface TagStoreOptions {
+  /** Time source for staleness. Default: the system clock. */
+  clock?: Clock;
+  /** How often the staleness sweep runs, in milliseconds. Default: 250. */
+  staleSweepIntervalMs?: number;
+  /** Where a throwing subscriber is reported. Default: errors are rethrown asynchronously. */
+  logger?: Logger;
+}
+
+interface Entry {
+  sample: Sample;
+  /** Clock time of the last write, ms. */
+  updatedAt: number;
+  staleAfterMs: number | undefined;
+}
+
+/**
+ * The latest Sample of every tag. Drivers write batches; subscribers are told synchronously
+ * about every update with a `changed` flag, so both change-driven and every-update consumers
+ * can be served from one stream. A sweep marks Good tags Stale when no update came within their
+ * `staleAfterMs`.
+ */
+export class TagStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly updateListeners = new Set<UpdateListener>();
+  private readonly addedListeners = new Set<TagsAddedListener>();
+  private readonly clock: Clock;
+  private readonly sweepIntervalMs: number;
+  private readonly logger: Logger | undefined;
+  private sweepTimer: TimerHandle | undefined;
+  // Reused between writes so that a batch costs no allocation beyond its updates.
+  private scratch: (Entry | undefined)[] = [];
+
+  constructor(options: TagStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.sweepIntervalMs = options.staleSweepIntervalMs ?? 250;
+    this.logger = options.logger;
+  }
+
+  /** Starts the staleness sweep. Idempotent. */
+  async start(): Promise<void> {
+    if (this.sweepTimer !== undefined) return;
+    this.sweepTimer = this.clock.setInterval(() => this.sweepStale(), this.sweepIntervalMs);
+  }
+
+  /** Stops the staleness sweep. Idempotent; the samples stay readable. */
+  async stop(): Promise<void> {
+    this.clock.clearTimer(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  /** Number of tags in the store. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * Announces tags. A tag not yet in the store gets an `Unavailable` sample with reason
+   * `NeverRead`; a known tag keeps its sample and takes the new staleness setting.
+   * @throws InvalidTagPathError before changing anything when a path is invalid.
+   */
+  define(definitions: readonly TagDefinition[]): void {
+    for (const definition of definitions) assertTagPath(definition.fullTagId);
+    const now = this.clock.now();
+    const placeholders: Sample[] = [];
+    for (const definition of definitions) {
+      if (this.entries.has(definition.fullTagId)) continue;
+      placeholders.push({
+        fullTagId: definition.fullTagId,
+        utcTimestamp: new Date(now).toISOString(),
+        quality: 'Unavailable',
+        reason: 'NeverRead',
+        message: 'No value has been read yet.',
+        ...(definition.metadata ? { metadata: definition.metadata } : {}),
+      });
+    }
+    if (placeholders.length > 0) this.write(placeholders);
+    for (const definition of definitions) {
+      const entry = this.entries.get(definition.fullTagId);
+      if (entry) entry.staleAfterMs = definition.staleAfterMs;
+    }
+  }
+
+  /**
+   * Stores a batch of samples and notifies subscribers once with all of them.
+   * @throws InvalidTagPathError before storing anything when a new tag's path is invalid.
+   */
+  write(samples: readonly Sample[]): void {
+    const count = samples.length;
+    if (count === 0) return;
+    if (this.scratch.length < count) this.scratch = new Array(count);
+    const scratch = this.scratch;
+    let added: string[] | undefined;
+    for (let i = 0; i < count; i++) {
+      const sample = samples[i] as Sample;
+      const entry = this.entries.get(sample.fullTagId);
+      if (entry === undefined) assertTagPath(sample.fullTagId);
+      scratch[i] = entry;
+    }
+    const now = this.clock.now();
+    const notify = this.updateListeners.size > 0;
+    const updates: TagUpdate[] | undefined = notify ? new Array(count) : undefined;
+    for (let i = 0; i < count; i++) {
+      const sample = samples[i] as Sample;
+      let entry = scratch[i];
+      scratch[i] = undefined;
+      // A tag may appear twice in one batch; the first occurrence created it.
+      if (entry === undefined) entry = this.entries.get(sample.fullTagId);
+      let previous: Sample | undefined;
+      if (entry === undefined) {
+        this.entries.set(sample.fullTagId, {
+          sample,
+          updatedAt: now,
+          staleAfterMs: undefined,
+        });
+        if (added === undefined) added = [];
+        added.push(sample.fullTagId);
+      } else {
+        previous = entry.sample;
+        entry.sample = sample;
+        entry.updatedAt = now;
+      }
+      if (updates !== undefined) {
+        const changed =
+          previous === undefined ||
+          previous.quality !== sample.quality ||
+          previous.value !== sample.value;
+        updates[i] = { sample, previous, changed };
+      }
+    }
+    if (added !== undefined) this.emitAdded(added);
+    if (updates !== undefined) this.emitUpdates(updates);
+  }
+
+  /** The latest sample of a tag, or undefined. */
+  get(fullTagId: string): Sample | undefined {
+    return this.entries.get(fullTagId)?.sample;
+  }
+
+  /**
+   * The latest sample of a tag.
+   * @throws TagNotFoundError when the tag does not exist.
+   */
+  require(fullTagId: string): Sample {
+    const entry = this.entries.get(fullTagId);
+    if (entry === undefined) throw new TagNotFoundError(fullTagId);
+    return entry.sample;
+  }
+
+  /** True when the tag exists. */
+  has(fullTagId: string): boolean {
+    return this.entries.has(fullTagId);
+  }
+
+  /** Every fullTagId, in insertion order. */
+  ids(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
+  /**
+   * The ids of tags a path or pattern (`*`, `**`) matches, in insertion order.
+   * @throws InvalidTagPathError for an invalid pattern.
+   */
+  match(source: string): string[] {
+    const matches = compileTagPattern(source);
+    const result: string[] = [];
+    for (const id of this.entries.keys()) if (matches(id)) result.push(id);
+    return result;
+  }
+
+  /** Subscribes to every write. Returns the function that unsubscribes. */
+  subscribe(listener: UpdateListener): () => void {
+    this.updateListeners.add(listener);
+    return () => this.updateListeners.delete(listener);
+  }
+
+  /** Subscribes to tags appearing. Returns the function that unsubscribes. */
+  onTagsAdded(listener: TagsAddedListener): () => void {
+    this.addedListeners.add(listener);
+    return () => this.addedListeners.delete(listener);
+  }
+
+  /** Marks Good tags Stale whose last update is older than their `staleAfterMs`. */
+  sweepStale(): void {
+    const now = this.clock.now();
+    const stale: Sample[] = [];
+    for (const entry of this.entries.values()) {
+      const limit = entry.staleAfterMs;
+      if (limit === undefined || entry.sample.quality !== 'Good') continue;
+      if (now - entry.updatedAt < limit) continue;
+      stale.push({
+        ...entry.sample,
+        quality: 'Stale',
+        reason: 'NoUpdate',
+        message: `No update for ${limit} ms.`,
+      });
+    }
+    if (stale.length === 0) return;
+    // Staleness must not count as an update, or a stale tag would look fresh again.
+    const updatedAt = stale.map((sample) => this.entries.get(sample.fullTagId)?.updatedAt ?? now);
+    this.write(stale);
+    stale.forEach((sample, i) => {
+      const entry = this.entries.get(sample.fullTagId);
+      if (entry) entry.updatedAt = updatedAt[i] as number;
+    });
+  }
+
+  private emitUpdates(updates: readonly TagUpdate[]): void {
+    for (const listener of this.updateListeners) this.callSafely(() => listener(updates));
+  }
+
+  private emitAdded(ids: readonly string[]): void {
+    for (const listener of this.addedListeners) this.callSafely(() => listener(ids));
+  }
+
+  // One failing subscriber must not stop a driver's write or starve the other subscribers.
+  private callSafely(call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      if (this.logger) this.logger.error({ err: error }, 'tag store subscriber failed');
+      else
+        queueMicrotask(() => {
+          throw error;
+        });
+    }
+  }
+}
