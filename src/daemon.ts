@@ -73,7 +73,11 @@ export class Daemon {
         stop: () => store.stop(),
       });
 
-      const collections = new Collections(store, profile.collections);
+      const collections = new Collections(
+        store,
+        profile.collections,
+        logger.child({ component: 'collections' }),
+      );
       await this.startComponent({
         name: 'collections',
         start: () => collections.start(),

@@ -158,6 +158,7 @@ export const errorCodes = {
   'invalid-tag-path': { status: 400, meaning: 'A tag path breaks the path rules.' },
   'tag-not-found': { status: 404, meaning: 'No tag with that path exists.' },
   'collection-not-found': { status: 404, meaning: 'No collection with that name exists.' },
+  'method-not-allowed': { status: 405, meaning: 'The route exists but not for this method.' },
   'not-found': { status: 404, meaning: 'No such route or resource.' },
   'profile-not-found': { status: 500, meaning: 'The profile file was not found.' },
   'profile-corrupt': { status: 500, meaning: 'The profile file is not valid JSON.' },

@@ -52,15 +52,17 @@ export function problemMiddleware(logger: Logger) {
   return async (context: Context, next: () => Promise<unknown>) => {
     try {
       await next();
-      if (context.status === 404 && context.body === undefined) {
-        sendProblem(context, {
-          ...problemFor(undefined, context.path),
-          type: 'urn:tagd:problem:not-found',
-          title: titleOf(404),
-          status: 404,
-          code: 'not-found',
-          detail: `No route ${context.method} ${context.path}.`,
-        });
+      // Routers and koa answer 404/405 with a bare status or plain text; clients always get a problem.
+      if (context.status >= 400 && context.type !== problemMediaType) {
+        const status = context.status;
+        const detail =
+          status === 404
+            ? `No route ${context.method} ${context.path}.`
+            : `${context.method} is not allowed on ${context.path}.`;
+        sendProblem(
+          context,
+          problemFor(new TagdError(codeOfStatus(status), status, detail), context.path),
+        );
       }
     } catch (error) {
       const problem = problemFor(fromKoaError(error), context.path);
@@ -85,6 +87,7 @@ function codeOfStatus(status: number): string {
   if (status === 413) return 'payload-too-large';
   if (status === 415) return 'unsupported-media-type';
   if (status === 404) return 'not-found';
+  if (status === 405) return 'method-not-allowed';
   return 'bad-request';
 }
 
@@ -93,6 +96,7 @@ const titles: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',

@@ -3,6 +3,7 @@ import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { ProfileCorruptError, ProfileNotFoundError } from '../errors.js';
+import { findJsonError } from './json-error-position.js';
 
 /**
  * lowdb adapter for a JSON file that must survive power loss: a write goes to a temporary
@@ -55,6 +56,8 @@ export class DurableJsonFile<Data> implements Adapter<Data> {
     try {
       const handle = await open(temporary, 'wx', mode);
       try {
+        // open() applies the umask; the operator's mode must survive the rewrite.
+        await handle.chmod(mode);
         await handle.writeFile(text, 'utf8');
         await handle.sync();
       } finally {
@@ -79,15 +82,9 @@ async function syncFolder(folder: string): Promise<void> {
   }
 }
 
-/** Names where JSON.parse stopped, as line and column (1-based). */
+/** Names where the JSON stops being valid, as line and column (1-based). */
 function describeJsonError(text: string, error: Error): string {
-  const position = /position (\d+)/.exec(error.message);
-  const offset = position ? Number(position[1]) : text.length;
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  const column = offset - before.lastIndexOf('\n');
-  const what = position
-    ? error.message.replace(/ in JSON at position \d+.*$/, '')
-    : 'unexpected end of file';
-  return `line ${line}, column ${column}: ${what}`;
+  const position = findJsonError(text);
+  if (position === undefined) return error.message;
+  return `line ${position.line}, column ${position.column}: expected ${position.expected}`;
 }

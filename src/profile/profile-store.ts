@@ -45,11 +45,7 @@ export class ProfileStore {
     await this.db.read();
     const document = this.db.data;
     const secrets = findSecrets(this.schema, document);
-    const opened = this.withSecrets(document, secrets, (secret) =>
-      isSealed(secret.value)
-        ? this.options.secretBox.unseal(secret.value, formatPath(secret.path))
-        : secret.value,
-    );
+    const opened = this.open(document, secrets);
     const validation = validateProfile(opened, this.schema);
     if (!validation.ok) throw new ProfileInvalidError(this.file, validation.errors);
     const plaintext = secrets.filter((secret) => !isSealed(secret.value));
@@ -67,18 +63,31 @@ export class ProfileStore {
   }
 
   /**
-   * Validates a profile (secrets in plaintext) and saves it with every secret sealed.
-   * @throws ProfileInvalidError with every error; nothing is written then.
+   * Validates a profile and saves it with every secret sealed. Secrets may be given in
+   * plaintext or as values sealed with this store's key.
+   * @returns the saved profile, defaults applied and secrets in plaintext.
+   * @throws ProfileInvalidError with every error, or SecretUnsealError for a sealed value this
+   *   key cannot open; nothing is written then.
    */
   async save(profile: unknown): Promise<Profile> {
-    const validation = validateProfile(profile, this.schema);
-    if (!validation.ok) throw new ProfileInvalidError(this.file, validation.errors);
     const secrets = findSecrets(this.schema, profile);
+    const opened = this.open(profile, secrets);
+    const validation = validateProfile(opened, this.schema);
+    if (!validation.ok) throw new ProfileInvalidError(this.file, validation.errors);
     this.db.data = this.withSecrets(profile, secrets, (secret) =>
       isSealed(secret.value) ? secret.value : this.options.secretBox.seal(secret.value),
     );
     await this.db.write();
     return validation.profile;
+  }
+
+  // Opens every sealed secret; this also proves the key can open them before anything is kept.
+  private open(document: unknown, secrets: readonly SecretLocation[]): unknown {
+    return this.withSecrets(document, secrets, (secret) =>
+      isSealed(secret.value)
+        ? this.options.secretBox.unseal(secret.value, formatPath(secret.path))
+        : secret.value,
+    );
   }
 
   // Copies the document and replaces each listed secret, leaving the original as it was.

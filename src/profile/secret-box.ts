@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SecretKeyError, SecretUnsealError } from '../errors.js';
 
@@ -111,21 +111,25 @@ async function readKey(file: string, requirePrivate: boolean): Promise<Buffer> {
 
 async function createKey(file: string): Promise<Buffer> {
   const key = randomBytes(keyBytes);
-  let handle: Awaited<ReturnType<typeof open>>;
+  // Written whole under a private name, then linked into place: link() fails if the key exists,
+  // so of two processes starting at once, one key wins and the other reads it complete.
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    // O_EXCL: two processes starting at once must not each write a different key.
-    handle = await open(file, 'wx', 0o600);
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(key);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(temporary, file);
+    return key;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readKey(file, true);
     throw new SecretKeyError(`Cannot create key file ${file}: ${(error as Error).message}`, {
       cause: error,
     });
-  }
-  try {
-    await handle.writeFile(key);
-    await handle.sync();
   } finally {
-    await handle.close();
+    await unlink(temporary).catch(() => undefined);
   }
-  return key;
 }

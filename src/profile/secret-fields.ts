@@ -100,11 +100,9 @@ function unionBranch(def: Record<string, unknown>, value: unknown): z.ZodType | 
   if (discriminator !== undefined && typeof value === 'object') {
     const tag = (value as Record<string, unknown>)[discriminator];
     return options.find((option) => {
-      const field = (option.def as unknown as { shape?: Record<string, z.ZodType> }).shape?.[
-        discriminator
-      ];
-      const values = (field?.def as unknown as { values?: unknown[] } | undefined)?.values;
-      return values?.includes(tag) ?? false;
+      const shape = (option.def as unknown as { shape?: Record<string, z.ZodType> }).shape;
+      // The discriminator's own schema decides (a literal, an enum, a union of literals).
+      return shape?.[discriminator]?.safeParse(tag).success ?? false;
     });
   }
   return options.find((option) => option.safeParse(value).success);

@@ -63,6 +63,8 @@ function crossFieldErrors(document: unknown): FieldError[] {
   drivers.forEach((driver, index) => {
     if (!isRecord(driver) || typeof driver.name !== 'string' || !Array.isArray(driver.tags)) return;
     errors.push(...duplicateNames(driver.tags, `drivers[${index}].tags`, 'tag'));
+    // An invalid driver name is reported once, at the name, not again at each of its tags.
+    if (tagPathProblem(driver.name) !== undefined) return;
     driver.tags.forEach((tag, tagIndex) => {
       if (!isRecord(tag) || typeof tag.name !== 'string') return;
       // Each half may be valid alone while the joined path breaks the depth or length limit.

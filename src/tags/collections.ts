@@ -1,4 +1,6 @@
+import type { Logger } from 'pino';
 import { CollectionNotFoundError } from '../errors.js';
+import { callSafely } from './call-safely.js';
 import { compileTagPattern, type TagMatcher } from './tag-pattern.js';
 import type { TagStore } from './tag-store.js';
 
@@ -30,9 +32,13 @@ export class Collections {
   private readonly listeners = new Set<MembersAddedListener>();
   private unsubscribe: (() => void) | undefined;
 
+  /**
+   * @param logger where a throwing onMembersAdded listener is reported.
+   */
   constructor(
     private readonly store: TagStore,
     definitions: readonly CollectionDefinition[],
+    private readonly logger?: Logger,
   ) {
     for (const definition of definitions) this.put(definition);
   }
@@ -107,13 +113,20 @@ export class Collections {
   }
 
   private admit(ids: readonly string[]): void {
+    const joinedBy: [string, string[]][] = [];
     for (const [name, collection] of this.collections) {
       const joined = ids.filter(
         (id) => !collection.members.has(id) && collection.matchers.some((matches) => matches(id)),
       );
       if (joined.length === 0) continue;
       for (const id of joined) collection.members.add(id);
-      for (const listener of this.listeners) listener(name, joined);
+      joinedBy.push([name, joined]);
+    }
+    // Every collection is complete before anyone hears of it, and a failing listener stops nobody.
+    for (const [name, joined] of joinedBy) {
+      for (const listener of this.listeners) {
+        callSafely(() => listener(name, joined), this.logger, 'collection listener failed');
+      }
     }
   }
 }

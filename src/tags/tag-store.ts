@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { type Clock, systemClock, type TimerHandle } from '../clock.js';
 import { TagNotFoundError } from '../errors.js';
+import { callSafely } from './call-safely.js';
 import type { Sample, SampleMetadata } from './sample.js';
 import { assertTagPath } from './tag-path.js';
 import { compileTagPattern } from './tag-pattern.js';
@@ -9,7 +10,7 @@ import { compileTagPattern } from './tag-pattern.js';
 export interface TagDefinition {
   fullTagId: string;
   /**
-   * A Good sample older than this many milliseconds turns Stale (reason NoUpdate).
+   * A Good tag not updated for this many milliseconds turns Stale (reason NoUpdate).
    * Default: never stale.
    */
   staleAfterMs?: number;
@@ -120,6 +121,11 @@ export class TagStore {
    * @throws InvalidTagPathError before storing anything when a new tag's path is invalid.
    */
   write(samples: readonly Sample[]): void {
+    this.apply(samples, true);
+  }
+
+  // `touch` false keeps each tag's update time: a Stale mark is not an update.
+  private apply(samples: readonly Sample[], touch: boolean): void {
     const count = samples.length;
     if (count === 0) return;
     if (this.scratch.length < count) this.scratch = new Array(count);
@@ -152,13 +158,13 @@ export class TagStore {
       } else {
         previous = entry.sample;
         entry.sample = sample;
-        entry.updatedAt = now;
+        if (touch) entry.updatedAt = now;
       }
       if (updates !== undefined) {
         const changed =
           previous === undefined ||
           previous.quality !== sample.quality ||
-          previous.value !== sample.value;
+          !Object.is(previous.value, sample.value);
         updates[i] = { sample, previous, changed };
       }
     }
@@ -229,34 +235,18 @@ export class TagStore {
         message: `No update for ${limit} ms.`,
       });
     }
-    if (stale.length === 0) return;
-    // Staleness must not count as an update, or a stale tag would look fresh again.
-    const updatedAt = stale.map((sample) => this.entries.get(sample.fullTagId)?.updatedAt ?? now);
-    this.write(stale);
-    stale.forEach((sample, i) => {
-      const entry = this.entries.get(sample.fullTagId);
-      if (entry) entry.updatedAt = updatedAt[i] as number;
-    });
+    if (stale.length > 0) this.apply(stale, false);
   }
 
   private emitUpdates(updates: readonly TagUpdate[]): void {
-    for (const listener of this.updateListeners) this.callSafely(() => listener(updates));
+    for (const listener of this.updateListeners) {
+      callSafely(() => listener(updates), this.logger, 'tag store subscriber failed');
+    }
   }
 
   private emitAdded(ids: readonly string[]): void {
-    for (const listener of this.addedListeners) this.callSafely(() => listener(ids));
-  }
-
-  // One failing subscriber must not stop a driver's write or starve the other subscribers.
-  private callSafely(call: () => void): void {
-    try {
-      call();
-    } catch (error) {
-      if (this.logger) this.logger.error({ err: error }, 'tag store subscriber failed');
-      else
-        queueMicrotask(() => {
-          throw error;
-        });
+    for (const listener of this.addedListeners) {
+      callSafely(() => listener(ids), this.logger, 'tag store subscriber failed');
     }
   }
 }

@@ -1,0 +1,170 @@
+import { execFile } from 'node:child_process';
+import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import test from 'ava';
+import { parseListen } from '../src/listen-address.js';
+import { version } from '../src/version.js';
+import { repoRoot, startTagd } from './helpers/tagd-process.js';
+import { tempDir } from './helpers/temp-dir.js';
+
+const demoProfile = join(repoRoot, 'config/demo.json');
+
+test('tagd version prints the package version', async (t) => {
+  const run = startTagd(['version']);
+  t.is(await run.exited, 0);
+  t.is(run.stdout(), `${version}\n`);
+  const manifest = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
+  t.is(version, manifest.version);
+});
+
+test('tagd profile check accepts the demo profile', async (t) => {
+  const run = startTagd(['profile', 'check', demoProfile]);
+  t.is(await run.exited, 0);
+  t.is(run.stdout(), `${demoProfile}: valid (1 drivers, 7 tags, 1 collections)\n`);
+});
+
+test('tagd profile check lists every error with its path and exits 1', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'bad.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      server: { http: { port: 99999 } },
+      drivers: [{ type: 'modbos', name: 'PLC1' }],
+      collections: [{ name: 'A', members: ['x//y'] }],
+      publishers: {},
+    }),
+  );
+  const run = startTagd(['profile', 'check', file]);
+  t.is(await run.exited, 1);
+  const errorLines = run
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('  '))
+    .map((line) => line.trim().split(':')[0]);
+  t.deepEqual(errorLines.sort(), [
+    'collections[0].members[0]',
+    'drivers[0].type',
+    'publishers',
+    'server.http.port',
+  ]);
+  t.regex(run.stderr(), /is invalid \(4 errors\)/);
+});
+
+test('tagd start with a missing profile says where it looked and exits 78', async (t) => {
+  const folder = await tempDir(t);
+  const missing = join(folder, 'nowhere.json');
+  const run = startTagd(['start', '--profile', missing], {
+    env: { TAGD_STATE_DIR: join(folder, 'state') },
+  });
+  t.is(await run.exited, 78);
+  t.true(run.stdout().includes(missing), run.stdout());
+});
+
+test('tagd start refuses an invalid profile, listing every error, exit 78', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'profile.json');
+  const profile = JSON.parse(await readFile(demoProfile, 'utf8'));
+  profile.drivers[0].tags[0].name = 'bad name';
+  profile.drivers[0].tags[1].name = profile.drivers[0].tags[2].name;
+  profile.drivers[0].tagz = [];
+  await writeFile(file, JSON.stringify(profile));
+  const run = startTagd(['start', '--profile', file], {
+    env: { TAGD_STATE_DIR: join(folder, 'state') },
+  });
+  t.is(await run.exited, 78);
+  const fatal = run
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string; errors?: { path: string }[] })
+    .find((line) => line.errors);
+  t.deepEqual(fatal?.errors?.map((error) => error.path).sort(), [
+    'drivers[0].tags[0].name',
+    'drivers[0].tags[2].name',
+    'drivers[0].tagz',
+  ]);
+});
+
+test('a truncated profile is reported with its line and never overwritten', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'profile.json');
+  const text = (await readFile(demoProfile, 'utf8')).slice(0, 200);
+  await writeFile(file, text);
+  const run = startTagd(['start', '--profile', file], {
+    env: { TAGD_STATE_DIR: join(folder, 'state') },
+  });
+  t.is(await run.exited, 78);
+  t.regex(run.stdout(), /not valid JSON \(line \d+, column \d+/);
+  t.is(await readFile(file, 'utf8'), text);
+});
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`tagd start serves the demo profile and ${signal} stops it cleanly within 10 s`, async (t) => {
+    const folder = await tempDir(t);
+    const run = startTagd(['start', '--profile', demoProfile, '--listen', '127.0.0.1:0'], {
+      env: { TAGD_STATE_DIR: join(folder, 'state') },
+    });
+    t.teardown(() => run.child.kill('SIGKILL'));
+    const ready = await run.waitForLog('tagd ready');
+    const response = await fetch(`${ready.url}/healthz`);
+    t.is(response.status, 200);
+    const sent = Date.now();
+    run.child.kill(signal);
+    t.is(await run.exited, 0);
+    t.true(Date.now() - sent < 10_000);
+    t.true(run.stdout().includes('"msg":"stopped"'));
+  });
+}
+
+test('the built command (node dist/src/cli.js) starts the demo profile', async (t) => {
+  // Build into a throwaway copy so the test neither needs nor disturbs the repository's dist/.
+  const folder = await tempDir(t);
+  for (const entry of [
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src',
+    'drivers',
+    'config',
+  ]) {
+    await cp(join(repoRoot, entry), join(folder, entry), { recursive: true });
+  }
+  await symlink(join(repoRoot, 'node_modules'), join(folder, 'node_modules'));
+  await promisify(execFile)(process.execPath, [
+    join(repoRoot, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    join(folder, 'tsconfig.build.json'),
+  ]);
+  const entry = join(folder, 'dist/src/cli.js');
+  const versionRun = startTagd(['version'], { entry, cwd: folder });
+  t.is(await versionRun.exited, 0);
+  t.is(versionRun.stdout(), `${version}\n`);
+  const run = startTagd(['start', '--profile', 'config/demo.json', '--listen', '127.0.0.1:0'], {
+    entry,
+    cwd: folder,
+    env: { TAGD_STATE_DIR: join(folder, 'state') },
+  });
+  t.teardown(() => run.child.kill('SIGKILL'));
+  const ready = await run.waitForLog('tagd ready');
+  t.is(ready.tags, 7);
+  run.child.kill('SIGTERM');
+  t.is(await run.exited, 0);
+});
+
+test('--listen parses HOST:PORT and [IPv6]:PORT', (t) => {
+  t.deepEqual(parseListen('127.0.0.1:8080'), { host: '127.0.0.1', port: 8080 });
+  t.deepEqual(parseListen('[::1]:0'), { host: '::1', port: 0 });
+  t.deepEqual(parseListen('localhost:65535'), { host: 'localhost', port: 65535 });
+  t.is(parseListen('127.0.0.1'), null);
+  t.is(parseListen('127.0.0.1:70000'), null);
+  t.is(parseListen(':80'), null);
+});
+
+test('an unknown command prints usage and exits 2', async (t) => {
+  const run = startTagd(['frobnicate']);
+  t.is(await run.exited, 2);
+  t.regex(run.stderr(), /unknown command 'frobnicate'/);
+  t.regex(run.stderr(), /tagd start/);
+});

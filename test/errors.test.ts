@@ -1,0 +1,48 @@
+import { readFile } from 'node:fs/promises';
+import test from 'ava';
+import * as errors from '../src/errors.js';
+import { errorCodes, TagdError } from '../src/errors.js';
+
+test("the README's error table and src/errors.ts list the same codes and statuses", async (t) => {
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Errors'));
+  const rows = [...section.matchAll(/^\| `([a-z-]+)` \| (\d{3}) \| (.+) \|$/gm)].map((match) => ({
+    code: match[1],
+    status: Number(match[2]),
+  }));
+  const listed = Object.entries(errorCodes).map(([code, entry]) => ({
+    code,
+    status: entry.status,
+  }));
+  const byCode = (a: { code?: string }, b: { code?: string }) =>
+    String(a.code).localeCompare(String(b.code));
+  t.deepEqual(rows.sort(byCode), listed.sort(byCode));
+});
+
+test('every error class raises a code listed in errorCodes, with its status', (t) => {
+  const samples: TagdError[] = [
+    new errors.ValidationError('x', []),
+    new errors.InvalidTagPathError('a//b', 'empty segment'),
+    new errors.TagNotFoundError('A/B'),
+    new errors.CollectionNotFoundError('C'),
+    new errors.ProfileNotFoundError('/p.json'),
+    new errors.ProfileCorruptError('/p.json', 'line 1'),
+    new errors.ProfileInvalidError('/p.json', []),
+    new errors.SecretKeyError('k'),
+    new errors.SecretUnsealError('a.b'),
+    new errors.DriverLoadError('d'),
+    new errors.ListenerError('l'),
+    new errors.NotFoundError(),
+    new errors.InternalError(),
+  ];
+  const classes = Object.values(errors).filter(
+    (value) => typeof value === 'function' && value.prototype instanceof TagdError,
+  );
+  t.is(samples.length, classes.length, 'every exported error class has a sample here');
+  for (const error of samples) {
+    const entry = errorCodes[error.code as keyof typeof errorCodes];
+    t.truthy(entry, `${error.name} code ${error.code} is listed`);
+    t.is(error.status, entry?.status, error.name);
+    t.is(error.name, error.constructor.name);
+  }
+});

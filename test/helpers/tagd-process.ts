@@ -1,0 +1,78 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** Path of the CLI source, run through tsx like `npm run dev`. */
+export const cliSource = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+/** The repository root. */
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A `tagd` process with its output collected. */
+export interface TagdProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (or signal name) once the process ends. */
+  exited: Promise<number | string>;
+  /** Resolves with the first JSON log line whose msg equals `message`. */
+  waitForLog(message: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Starts `tagd ARGS…` as a child process. By default it runs the TypeScript source through tsx;
+ * pass `entry` to run a built `dist/src/cli.js` with plain node.
+ */
+export function startTagd(
+  args: string[],
+  options: { env?: Record<string, string>; entry?: string; cwd?: string } = {},
+): TagdProcess {
+  const nodeArgs = options.entry ? [options.entry] : ['--import', 'tsx', cliSource];
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...process.env, TAGD_LOG_LEVEL: 'info', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  const waitForLog = (message: string, timeoutMs = 20_000) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(
+          new Error(`no '${message}' within ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`),
+        );
+      }, timeoutMs);
+      const check = () => {
+        for (const line of stdout.split('\n')) {
+          if (!line.startsWith('{')) continue;
+          const parsed = JSON.parse(line) as Record<string, unknown>;
+          if (parsed.msg === message) {
+            cleanup();
+            resolve(parsed);
+            return;
+          }
+        }
+      };
+      const onExit = () => {
+        cleanup();
+        reject(new Error(`exited before '${message}'; stdout: ${stdout}; stderr: ${stderr}`));
+      };
+      const cleanup = () => {
+        clearTimeout(timer);
+        child.stdout?.off('data', check);
+        child.off('exit', onExit);
+      };
+      child.stdout?.on('data', check);
+      child.on('exit', onExit);
+      check();
+    });
+  return { child, stdout: () => stdout, stderr: () => stderr, exited, waitForLog };
+}

@@ -1,0 +1,43 @@
+import test from 'ava';
+import { captureLogs } from './helpers/log-capture.js';
+
+test('secrets are masked wherever they appear in a logged object', (t) => {
+  const { logger, lines, text } = captureLogs();
+  logger.info(
+    {
+      password: 'hunter2',
+      request: { headers: { authorization: 'Bearer abc.def.ghi', cookie: 'session=s3cr3t' } },
+      webhook: {
+        destinationUrl: 'https://user:pw@example.test/hook',
+        bearerToken: 'tok-123',
+        apiKeyHeaderValue: 'key-456',
+        basicAuthPassword: 'pw-789',
+      },
+    },
+    'configured',
+  );
+  const output = text();
+  for (const secret of [
+    'hunter2',
+    'abc.def.ghi',
+    's3cr3t',
+    'user:pw',
+    'tok-123',
+    'key-456',
+    'pw-789',
+  ]) {
+    t.false(output.includes(secret), `${secret} leaked: ${output}`);
+  }
+  const line = lines[0] as Record<string, Record<string, unknown>>;
+  t.is(line.password as unknown, '********');
+  t.is(line.webhook?.bearerToken, '********');
+});
+
+test('log lines are JSON with level, ISO time and message', (t) => {
+  const { logger, lines } = captureLogs();
+  logger.warn({ component: 'x' }, 'hello');
+  const line = lines[0];
+  t.is(line?.level, 40);
+  t.is(line?.msg, 'hello');
+  t.regex(String(line?.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+});

@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import { collectionSchema, profileSchema } from '../../src/profile/schema.js';
+import { validateProfile } from '../../src/profile/validate-profile.js';
+
+const demoUrl = new URL('../../config/demo.json', import.meta.url);
+const demo: unknown = JSON.parse(readFileSync(demoUrl, 'utf8'));
+
+test('config/demo.json validates with one driver holding every simulator kind', (t) => {
+  const result = validateProfile(demo);
+  t.deepEqual(result.errors, []);
+  t.true(result.ok);
+  const profile = result.profile;
+  if (profile === undefined) return t.fail('no profile');
+  t.is(profile.drivers.length, 1);
+  const driver = profile.drivers[0];
+  t.is(driver?.name, 'Demo');
+  t.is(driver?.type, 'simulator');
+  t.deepEqual(
+    driver?.tags.map((tag) => tag.kind),
+    ['sine', 'ramp', 'randomWalk', 'square', 'counter', 'boolean', 'string'],
+  );
+  t.deepEqual(profile.collections, [{ name: 'Line1', members: ['Demo/Line1/**'] }]);
+});
+
+test('config/demo.json gets defaults for what it leaves out', (t) => {
+  const profile = profileSchema.parse(demo);
+  t.deepEqual(profile.server, { http: { host: '127.0.0.1', port: 8080, allowInsecure: false } });
+  t.is(profile.$schema, './profile.schema.json');
+  const driver = profile.drivers[0];
+  t.is(driver?.enabled, true);
+  t.is(driver?.scanIntervalMs, 1000);
+  t.is(driver?.staleAfterMs, 5000);
+  t.is(driver?.seed, undefined);
+  t.deepEqual(driver?.tags[4], {
+    name: 'Line1/PartsCount',
+    kind: 'counter',
+    start: 0,
+    step: 1,
+    unit: 'parts',
+  });
+  t.deepEqual(driver?.tags[5], {
+    name: 'Line1/PumpRunning',
+    kind: 'boolean',
+    periodSeconds: 30,
+  });
+});
+
+test('an empty document is a valid profile with every default', (t) => {
+  const result = validateProfile({});
+  t.true(result.ok);
+  t.deepEqual(result.errors, []);
+  t.deepEqual(result.profile, {
+    server: { http: { host: '127.0.0.1', port: 8080, allowInsecure: false } },
+    drivers: [],
+    collections: [],
+  });
+});
+
+test('an empty server section gets the http defaults', (t) => {
+  t.deepEqual(profileSchema.parse({ server: {} }).server, {
+    http: { host: '127.0.0.1', port: 8080, allowInsecure: false },
+  });
+  t.deepEqual(profileSchema.parse({ server: { http: { port: 0 } } }).server, {
+    http: { host: '127.0.0.1', port: 0, allowInsecure: false },
+  });
+});
+
+test('tag defaults are applied per kind', (t) => {
+  const profile = profileSchema.parse({
+    drivers: [
+      {
+        type: 'simulator',
+        name: 'Sim',
+        tags: [
+          { name: 'a', kind: 'sine' },
+          { name: 'b', kind: 'string' },
+        ],
+      },
+    ],
+  });
+  t.deepEqual(profile.drivers[0]?.tags, [
+    { name: 'a', kind: 'sine', amplitude: 1, offset: 0, periodSeconds: 60 },
+    { name: 'b', kind: 'string', values: ['Idle', 'Running', 'Stopped'], periodSeconds: 30 },
+  ]);
+});
+
+test('the port must be an integer from 0 to 65535', (t) => {
+  for (const port of [0, 1, 65_535]) {
+    t.true(profileSchema.safeParse({ server: { http: { port } } }).success, `port ${port}`);
+  }
+  for (const port of [-1, 65_536, 70_000, 80.5, '8080']) {
+    t.false(profileSchema.safeParse({ server: { http: { port } } }).success, `port ${port}`);
+  }
+});
+
+test('collection names allow single inner spaces only', (t) => {
+  const ok = (name: string) => collectionSchema.safeParse({ name, members: ['a/*'] }).success;
+  t.true(ok('Line 1'));
+  t.true(ok('A_b.c:d-e'));
+  t.false(ok('Line  1'));
+  t.false(ok(' Line1'));
+  t.false(ok('Line1 '));
+  t.false(ok(''));
+  t.false(ok('x'.repeat(129)));
+  t.true(ok('x'.repeat(128)));
+});
+
+test('collection members accept tag paths and * / ** patterns only', (t) => {
+  const ok = (member: string) =>
+    collectionSchema.safeParse({ name: 'C', members: [member] }).success;
+  t.true(ok('Demo/Line1/Temperature'));
+  t.true(ok('Demo/*/Temperature'));
+  t.true(ok('Demo/**'));
+  t.false(ok('Demo/Li*ne'));
+  t.false(ok('Demo//x'));
+  t.false(ok(''));
+  t.false(collectionSchema.safeParse({ name: 'C', members: [] }).success);
+  t.false(collectionSchema.safeParse({ name: 'C', members: ['a'], extra: 1 }).success);
+});
