@@ -3,7 +3,6 @@ import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
-import { parseListen } from '../src/listen-address.js';
 import { version } from '../src/version.js';
 import { repoRoot, startTagd } from './helpers/tagd-process.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -151,15 +150,6 @@ test('the built command (node dist/src/cli.js) starts the demo profile', async (
   t.is(ready.tags, 7);
   run.child.kill('SIGTERM');
   t.is(await run.exited, 0);
-});
-
-test('--listen parses HOST:PORT and [IPv6]:PORT', (t) => {
-  t.deepEqual(parseListen('127.0.0.1:8080'), { host: '127.0.0.1', port: 8080 });
-  t.deepEqual(parseListen('[::1]:0'), { host: '::1', port: 0 });
-  t.deepEqual(parseListen('localhost:65535'), { host: 'localhost', port: 65535 });
-  t.is(parseListen('127.0.0.1'), null);
-  t.is(parseListen('127.0.0.1:70000'), null);
-  t.is(parseListen(':80'), null);
 });
 
 test('an unknown command prints usage and exits 2', async (t) => {

@@ -688,29 +688,22 @@ test('start() and stop() are idempotent', async (t) => {
   t.is(clock.pendingTimers(), 0);
 });
 
-test('the sweep runs every staleSweepIntervalMs', async (t) => {
-  const { clock, store } = setup({ staleSweepIntervalMs: 250 });
-  store.define([{ fullTagId: 'A', staleAfterMs: 100 }]);
-  await store.start();
-  store.write([good('A', 1)]);
-  clock.advance(249);
-  t.is(store.get('A')?.quality, 'Good');
-  clock.advance(1);
-  t.is(store.get('A')?.quality, 'Stale');
-  await store.stop();
-});
-
-test('the default sweep interval is 250 ms', async (t) => {
-  const { clock, store } = setup();
-  store.define([{ fullTagId: 'A', staleAfterMs: 10 }]);
-  await store.start();
-  store.write([good('A', 1)]);
-  clock.advance(249);
-  t.is(store.get('A')?.quality, 'Good');
-  clock.advance(1);
-  t.is(store.get('A')?.quality, 'Stale');
-  await store.stop();
-});
+for (const [options, title] of [
+  [{ staleSweepIntervalMs: 250 }, 'the sweep runs every staleSweepIntervalMs'],
+  [{}, 'the default sweep interval is 250 ms'],
+] as const) {
+  test(title, async (t) => {
+    const { clock, store } = setup(options);
+    store.define([{ fullTagId: 'A', staleAfterMs: 10 }]);
+    await store.start();
+    store.write([good('A', 1)]);
+    clock.advance(249);
+    t.is(store.get('A')?.quality, 'Good');
+    clock.advance(1);
+    t.is(store.get('A')?.quality, 'Stale');
+    await store.stop();
+  });
+}
 
 test('a Good write made during the Stale notification counts as fresh', async (t) => {
   const { clock, store } = staleSetup();
