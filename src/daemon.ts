@@ -2,6 +2,10 @@ import type { Logger } from 'pino';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
 import { createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
+import { AccountService } from './auth/account-service.js';
+import { SignInLimiter } from './auth/sign-in-limiter.js';
+import { defaultLifetimes, TokenService } from './auth/token-service.js';
+import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
@@ -86,8 +90,40 @@ export class Daemon {
 
       for (const config of profile.drivers) await this.startDriver(config, store, clock);
 
+      const now = () => clock.now();
+      const users = new UserStore({
+        stateDir,
+        watch: true,
+        logger: logger.child({ component: 'users' }),
+        now,
+      });
+      await this.startComponent({
+        name: 'users',
+        start: () => users.start(),
+        stop: () => users.stop(),
+      });
+      const tokens = await TokenService.open(
+        stateDir,
+        {
+          ...defaultLifetimes,
+          access: profile.security.accessTokenMinutes * 60,
+          refresh: profile.security.refreshTokenDays * 86_400,
+        },
+        now,
+      );
+      const audit = logger.child({ component: 'audit' });
+      const accounts = new AccountService({
+        users,
+        tokens,
+        limiter: new SignInLimiter(now),
+        secretBox,
+        audit,
+        now,
+      });
+      await accounts.createInitialAdmin(stateDir, logger);
+
       const http = { ...profile.server.http, ...this.options.listen };
-      const app = createApp({ store, logger, version });
+      const app = createApp({ store, logger, version, accounts, audit, now });
       const listener = new HttpListener({
         ...http,
         handler: app.callback(),

@@ -139,6 +139,54 @@ export class NotFoundError extends TagdError {
   }
 }
 
+/** Missing, invalid, expired or revoked credentials (HTTP 401). The detail never says which secret was wrong. */
+export class UnauthorizedError extends TagdError {
+  constructor(message = 'Missing, invalid or expired token.') {
+    super('unauthorized', 401, message);
+  }
+}
+
+/** Authenticated, but the account lacks the permission the route needs (HTTP 403). */
+export class ForbiddenError extends TagdError {
+  constructor(
+    message: string,
+    code: 'forbidden' | 'csrf-failed' | 'feature-unavailable' = 'forbidden',
+  ) {
+    super(code, 403, message);
+  }
+}
+
+/** Too many failed attempts; retry after `retryAfterSeconds` (HTTP 429 with Retry-After). */
+export class TooManyRequestsError extends TagdError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('too-many-requests', 429, message);
+  }
+}
+
+/** The request conflicts with the state of the service (HTTP 409). */
+export class ConflictError extends TagdError {
+  constructor(
+    code: 'history-not-configured' | 'already-exists' | 'limit-reached',
+    message: string,
+  ) {
+    super(code, 409, message);
+  }
+}
+
+/** The request cannot be processed as sent: malformed JSON, wrong media type, too large. */
+export class RequestError extends TagdError {
+  constructor(
+    code: 'bad-request' | 'payload-too-large' | 'unsupported-media-type' | 'method-not-allowed',
+    status: 400 | 413 | 415 | 405,
+    message: string,
+  ) {
+    super(code, status, message);
+  }
+}
+
 /** Stand-in for an error tagd did not raise on purpose; clients see only this, never internals. */
 export class InternalError extends TagdError {
   constructor() {
@@ -167,6 +215,25 @@ export const errorCodes = {
   'secret-unseal-failed': { status: 500, meaning: 'A sealed secret cannot be opened.' },
   'driver-unavailable': { status: 500, meaning: 'A driver type is unknown or failed to load.' },
   'listener-failed': { status: 500, meaning: 'A listener is refused or cannot bind.' },
+  unauthorized: {
+    status: 401,
+    meaning: 'Missing, invalid, expired or revoked token or credentials.',
+  },
+  forbidden: { status: 403, meaning: 'The account lacks the permission the route needs.' },
+  'csrf-failed': {
+    status: 403,
+    meaning: 'A cookie session sent an unsafe request without the CSRF header.',
+  },
+  'too-many-requests': { status: 429, meaning: 'Too many failed sign-ins; see Retry-After.' },
+  'history-not-configured': {
+    status: 409,
+    meaning: 'A Logged binding needs a history store in the profile.',
+  },
+  'already-exists': { status: 409, meaning: 'A resource with that name exists.' },
+  'limit-reached': {
+    status: 409,
+    meaning: 'A per-account limit (e.g. 100 query sets) is reached.',
+  },
   internal: { status: 500, meaning: 'An unexpected error (details in the log only).' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

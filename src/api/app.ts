@@ -1,8 +1,20 @@
-import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import type { Logger } from 'pino';
+import type { AccountService } from '../auth/account-service.js';
 import type { TagStore } from '../tags/tag-store.js';
 import { problemMiddleware } from './problem.js';
+import type { RouteDefinition } from './route.js';
+import { buildRouter } from './router.js';
+import { dbcRoutes } from './routes/dbc.js';
+import { docsRoutes } from './routes/docs.js';
+import { healthRoutes } from './routes/health.js';
+import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
+import { tagsRoutes } from './routes/tags.js';
+import { userRoutes } from './routes/users.js';
+
+/** Largest JSON request body accepted (413 beyond). */
+export const maxBodyBytes = 256 * 1024;
 
 /** What the API reads and writes. */
 export interface ApiDeps {
@@ -10,6 +22,23 @@ export interface ApiDeps {
   logger: Logger;
   /** tagd's version, for the liveness answer. */
   version: string;
+  accounts: AccountService;
+  /** Audit log for configuration changes made through the API. */
+  audit: Logger;
+  /** Epoch ms now. Default Date.now. */
+  now?: () => number;
+}
+
+/** Every documented API route, in the order the OpenAPI document lists them. */
+export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
+  return [
+    ...healthRoutes(deps),
+    ...userRoutes(deps),
+    ...tagsRoutes(deps),
+    ...tagQuerySetsRoutes(deps),
+    ...dbcRoutes(deps),
+    ...docsRoutes(deps),
+  ];
 }
 
 /**
@@ -22,12 +51,16 @@ export function createApp(deps: ApiDeps): Koa {
   app.silent = true;
   app.use(securityHeaders);
   app.use(problemMiddleware(deps.logger.child({ component: 'api' })));
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: maxBodyBytes,
+      encoding: 'utf-8',
+      jsonStrict: true,
+    }),
+  );
 
-  const router = new Router();
-  // Liveness for systemd, load balancers and scripts: no auth, no data.
-  router.get('/healthz', (context) => {
-    context.body = { status: 'ok', version: deps.version };
-  });
+  const router = buildRouter(apiRoutes(deps), deps.accounts);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
@@ -42,5 +75,6 @@ async function securityHeaders(context: Koa.Context, next: Koa.Next): Promise<vo
     'Cross-Origin-Resource-Policy': 'same-origin',
     'Cache-Control': 'no-store',
   });
+  if (context.secure) context.set('Strict-Transport-Security', 'max-age=31536000');
   await next();
 }

@@ -26,6 +26,23 @@ const serverSchema = z
   .strictObject({ http: httpListenerSchema.prefault({}) })
   .describe('API listeners.');
 
+const securitySchema = z
+  .strictObject({
+    accessTokenMinutes: z
+      .int()
+      .min(1)
+      .max(1440)
+      .default(15)
+      .describe('Lifetime of access tokens, minutes.'),
+    refreshTokenDays: z
+      .int()
+      .min(1)
+      .max(90)
+      .default(7)
+      .describe('Lifetime of refresh tokens, days.'),
+  })
+  .describe('Sign-in tokens.');
+
 const tagSourceSchema = z
   .string()
   .min(1)
@@ -56,6 +73,7 @@ export const profileSchema = z
   .strictObject({
     $schema: z.string().optional().describe('Path or URL of the JSON Schema, for editors.'),
     server: serverSchema.prefault({}),
+    security: securitySchema.prefault({}),
     drivers: z
       .array(driverConfigSchema)
       .default([])

@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SecretKeyError, SecretUnsealError } from '../errors.js';
+import { SecretUnsealError } from '../errors.js';
+import { loadOrCreateKey, readKeyFile } from '../state/key-file.js';
 
 /** Prefix of a sealed value in the profile. */
 export const sealedPrefix = 'enc:v1:';
@@ -39,20 +38,15 @@ export class SecretBox {
   static async open(stateDir: string, credentialsDir?: string): Promise<SecretBox> {
     if (credentialsDir) {
       const credential = join(credentialsDir, secretKeyCredentialName);
-      const key = await readKey(credential, false).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined;
-        throw error;
-      });
+      const key = await readKeyFile(credential, keyBytes, false).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return undefined;
+          throw error;
+        },
+      );
       if (key) return new SecretBox(key);
     }
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const file = join(stateDir, secretKeyFileName);
-    try {
-      return new SecretBox(await readKey(file, true));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    return new SecretBox(await createKey(file));
+    return new SecretBox(await loadOrCreateKey(join(stateDir, secretKeyFileName), keyBytes));
   }
 
   /** Seals a plaintext secret into `enc:v1:<base64url(iv | tag | ciphertext)>`. */
@@ -87,49 +81,5 @@ export class SecretBox {
     } catch {
       throw new SecretUnsealError(where);
     }
-  }
-}
-
-async function readKey(file: string, requirePrivate: boolean): Promise<Buffer> {
-  const handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-  try {
-    const stats = await handle.stat();
-    if (requirePrivate && (stats.mode & 0o077) !== 0) {
-      throw new SecretKeyError(
-        `Key file ${file} is readable by group or others (mode ${(stats.mode & 0o777).toString(8)}); run: chmod 600 ${file}`,
-      );
-    }
-    const key = await readFile(handle);
-    if (key.length !== keyBytes) {
-      throw new SecretKeyError(`Key ${file} holds ${key.length} bytes; it must hold ${keyBytes}.`);
-    }
-    return key;
-  } finally {
-    await handle.close();
-  }
-}
-
-async function createKey(file: string): Promise<Buffer> {
-  const key = randomBytes(keyBytes);
-  // Written whole under a private name, then linked into place: link() fails if the key exists,
-  // so of two processes starting at once, one key wins and the other reads it complete.
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    const handle = await open(temporary, 'wx', 0o600);
-    try {
-      await handle.writeFile(key);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await link(temporary, file);
-    return key;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readKey(file, true);
-    throw new SecretKeyError(`Cannot create key file ${file}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  } finally {
-    await unlink(temporary).catch(() => undefined);
   }
 }

@@ -1,20 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { pino } from 'pino';
-import { createApp } from '../../src/api/app.js';
-import { TagStore } from '../../src/tags/tag-store.js';
+import { startApi } from '../helpers/api-harness.js';
 
 async function serve(t: import('ava').ExecutionContext) {
-  const app = createApp({
-    store: new TagStore(),
-    logger: pino({ level: 'silent' }),
-    version: '9.9.9',
-  });
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const api = await startApi(t, { deps: { version: '9.9.9' } });
+  return api.baseUrl;
 }
 
 test('GET /healthz answers without a token and says nothing about the data', async (t) => {

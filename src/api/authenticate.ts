@@ -1,0 +1,72 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Context } from 'koa';
+import type { AccountService, Principal } from '../auth/account-service.js';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import type { RouteAccess } from './route.js';
+
+/** Cookie holding a browser session's access token (HttpOnly). */
+export const sessionCookie = 'tagd_session';
+/** Cookie holding a browser session's refresh token (HttpOnly, only sent to Users/Refresh). */
+export const refreshCookie = 'tagd_refresh';
+/** Cookie holding the CSRF token a browser must echo in {@link csrfHeader} on unsafe requests. */
+export const csrfCookie = 'tagd_csrf';
+/** Header carrying the CSRF token. */
+export const csrfHeader = 'X-CSRF-Token';
+
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Resolves the caller of a request for a route's access rule: the Bearer token, or the
+ * session cookie of a browser client (which must echo the CSRF cookie on unsafe methods).
+ * @returns undefined for public routes.
+ * @throws UnauthorizedError (401), ForbiddenError (403)
+ */
+export function authenticateRequest(
+  context: Context,
+  access: RouteAccess,
+  accounts: AccountService,
+): Principal | undefined {
+  if (access.kind === 'public') return undefined;
+  const { token, fromCookie } = credentialOf(context, access);
+  if (token === undefined) throw new UnauthorizedError('A Bearer token is required.');
+  if (fromCookie && !safeMethods.has(context.method)) checkCsrf(context);
+  const types = access.kind === 'permission' ? (['access', 'service'] as const) : access.types;
+  const principal = accounts.authenticate(token, types);
+  if (access.kind === 'permission' && !principal.permissions.has(access.permission)) {
+    throw new ForbiddenError(`This route needs the ${access.permission} permission.`);
+  }
+  return principal;
+}
+
+function credentialOf(
+  context: Context,
+  access: RouteAccess,
+): { token?: string; fromCookie: boolean } {
+  const header = context.get('Authorization');
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new UnauthorizedError('The Authorization header must be "Bearer <token>".');
+    return { token: match[1], fromCookie: false };
+  }
+  // A browser refreshing sends its refresh cookie; every other route reads the session cookie.
+  const wantsRefresh = access.kind === 'token' && access.types.includes('refresh');
+  const cookie =
+    (wantsRefresh ? context.cookies.get(refreshCookie) : undefined) ??
+    context.cookies.get(sessionCookie);
+  return { token: cookie || undefined, fromCookie: Boolean(cookie) };
+}
+
+function checkCsrf(context: Context): void {
+  const expected = context.cookies.get(csrfCookie) ?? '';
+  const sent = context.get(csrfHeader);
+  const valid =
+    expected.length > 0 &&
+    sent.length === expected.length &&
+    timingSafeEqual(Buffer.from(sent), Buffer.from(expected));
+  if (!valid) {
+    throw new ForbiddenError(
+      `A cookie session must send the ${csrfHeader} header on this request.`,
+      'csrf-failed',
+    );
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * One definition per API route, read both by the router (validation, authentication, handler)
+ * and by the OpenAPI generator, so the document cannot drift from what is served.
+ */
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { Principal } from '../auth/account-service.js';
+import type { Permission } from '../auth/permissions.js';
+
+/** Who may call a route. */
+export type RouteAccess =
+  /** No token (sign-in, liveness, docs). */
+  | { kind: 'public' }
+  /** An access or service token whose account holds the permission. */
+  | { kind: 'permission'; permission: Permission }
+  /** Any token of these types whose account is valid (refresh, password change). */
+  | { kind: 'token'; types: readonly ('access' | 'refresh' | 'preauth' | 'service')[] };
+
+/** A documented response. */
+export interface RouteResponse {
+  description: string;
+  /** Body schema; absent for responses without a JSON body. */
+  schema?: z.ZodType;
+  /** Media type when not JSON (e.g. text/html for Swagger UI). */
+  mediaType?: string;
+}
+
+/** What a handler receives: parsed and validated input, and the caller. */
+export interface RouteInput<Params, Query, Body> {
+  context: Context;
+  params: Params;
+  query: Query;
+  body: Body;
+  /** The caller; undefined only on public routes. */
+  principal: Principal | undefined;
+}
+
+/** An API route. */
+export interface RouteDefinition<Params = unknown, Query = unknown, Body = unknown> {
+  method: 'get' | 'post' | 'put' | 'delete';
+  /** OpenAPI path, e.g. `/api/v2/Tags/Sample/{fullTagPath}`. */
+  path: string;
+  /** koa-router path when it differs (a parameter that may hold slashes: `{*fullTagPath}`). */
+  routerPath?: string;
+  operationId: string;
+  /** OpenAPI tag grouping the route in Swagger UI. */
+  tag: string;
+  summary: string;
+  description?: string;
+  access: RouteAccess;
+  params?: z.ZodType<Params>;
+  query?: z.ZodType<Query>;
+  body?: z.ZodType<Body>;
+  /** Success responses by status. */
+  responses: Record<number, RouteResponse>;
+  /** Statuses answered with a problem document (401/403/415/413/429 are added from `access` and `body`). */
+  problems: number[];
+  handle(input: RouteInput<Params, Query, Body>): unknown | Promise<unknown>;
+}
+
+/** Keeps the type parameters of a route while storing routes in one list. */
+export function defineRoute<Params, Query, Body>(
+  route: RouteDefinition<Params, Query, Body>,
+): RouteDefinition<unknown, unknown, unknown> {
+  return route as unknown as RouteDefinition<unknown, unknown, unknown>;
+}

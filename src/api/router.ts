@@ -1,0 +1,69 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import type { AccountService } from '../auth/account-service.js';
+import {
+  RequestError,
+  TooManyRequestsError,
+  UnauthorizedError,
+  ValidationError,
+} from '../errors.js';
+import { toFieldErrors } from '../profile/validate-profile.js';
+import { authenticateRequest } from './authenticate.js';
+import type { RouteDefinition } from './route.js';
+
+/**
+ * Builds the koa router for a list of route definitions: each request is authenticated per
+ * the route's access rule, its path parameters, query and JSON body are validated with the
+ * route's zod schemas (every wrong field listed), and the handler's result is the response.
+ */
+export function buildRouter(routes: readonly RouteDefinition[], accounts: AccountService): Router {
+  const router = new Router();
+  for (const route of routes) {
+    const successStatus = Number(Object.keys(route.responses)[0] ?? 200);
+    router[route.method](route.routerPath ?? koaPath(route.path), async (context: Context) => {
+      try {
+        const principal = authenticateRequest(context, route.access, accounts);
+        const params = parse(route.params, context.params, 'path');
+        const query = parse(route.query, context.query, 'query');
+        const body = route.body ? parse(route.body, jsonBody(context), 'body') : undefined;
+        const result = await route.handle({ context, params, query, body, principal });
+        if (result !== undefined) {
+          context.status = successStatus;
+          context.body = result;
+        }
+      } catch (error) {
+        if (error instanceof UnauthorizedError)
+          context.set('WWW-Authenticate', 'Bearer realm="tagd"');
+        if (error instanceof TooManyRequestsError)
+          context.set('Retry-After', String(error.retryAfterSeconds));
+        throw error;
+      }
+    });
+  }
+  return router;
+}
+
+/** `{name}` → `:name` (koa-router syntax). */
+function koaPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+function jsonBody(context: Context): unknown {
+  if (!context.is('application/json')) {
+    throw new RequestError(
+      'unsupported-media-type',
+      415,
+      'The request body must be application/json.',
+    );
+  }
+  return (context.request as { body?: unknown }).body;
+}
+
+function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
+  if (schema === undefined) return undefined as T;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors = result.error.issues.flatMap(toFieldErrors);
+  throw new ValidationError(`The request ${where} is invalid.`, errors);
+}

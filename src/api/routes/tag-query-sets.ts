@@ -1,0 +1,7 @@
+import type { ApiDeps } from '../app.js';
+import type { RouteDefinition } from '../route.js';
+
+/** Routes of this area (being written in this session). */
+export function tagQuerySetsRoutes(_deps: ApiDeps): RouteDefinition[] {
+  return [];
+}

@@ -1,0 +1,324 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.js';
+import type { SecretBox } from '../profile/secret-box.js';
+import {
+  decoyHash,
+  hashPassword,
+  maxPasswordLength,
+  minPasswordLength,
+  verifyPassword,
+} from './password.js';
+import { type Permission, permissionsOf } from './permissions.js';
+import type { SignInLimiter } from './sign-in-limiter.js';
+import type { PreAuthStage, TokenClaims, TokenService, TokenType } from './token-service.js';
+import { matchTotpStep } from './totp.js';
+import type { UserRecord, UserStore } from './user-store.js';
+
+/** The sign-in response (spec §2.1). */
+export interface SignInResponse {
+  token?: string;
+  refreshToken?: string;
+  username: string;
+  id: string;
+  permissions: Permission[];
+  preAuthToken?: string;
+  requiresTwoFactor?: boolean;
+  requiresPasswordChange?: boolean;
+}
+
+/** Who is calling, resolved from a token on every request. */
+export interface Principal {
+  user: UserRecord;
+  claims: TokenClaims;
+  permissions: ReadonlySet<Permission>;
+}
+
+/** File in the state directory holding the first admin password (0600). */
+export const initialAdminPasswordFile = 'initial-admin-password';
+/** Wrong two-factor codes one preauth token survives. */
+const maxTwoFactorFailures = 5;
+
+/** What {@link AccountService} works with. */
+export interface AccountServiceDeps {
+  users: UserStore;
+  tokens: TokenService;
+  limiter: SignInLimiter;
+  secretBox: SecretBox;
+  /** The audit log: sign-ins, token generation, role and configuration changes. */
+  audit: Logger;
+  /** Epoch ms now. */
+  now: () => number;
+}
+
+/**
+ * Sign-in, two-factor, password change, token refresh and per-request authentication
+ * (DESIGN.md §4). Every token is checked against its account on every use: a disabled account
+ * or a bumped token version rejects it at once.
+ */
+export class AccountService {
+  // preauth jti → wrong codes so far; a preauth token lives minutes, so this stays small.
+  private readonly twoFactorFailures = new Map<string, number>();
+
+  constructor(private readonly deps: AccountServiceDeps) {}
+
+  /**
+   * Checks a username and password from `address`.
+   * @throws TooManyRequestsError while the account or address is limited; UnauthorizedError.
+   */
+  async signIn(username: string, password: string, address: string): Promise<SignInResponse> {
+    const { users, limiter, audit } = this.deps;
+    const wait = limiter.retryAfterSeconds(username, address);
+    if (wait > 0) {
+      audit.warn(
+        { event: 'sign-in-limited', username, address },
+        'sign-in refused: too many failures',
+      );
+      throw new TooManyRequestsError('Too many failed sign-ins; try again later.', wait);
+    }
+    const user = users.findByName(username);
+    const hash = user?.passwordHash ?? (await decoyHash());
+    const matches = password.length <= maxPasswordLength && (await verifyPassword(password, hash));
+    if (!user || !matches || user.kind !== 'user' || user.disabled) {
+      limiter.recordFailure(username, address);
+      audit.warn({ event: 'sign-in-failed', username, address }, 'sign-in failed');
+      throw new UnauthorizedError('Wrong username or password.');
+    }
+    limiter.recordSuccess(username);
+    audit.info({ event: 'sign-in', username, address }, 'signed in');
+    return this.nextStep(user, user.twoFactor ? 'twoFactor' : undefined);
+  }
+
+  /**
+   * Completes two-factor with a TOTP code. A code's time step is accepted once; five wrong
+   * codes void the preauth token.
+   */
+  async completeTwoFactor(preAuthToken: string, code: string): Promise<SignInResponse> {
+    const principal = this.authenticate(preAuthToken, ['preauth']);
+    const { user, claims } = principal;
+    if (claims.stage !== 'twoFactor' || !user.twoFactor) {
+      throw new UnauthorizedError('This token does not allow a two-factor step.');
+    }
+    const failures = this.twoFactorFailures.get(claims.jti) ?? 0;
+    if (failures >= maxTwoFactorFailures) {
+      throw new UnauthorizedError('Too many wrong codes; sign in again.');
+    }
+    const secret = this.deps.secretBox.unseal(
+      user.twoFactor.sealedSecret,
+      `users.${user.username}.twoFactor`,
+    );
+    const step = matchTotpStep(user.username, secret, code, this.deps.now());
+    const lastUsed = user.twoFactor.lastUsedStep ?? Number.NEGATIVE_INFINITY;
+    if (step === undefined || step <= lastUsed) {
+      this.twoFactorFailures.set(claims.jti, failures + 1);
+      this.deps.audit.warn(
+        { event: 'two-factor-failed', username: user.username },
+        'two-factor code refused',
+      );
+      throw new UnauthorizedError(
+        failures + 1 >= maxTwoFactorFailures
+          ? 'Too many wrong codes; sign in again.'
+          : 'Wrong or already used code.',
+      );
+    }
+    this.twoFactorFailures.delete(claims.jti);
+    await this.deps.users.update(
+      user,
+      { twoFactor: { ...user.twoFactor, lastUsedStep: step } },
+      false,
+    );
+    return this.nextStep(user, undefined);
+  }
+
+  /**
+   * Changes the caller's password; every older token of the account stops working.
+   * @param principal from a preauth (passwordChange) or access token.
+   */
+  async changePassword(
+    principal: Principal,
+    currentPassword: string,
+    newPassword: string,
+    address: string,
+  ): Promise<SignInResponse> {
+    const { user, claims } = principal;
+    if (claims.typ === 'preauth' && claims.stage !== 'passwordChange') {
+      throw new UnauthorizedError('Complete two-factor first.');
+    }
+    if (user.kind !== 'user' || !user.passwordHash)
+      throw new UnauthorizedError('This account has no password.');
+    const wait = this.deps.limiter.retryAfterSeconds(user.username, address);
+    if (wait > 0)
+      throw new TooManyRequestsError('Too many failed attempts; try again later.', wait);
+    if (!(await verifyPassword(currentPassword.slice(0, maxPasswordLength), user.passwordHash))) {
+      this.deps.limiter.recordFailure(user.username, address);
+      this.deps.audit.warn(
+        { event: 'password-change-failed', username: user.username, address },
+        'wrong current password',
+      );
+      throw new UnauthorizedError('The current password is wrong.');
+    }
+    const problems = passwordProblems(newPassword, currentPassword);
+    if (problems.length > 0)
+      throw new ValidationError('The new password is not acceptable.', problems);
+    await this.deps.users.update(
+      user,
+      { passwordHash: await hashPassword(newPassword), requiresPasswordChange: false },
+      true,
+    );
+    this.deps.audit.info(
+      { event: 'password-changed', username: user.username, address },
+      'password changed',
+    );
+    return this.issueSession(user);
+  }
+
+  /**
+   * Renews a session. An access token gets a new access token; a refresh token rotates (new
+   * access and refresh token), and a refresh token used twice revokes its whole family.
+   */
+  async refresh(token: string): Promise<SignInResponse> {
+    const { user, claims } = this.authenticate(token, ['access', 'refresh']);
+    if (claims.typ === 'access') {
+      return { ...this.identity(user), token: this.deps.tokens.issue('access', user).token };
+    }
+    const family = claims.fam ? this.deps.users.findRefreshFamily(claims.fam) : undefined;
+    if (!family || family.revoked || family.userId !== user.id) {
+      throw new UnauthorizedError('The refresh token has been revoked.');
+    }
+    if (family.currentJti !== claims.jti) {
+      await this.deps.users.updateRefreshFamily(family, { revoked: true });
+      this.deps.audit.warn(
+        { event: 'refresh-reuse', username: user.username, family: family.id },
+        'a rotated refresh token was used again: its family is revoked',
+      );
+      throw new UnauthorizedError('The refresh token has been revoked.');
+    }
+    const refresh = this.deps.tokens.issue('refresh', user, { fam: family.id });
+    await this.deps.users.updateRefreshFamily(family, { currentJti: refresh.claims.jti });
+    return {
+      ...this.identity(user),
+      token: this.deps.tokens.issue('access', user).token,
+      refreshToken: refresh.token,
+    };
+  }
+
+  /**
+   * Resolves a token to its account, checking signature, type, expiry, that the account exists
+   * and is enabled, and that its token version still matches.
+   * @throws UnauthorizedError
+   */
+  authenticate(token: string, types: readonly TokenType[]): Principal {
+    const claims = this.deps.tokens.verify(token, types);
+    const user = this.deps.users.findById(claims.sub);
+    if (!user || user.disabled || user.tokenVersion !== claims.ver) {
+      throw new UnauthorizedError('The token has been revoked.');
+    }
+    if (claims.typ === 'service' && user.kind !== 'service')
+      throw new UnauthorizedError('The token is invalid.');
+    return { user, claims, permissions: new Set(permissionsOf(user.roles)) };
+  }
+
+  /** Lifetime of a token type, seconds (for cookie expiry). */
+  tokenLifetimeSeconds(type: 'access' | 'refresh'): number {
+    return this.deps.tokens.lifetimeOf(type);
+  }
+
+  /** Generates a service account's token (shown once); the previous one stops working. */
+  async generateServiceToken(username: string): Promise<string> {
+    const user = this.deps.users.require(username);
+    if (user.kind !== 'service') {
+      throw new ValidationError('Only service accounts have generated tokens.', [
+        { path: 'username', message: `'${username}' is not a service account.` },
+      ]);
+    }
+    await this.deps.users.update(user, {}, true);
+    this.deps.audit.info({ event: 'service-token-generated', username }, 'service token generated');
+    return this.deps.tokens.issue('service', user).token;
+  }
+
+  /**
+   * On a first start (no accounts), creates `admin` with a random password that must be
+   * changed at first sign-in, writes it to a 0600 file in the state directory and logs it once.
+   */
+  async createInitialAdmin(stateDir: string, logger: Logger): Promise<void> {
+    if (this.deps.users.list().length > 0) return;
+    const password = randomBytes(15).toString('base64url');
+    await this.deps.users.add({
+      username: 'admin',
+      kind: 'user',
+      roles: ['Administrators'],
+      passwordHash: await hashPassword(password),
+      requiresPasswordChange: true,
+    });
+    const file = join(stateDir, initialAdminPasswordFile);
+    await writeFile(file, `${password}\n`, { mode: 0o600 });
+    this.deps.audit.info(
+      { event: 'account-created', username: 'admin' },
+      'initial admin account created',
+    );
+    // The one time a password is logged, by design: a headless first start must show it somewhere.
+    logger.warn(
+      `First start: created account 'admin' with password ${password} (also in ${file}); it must be changed at first sign-in.`,
+    );
+  }
+
+  private async nextStep(
+    user: UserRecord,
+    stage: PreAuthStage | undefined,
+  ): Promise<SignInResponse> {
+    const pending = stage ?? (user.requiresPasswordChange ? 'passwordChange' : undefined);
+    if (pending === undefined) return this.issueSession(user);
+    return {
+      ...this.identity(user),
+      preAuthToken: this.deps.tokens.issue('preauth', user, { stage: pending }).token,
+      ...(pending === 'twoFactor' ? { requiresTwoFactor: true } : {}),
+      ...(pending === 'passwordChange' || user.requiresPasswordChange
+        ? { requiresPasswordChange: true }
+        : {}),
+    };
+  }
+
+  private async issueSession(user: UserRecord): Promise<SignInResponse> {
+    const familyId = randomUUID();
+    const refresh = this.deps.tokens.issue('refresh', user, { fam: familyId });
+    await this.deps.users.addRefreshFamily({
+      id: familyId,
+      userId: user.id,
+      currentJti: refresh.claims.jti,
+      expiresAt: this.deps.now() + this.deps.tokens.lifetimeOf('refresh') * 1000,
+      revoked: false,
+    });
+    return {
+      ...this.identity(user),
+      token: this.deps.tokens.issue('access', user).token,
+      refreshToken: refresh.token,
+    };
+  }
+
+  private identity(user: UserRecord): Pick<SignInResponse, 'username' | 'id' | 'permissions'> {
+    return { username: user.username, id: user.id, permissions: permissionsOf(user.roles) };
+  }
+}
+
+/** Why a new password is refused, as field errors; empty when it is acceptable. */
+export function passwordProblems(password: string, current?: string) {
+  const problems: { path: string; message: string }[] = [];
+  if (password.length < minPasswordLength) {
+    problems.push({
+      path: 'newPassword',
+      message: `Must be at least ${minPasswordLength} characters.`,
+    });
+  }
+  if (password.length > maxPasswordLength) {
+    problems.push({
+      path: 'newPassword',
+      message: `Must be at most ${maxPasswordLength} characters.`,
+    });
+  }
+  if (current !== undefined && password === current) {
+    problems.push({ path: 'newPassword', message: 'Must differ from the current password.' });
+  }
+  return problems;
+}

@@ -1,0 +1,36 @@
+/**
+ * Permissions and the built-in roles (DESIGN.md §4 "Permissions and roles"). A route names the
+ * one permission it needs; an account holds roles, and its permissions are their union.
+ */
+
+/** Every permission, in the order the API documents them. */
+export const permissions = [
+  'TagView',
+  'DBCView',
+  'PublisherView',
+  'PublisherManage',
+  'CollectionManage',
+  'UserManage',
+] as const;
+
+/** A permission a route may require. */
+export type Permission = (typeof permissions)[number];
+
+/** The built-in roles and what each grants. */
+export const builtInRoles = {
+  Administrators: permissions,
+  Operators: ['TagView', 'DBCView', 'PublisherView'],
+  Viewers: ['TagView'],
+} as const satisfies Record<string, readonly Permission[]>;
+
+/** A built-in role name. */
+export type RoleName = keyof typeof builtInRoles;
+
+/** Every role name. */
+export const roleNames = Object.keys(builtInRoles) as RoleName[];
+
+/** The permissions granted by a set of roles, in documentation order. */
+export function permissionsOf(roles: readonly RoleName[]): Permission[] {
+  const granted = new Set<Permission>(roles.flatMap((role) => builtInRoles[role] ?? []));
+  return permissions.filter((permission) => granted.has(permission));
+}

@@ -1,0 +1,76 @@
+/**
+ * Limits failed sign-ins per account and per client address, so a password cannot be guessed
+ * quickly from one host or against one account from many. Windows slide; the clock is injected.
+ */
+
+/** Limits of {@link SignInLimiter}. */
+export interface SignInLimits {
+  /** Failures allowed per account within the window. Default 5. */
+  perAccount: number;
+  /** Failures allowed per address within the window. Default 20. */
+  perAddress: number;
+  /** Window length, ms. Default 15 minutes. */
+  windowMs: number;
+}
+
+/** Default sign-in limits. */
+export const defaultSignInLimits: SignInLimits = {
+  perAccount: 5,
+  perAddress: 20,
+  windowMs: 15 * 60_000,
+};
+
+export class SignInLimiter {
+  private readonly failures = new Map<string, number[]>();
+
+  constructor(
+    private readonly now: () => number,
+    private readonly limits: SignInLimits = defaultSignInLimits,
+  ) {}
+
+  /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
+  retryAfterSeconds(username: string, address: string): number {
+    const waits = [
+      this.wait(`account:${username}`, this.limits.perAccount),
+      this.wait(`address:${address}`, this.limits.perAddress),
+    ];
+    return Math.ceil(Math.max(...waits) / 1000);
+  }
+
+  /** Counts a failed attempt. */
+  recordFailure(username: string, address: string): void {
+    const now = this.now();
+    for (const key of [`account:${username}`, `address:${address}`]) {
+      const times = this.recent(key, now);
+      times.push(now);
+      this.failures.set(key, times);
+    }
+    // Bound memory under a spray of names: forget keys whose failures all expired.
+    if (this.failures.size > 10_000) {
+      for (const key of this.failures.keys())
+        if (this.recent(key, now).length === 0) this.failures.delete(key);
+    }
+  }
+
+  /** Clears an account's failures after a successful sign-in. */
+  recordSuccess(username: string): void {
+    this.failures.delete(`account:${username}`);
+  }
+
+  private wait(key: string, limit: number): number {
+    const now = this.now();
+    const times = this.recent(key, now);
+    if (times.length < limit) return 0;
+    // Allowed again when the oldest failure that keeps the count at the limit leaves the window.
+    return (times[times.length - limit] as number) + this.limits.windowMs - now;
+  }
+
+  private recent(key: string, now: number): number[] {
+    const times = (this.failures.get(key) ?? []).filter(
+      (time) => time > now - this.limits.windowMs,
+    );
+    if (times.length === 0) this.failures.delete(key);
+    else this.failures.set(key, times);
+    return times;
+  }
+}

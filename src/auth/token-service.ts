@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import jwt from 'jsonwebtoken';
+import { UnauthorizedError } from '../errors.js';
+import { loadOrCreateKey } from '../state/key-file.js';
+
+/** The step a preauth token allows. */
+export type PreAuthStage = 'twoFactor' | 'passwordChange';
+
+/** What a token is for. */
+export type TokenType = 'access' | 'refresh' | 'preauth' | 'service';
+
+/** Claims of a tagd token. */
+export interface TokenClaims {
+  /** Account id. */
+  sub: string;
+  typ: TokenType;
+  /** The account's token version when issued; a bumped version voids the token. */
+  ver: number;
+  jti: string;
+  /** Refresh family id (refresh tokens only). */
+  fam?: string;
+  /** What a preauth token still lacks: `twoFactor` first, then `passwordChange`. */
+  stage?: PreAuthStage;
+  /** Expiry, epoch seconds; absent for service tokens. */
+  exp?: number;
+}
+
+/** Token lifetimes, seconds. */
+export interface TokenLifetimes {
+  /** Default 900 (15 min). */
+  access: number;
+  /** Default 604,800 (7 days). */
+  refresh: number;
+  /** Default 300 (5 min): time to finish two-factor or a password change. */
+  preauth: number;
+}
+
+/** Default token lifetimes, seconds. */
+export const defaultLifetimes: TokenLifetimes = { access: 900, refresh: 604_800, preauth: 300 };
+
+/** File name of the JWT signing key in the state directory. */
+export const jwtKeyFileName = 'jwt.key';
+const issuer = 'tagd';
+/** Verified tokens kept in memory, so a request does not pay for HMAC and JSON parsing again. */
+const cacheLimit = 10_000;
+
+/**
+ * Issues and verifies tagd's JWTs: HS256 only (the algorithm is pinned, so `alg: none` or an
+ * RS/HS confusion is refused), a 256-bit key generated on first start (0600), and a cache of
+ * verified tokens until their expiry. The cache holds only what the signature proved; the
+ * caller still checks the account and its token version on every request.
+ */
+export class TokenService {
+  private readonly verified = new Map<string, TokenClaims>();
+
+  private constructor(
+    private readonly key: Buffer,
+    private readonly lifetimes: TokenLifetimes,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Loads (or creates) the signing key in the state directory.
+   * @param now epoch ms, for expiry checks. Default Date.now.
+   */
+  static async open(
+    stateDir: string,
+    lifetimes: TokenLifetimes = defaultLifetimes,
+    now: () => number = Date.now,
+  ): Promise<TokenService> {
+    return new TokenService(
+      await loadOrCreateKey(join(stateDir, jwtKeyFileName), 32),
+      lifetimes,
+      now,
+    );
+  }
+
+  /** Lifetime of a token type, seconds (service tokens do not expire). */
+  lifetimeOf(type: Exclude<TokenType, 'service'>): number {
+    return this.lifetimes[type];
+  }
+
+  /** Signs a token for an account. */
+  issue(
+    type: TokenType,
+    account: { id: string; tokenVersion: number },
+    extra: { fam?: string; stage?: PreAuthStage } = {},
+  ): { token: string; claims: TokenClaims } {
+    const issuedAt = Math.floor(this.now() / 1000);
+    const claims: TokenClaims = {
+      sub: account.id,
+      typ: type,
+      ver: account.tokenVersion,
+      jti: randomUUID(),
+      ...(extra.fam ? { fam: extra.fam } : {}),
+      ...(extra.stage ? { stage: extra.stage } : {}),
+      ...(type === 'service' ? {} : { exp: issuedAt + this.lifetimes[type] }),
+    };
+    const token = jwt.sign({ ...claims, iat: issuedAt, iss: issuer }, this.key, {
+      algorithm: 'HS256',
+      noTimestamp: true,
+    });
+    return { token, claims };
+  }
+
+  /**
+   * Verifies a token's signature, algorithm, issuer, expiry and type.
+   * @throws UnauthorizedError for anything else.
+   */
+  verify(token: string, expected: readonly TokenType[]): TokenClaims {
+    let claims = this.verified.get(token);
+    if (claims === undefined) {
+      claims = this.verifySignature(token);
+      if (this.verified.size >= cacheLimit) this.pruneCache();
+      this.verified.set(token, claims);
+    } else if (claims.exp !== undefined && claims.exp * 1000 <= this.now()) {
+      this.verified.delete(token);
+      throw new UnauthorizedError('The token has expired.');
+    }
+    if (!expected.includes(claims.typ)) {
+      throw new UnauthorizedError(`A ${claims.typ} token cannot be used here.`);
+    }
+    return claims;
+  }
+
+  private verifySignature(token: string): TokenClaims {
+    let payload: jwt.JwtPayload | string;
+    try {
+      payload = jwt.verify(token, this.key, {
+        algorithms: ['HS256'],
+        issuer,
+        clockTimestamp: Math.floor(this.now() / 1000),
+      });
+    } catch (error) {
+      if (error instanceof jwt.TokenExpiredError)
+        throw new UnauthorizedError('The token has expired.');
+      throw new UnauthorizedError('The token is invalid.');
+    }
+    if (typeof payload === 'string' || !isClaims(payload))
+      throw new UnauthorizedError('The token is invalid.');
+    return {
+      sub: payload.sub,
+      typ: payload.typ,
+      ver: payload.ver,
+      jti: payload.jti,
+      ...(payload.fam ? { fam: payload.fam } : {}),
+      ...(payload.stage ? { stage: payload.stage } : {}),
+      ...(payload.exp !== undefined ? { exp: payload.exp } : {}),
+    };
+  }
+
+  // Expired entries first; if the cache is still full, the oldest half goes (Map keeps order).
+  private pruneCache(): void {
+    const nowSeconds = this.now() / 1000;
+    for (const [token, claims] of this.verified) {
+      if (claims.exp !== undefined && claims.exp <= nowSeconds) this.verified.delete(token);
+    }
+    if (this.verified.size < cacheLimit) return;
+    let drop = this.verified.size / 2;
+    for (const token of this.verified.keys()) {
+      if (drop-- <= 0) break;
+      this.verified.delete(token);
+    }
+  }
+}
+
+const tokenTypes: readonly string[] = ['access', 'refresh', 'preauth', 'service'];
+
+function isClaims(payload: jwt.JwtPayload): payload is jwt.JwtPayload & TokenClaims {
+  return (
+    typeof payload.sub === 'string' &&
+    typeof payload.typ === 'string' &&
+    tokenTypes.includes(payload.typ) &&
+    typeof payload.ver === 'number' &&
+    typeof payload.jti === 'string' &&
+    (payload.typ === 'service' ? payload.exp === undefined : typeof payload.exp === 'number')
+  );
+}

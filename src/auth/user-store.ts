@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import { type FSWatcher, watch } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import type { Logger } from 'pino';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { DurableJsonFile } from '../profile/durable-json-file.js';
+import type { RoleName } from './permissions.js';
+
+/** File name of the users database in the state directory. */
+export const usersFileName = 'users.json';
+
+/** One account, as stored. */
+export interface UserRecord {
+  id: string;
+  username: string;
+  /** `service` accounts sign in only with a generated, non-expiring token. */
+  kind: 'user' | 'service';
+  roles: RoleName[];
+  /** scrypt hash; absent for service accounts. */
+  passwordHash?: string;
+  disabled: boolean;
+  /** Bumped by disabling, role and password changes and token regeneration: older tokens die. */
+  tokenVersion: number;
+  requiresPasswordChange: boolean;
+  /** TOTP enrolment: the base32 secret sealed with the state key, and the last step used. */
+  twoFactor?: { sealedSecret: string; lastUsedStep?: number };
+  createdAt: string;
+}
+
+/** A chain of rotating refresh tokens from one sign-in; reuse of an old one revokes it. */
+export interface RefreshFamily {
+  id: string;
+  userId: string;
+  /** jti of the only refresh token of this family still accepted. */
+  currentJti: string;
+  /** Epoch ms after which the family is dropped. */
+  expiresAt: number;
+  revoked: boolean;
+}
+
+interface UsersData {
+  users: UserRecord[];
+  refreshFamilies: RefreshFamily[];
+}
+
+/** Options of {@link UserStore}. */
+export interface UserStoreOptions {
+  stateDir: string;
+  /** Follow changes made by other processes (`tagd users …` while the daemon runs). Default false. */
+  watch?: boolean;
+  logger?: Logger;
+  /** Epoch ms now, for pruning expired refresh families. Default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * The accounts database: a lowdb JSON file in the state directory (mode 0600), written
+ * atomically. The daemon watches it, so an account disabled with the CLI loses its tokens at
+ * once. Lookups are in memory.
+ */
+export class UserStore {
+  private readonly db: Low<UsersData>;
+  private watcher: FSWatcher | undefined;
+  private byName = new Map<string, UserRecord>();
+  private byId = new Map<string, UserRecord>();
+
+  constructor(private readonly options: UserStoreOptions) {
+    this.db = new Low<UsersData>(new DurableJsonFile(join(options.stateDir, usersFileName)), {
+      users: [],
+      refreshFamilies: [],
+    });
+  }
+
+  /** Reads the database (an absent file is an empty one) and starts watching if asked. */
+  async start(): Promise<void> {
+    await mkdir(this.options.stateDir, { recursive: true, mode: 0o700 });
+    await this.reload();
+    if (this.options.watch && !this.watcher) {
+      // Watch the folder, not the file: an atomic save replaces the file's inode.
+      this.watcher = watch(this.options.stateDir, (_event, name) => {
+        if (name === usersFileName) {
+          this.reload().catch((error) =>
+            this.options.logger?.error({ err: error }, 'users reload failed'),
+          );
+        }
+      });
+    }
+  }
+
+  /** Stops watching. */
+  async stop(): Promise<void> {
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  /** Re-reads the file. */
+  async reload(): Promise<void> {
+    try {
+      await this.db.read();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'profile-not-found') throw error;
+      this.db.data = { users: [], refreshFamilies: [] };
+    }
+    this.index();
+  }
+
+  /** Every account, in creation order. */
+  list(): readonly UserRecord[] {
+    return this.db.data.users;
+  }
+
+  /** The account of that name, if any. */
+  findByName(username: string): UserRecord | undefined {
+    return this.byName.get(username);
+  }
+
+  /** The account of that id, if any. */
+  findById(id: string): UserRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The account of that name. @throws NotFoundError */
+  require(username: string): UserRecord {
+    const user = this.byName.get(username);
+    if (!user) throw new NotFoundError(`No account named '${username}'.`);
+    return user;
+  }
+
+  /** Adds an account. @throws ConflictError when the name is taken. */
+  async add(
+    fields: Pick<UserRecord, 'username' | 'kind' | 'roles'> & Partial<UserRecord>,
+  ): Promise<UserRecord> {
+    if (this.byName.has(fields.username)) {
+      throw new ConflictError('already-exists', `An account named '${fields.username}' exists.`);
+    }
+    const user: UserRecord = {
+      id: randomUUID(),
+      disabled: false,
+      tokenVersion: 1,
+      requiresPasswordChange: false,
+      createdAt: new Date().toISOString(),
+      ...fields,
+    };
+    this.db.data.users.push(user);
+    await this.save();
+    return user;
+  }
+
+  /**
+   * Changes an account and saves. With `revokeTokens`, its token version is bumped so every
+   * token issued before stops working.
+   */
+  async update(
+    user: UserRecord,
+    change: Partial<UserRecord>,
+    revokeTokens: boolean,
+  ): Promise<UserRecord> {
+    Object.assign(user, change);
+    if (revokeTokens) {
+      user.tokenVersion += 1;
+      this.db.data.refreshFamilies = this.db.data.refreshFamilies.filter(
+        (family) => family.userId !== user.id,
+      );
+    }
+    await this.save();
+    return user;
+  }
+
+  /** Starts a refresh family for a sign-in. */
+  async addRefreshFamily(family: RefreshFamily): Promise<void> {
+    this.db.data.refreshFamilies.push(family);
+    await this.save();
+  }
+
+  /** The refresh family of that id, if any. */
+  findRefreshFamily(id: string): RefreshFamily | undefined {
+    return this.db.data.refreshFamilies.find((family) => family.id === id);
+  }
+
+  /** Saves a change to a refresh family (rotation or revocation). */
+  async updateRefreshFamily(family: RefreshFamily, change: Partial<RefreshFamily>): Promise<void> {
+    Object.assign(family, change);
+    await this.save();
+  }
+
+  private async save(): Promise<void> {
+    const now = (this.options.now ?? Date.now)();
+    this.db.data.refreshFamilies = this.db.data.refreshFamilies.filter(
+      (family) => family.expiresAt > now,
+    );
+    await this.db.write();
+    this.index();
+  }
+
+  private index(): void {
+    this.byName = new Map(this.db.data.users.map((user) => [user.username, user]));
+    this.byId = new Map(this.db.data.users.map((user) => [user.id, user]));
+  }
+}
