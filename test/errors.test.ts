@@ -33,12 +33,24 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.DriverLoadError('d'),
     new errors.ListenerError('l'),
     new errors.NotFoundError(),
+    new errors.UnauthorizedError(),
+    new errors.ForbiddenError('f'),
+    new errors.ForbiddenError('c', 'csrf-failed'),
+    new errors.TooManyRequestsError('t', 5),
+    new errors.ConflictError('history-not-configured', 'h'),
+    new errors.ConflictError('already-exists', 'a'),
+    new errors.ConflictError('limit-reached', 'l'),
+    new errors.RequestError('bad-request', 400, 'b'),
+    new errors.RequestError('payload-too-large', 413, 'p'),
+    new errors.RequestError('unsupported-media-type', 415, 'u'),
+    new errors.RequestError('method-not-allowed', 405, 'm'),
     new errors.InternalError(),
   ];
   const classes = Object.values(errors).filter(
     (value) => typeof value === 'function' && value.prototype instanceof TagdError,
   );
-  t.is(samples.length, classes.length, 'every exported error class has a sample here');
+  const sampled = new Set(samples.map((sample) => sample.constructor));
+  t.is(sampled.size, classes.length, 'every exported error class has a sample here');
   for (const error of samples) {
     const entry = errorCodes[error.code as keyof typeof errorCodes];
     t.truthy(entry, `${error.name} code ${error.code} is listed`);

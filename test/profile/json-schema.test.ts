@@ -33,7 +33,13 @@ test('the JSON Schema rejects unknown keys and lists the top-level sections', (t
   t.is(schema.title, 'tagd profile');
   t.is(schema.type, 'object');
   t.is(schema.additionalProperties, false);
-  t.deepEqual(Object.keys(schema.properties), ['$schema', 'server', 'drivers', 'collections']);
+  t.deepEqual(Object.keys(schema.properties), [
+    '$schema',
+    'server',
+    'security',
+    'drivers',
+    'collections',
+  ]);
   // Every section has a default, so an editor must not demand any of them.
   t.is(schema.required, undefined);
 });
