@@ -1,0 +1,38 @@
+/**
+ * zod schemas of the models several routes share. Each carries an OpenAPI component id.
+ */
+import { z } from 'zod';
+import { qualities } from '../tags/sample.js';
+
+/** Quality reasons (DESIGN.md §4 "Sample"). */
+export const qualityReasonSchema = z.enum([
+  'NeverRead',
+  'Disconnected',
+  'Timeout',
+  'DeviceException',
+  'DecodeError',
+  'NoUpdate',
+]);
+
+/** A tag sample (spec §2.3). */
+export const sampleSchema = z
+  .object({
+    fullTagId: z.string().describe('Tag path, `<component>/<segment>/…`.'),
+    utcTimestamp: z.string().describe('When the value was read, ISO 8601 UTC.'),
+    quality: z.enum(qualities as [string, ...string[]]),
+    value: z
+      .union([z.number(), z.boolean(), z.string()])
+      .optional()
+      .describe('Absent for Unavailable and Bad.'),
+    reason: qualityReasonSchema.optional(),
+    message: z.string().optional(),
+    metadata: z
+      .object({
+        unit: z.string().optional(),
+        description: z.string().optional(),
+        source: z.string().optional(),
+        valueText: z.string().optional(),
+      })
+      .optional(),
+  })
+  .meta({ id: 'TagSample' });
