@@ -1,0 +1,403 @@
+import { randomBytes } from 'node:crypto';
+import test from 'ava';
+import jwt from 'jsonwebtoken';
+import { newTotpSecret, totpCode } from '../../../src/auth/totp.js';
+import { type ApiHarness, startApi, testPassword } from '../../helpers/api-harness.js';
+
+const authenticate = '/api/v2/Users/Authenticate';
+const sample = '/api/v2/Tags/Sample/Demo/Line1/Temperature';
+
+async function withTag(t: import('ava').ExecutionContext) {
+  const api = await startApi(t);
+  api.store.write([
+    {
+      fullTagId: 'Demo/Line1/Temperature',
+      utcTimestamp: '2026-01-01T00:00:00.000Z',
+      quality: 'Good',
+      value: 61.5,
+    },
+  ]);
+  return api;
+}
+
+function signIn(api: ApiHarness, username: string, password = testPassword, query = '') {
+  return api.request(`${authenticate}${query}`, { method: 'POST', body: { username, password } });
+}
+
+function problemCode(response: { json: Record<string, unknown> }): unknown {
+  return response.json.code;
+}
+
+test('sign-in answers token, refresh token, identity and permissions', async (t) => {
+  const api = await withTag(t);
+  const user = await api.addUser('alice', ['Operators']);
+  const response = await signIn(api, 'alice');
+  t.is(response.status, 200);
+  t.deepEqual(Object.keys(response.json).sort(), [
+    'id',
+    'permissions',
+    'refreshToken',
+    'token',
+    'username',
+  ]);
+  t.is(response.json.username, 'alice');
+  t.is(response.json.id, user.id);
+  t.deepEqual(response.json.permissions, ['TagView', 'DBCView', 'PublisherView']);
+  const read = await api.request(sample, { token: response.json.token as string });
+  t.is(read.status, 200);
+  t.is((read.json as { value?: number }).value, 61.5);
+});
+
+test('a wrong password and an unknown name get the same 401, and both are audited', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Viewers']);
+  const wrong = await signIn(api, 'alice', 'not the password');
+  const unknown = await signIn(api, 'mallory', 'whatever-it-is');
+  for (const response of [wrong, unknown]) {
+    t.is(response.status, 401);
+    t.is(response.headers.get('content-type'), 'application/problem+json');
+    t.is(problemCode(response), 'unauthorized');
+    t.is(response.json.detail, 'Wrong username or password.');
+    t.is(response.headers.get('www-authenticate'), 'Bearer realm="tagd"');
+  }
+  const audit = api.logs.lines.filter(
+    (line) => line.component === 'audit' && line.event === 'sign-in-failed',
+  );
+  t.deepEqual(
+    audit.map((line) => line.username),
+    ['alice', 'mallory'],
+  );
+  t.false(api.logs.text().includes('not the password'), 'passwords never reach the log');
+});
+
+test('a disabled account and a service account cannot sign in with a password', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('bob', ['Viewers'], { disabled: true });
+  await api.addUser('svc', ['Viewers'], { kind: 'service' });
+  t.is((await signIn(api, 'bob')).status, 401);
+  t.is((await signIn(api, 'svc')).status, 401);
+});
+
+test('failed sign-ins are limited per account: 429 with Retry-After, then allowed after the window', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Viewers']);
+  for (let i = 0; i < 5; i++) t.is((await signIn(api, 'alice', 'wrong-password')).status, 401);
+  const limited = await signIn(api, 'alice');
+  t.is(limited.status, 429, 'even the right password waits');
+  t.is(problemCode(limited), 'too-many-requests');
+  t.is(limited.headers.get('retry-after'), '900');
+  api.clock.advance(15 * 60_000 + 1);
+  t.is((await signIn(api, 'alice')).status, 200);
+});
+
+test('failed sign-ins are limited per address across account names', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Viewers']);
+  for (let i = 0; i < 20; i++) t.is((await signIn(api, `user${i}`, 'wrong-password')).status, 401);
+  const limited = await signIn(api, 'alice');
+  t.is(limited.status, 429);
+  t.true(api.logs.lines.some((line) => line.event === 'sign-in-limited'));
+});
+
+test('missing, malformed and foreign tokens get 401', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Viewers']);
+  const token = await api.signIn('alice');
+  const [header, payload] = token.split('.');
+  const claims = JSON.parse(Buffer.from(payload as string, 'base64url').toString());
+  const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
+  const foreign = jwt.sign(claims, randomBytes(32), { algorithm: 'HS256' });
+  const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: 'someone-else' })).toString('base64url')}.${token.split('.')[2]}`;
+  const cases: [string, Record<string, string>][] = [
+    ['no token', {}],
+    ['not Bearer', { Authorization: `Basic ${Buffer.from('alice:x').toString('base64')}` }],
+    ['garbage', { Authorization: 'Bearer not-a-jwt' }],
+    ['alg none', { Authorization: `Bearer ${unsigned}` }],
+    ['signed with another key', { Authorization: `Bearer ${foreign}` }],
+    ['altered claims', { Authorization: `Bearer ${tampered}` }],
+  ];
+  for (const [name, headers] of cases) {
+    const response = await api.request(sample, { headers });
+    t.is(response.status, 401, name);
+    t.is(problemCode(response), 'unauthorized', name);
+  }
+});
+
+test('an access token expires after its lifetime (15 minutes by default)', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Viewers']);
+  const token = await api.signIn('alice');
+  api.clock.advance(14 * 60_000);
+  t.is((await api.request(sample, { token })).status, 200);
+  api.clock.advance(60_000);
+  const expired = await api.request(sample, { token });
+  t.is(expired.status, 401);
+  t.is(expired.json.detail, 'The token has expired.');
+});
+
+test('a refresh token is no access token; an access token refreshes without rotating', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Viewers']);
+  const session = (await signIn(api, 'alice')).json;
+  const asAccess = await api.request(sample, { token: session.refreshToken as string });
+  t.is(asAccess.status, 401);
+  t.is(asAccess.json.detail, 'A refresh token cannot be used here.');
+  const renewed = await api.request('/api/v2/Users/Refresh', { token: session.token as string });
+  t.is(renewed.status, 200);
+  t.is(typeof renewed.json.token, 'string');
+  t.is(renewed.json.refreshToken, undefined, 'an access token does not mint refresh tokens');
+  t.is((await api.request(sample, { token: renewed.json.token as string })).status, 200);
+});
+
+test('refresh tokens rotate, and reusing an old one revokes the whole family', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Viewers']);
+  const first = (await signIn(api, 'alice')).json;
+  const second = await api.request('/api/v2/Users/Refresh', {
+    token: first.refreshToken as string,
+  });
+  t.is(second.status, 200);
+  t.not(second.json.refreshToken, first.refreshToken);
+  const reuse = await api.request('/api/v2/Users/Refresh', { token: first.refreshToken as string });
+  t.is(reuse.status, 401);
+  const afterReuse = await api.request('/api/v2/Users/Refresh', {
+    token: second.json.refreshToken as string,
+  });
+  t.is(afterReuse.status, 401, 'the rotated token of the same family is revoked too');
+  t.true(api.logs.lines.some((line) => line.event === 'refresh-reuse'));
+  const other = (await signIn(api, 'alice')).json;
+  t.is(
+    (await api.request('/api/v2/Users/Refresh', { token: other.refreshToken as string })).status,
+    200,
+    'other sign-ins are unaffected',
+  );
+});
+
+test('an account lacking the permission gets 403, not 401', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('nobody', []);
+  const response = await api.request(sample, { token: await api.signIn('nobody') });
+  t.is(response.status, 403);
+  t.is(problemCode(response), 'forbidden');
+  t.is(response.json.detail, 'This route needs the TagView permission.');
+});
+
+test('service tokens never expire and die on regeneration, role change or disabling', async (t) => {
+  const api = await withTag(t);
+  const first = await api.serviceToken('scada', ['Viewers']);
+  api.clock.advance(400 * 86_400_000);
+  t.is((await api.request(sample, { token: first })).status, 200, 'still valid after 400 days');
+  const second = await api.accounts.generateServiceToken('scada');
+  t.is(
+    (await api.request(sample, { token: first })).status,
+    401,
+    'regeneration voids the old token',
+  );
+  t.is((await api.request(sample, { token: second })).status, 200);
+  const account = api.users.require('scada');
+  await api.users.update(account, { roles: ['Operators'] }, true);
+  t.is((await api.request(sample, { token: second })).status, 401, 'a role change voids it');
+  const third = await api.accounts.generateServiceToken('scada');
+  await api.users.update(account, { disabled: true }, true);
+  t.is((await api.request(sample, { token: third })).status, 401, 'disabling voids it');
+  t.true(api.logs.lines.some((line) => line.event === 'service-token-generated'));
+});
+
+test('two-factor: preAuthToken first, a code once, five wrong codes void it', async (t) => {
+  const api = await withTag(t);
+  const secret = newTotpSecret();
+  await api.addUser('carol', ['Viewers'], {
+    twoFactor: { sealedSecret: api.secretBox.seal(secret) },
+  });
+  const pending = (await signIn(api, 'carol')).json;
+  t.is(pending.token, undefined);
+  t.is(pending.requiresTwoFactor, true);
+  t.is(typeof pending.preAuthToken, 'string');
+  t.is(
+    (await api.request(sample, { token: pending.preAuthToken as string })).status,
+    401,
+    'preauth is no access',
+  );
+  const code = totpCode('carol', secret, api.clock.now());
+  const done = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: pending.preAuthToken, code },
+  });
+  t.is(done.status, 200);
+  t.is((await api.request(sample, { token: done.json.token as string })).status, 200);
+
+  const again = (await signIn(api, 'carol')).json;
+  const replay = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: again.preAuthToken, code },
+  });
+  t.is(replay.status, 401, 'a used time step is refused');
+
+  const third = (await signIn(api, 'carol')).json;
+  api.clock.advance(90_000);
+  for (let i = 0; i < 5; i++) {
+    const wrong = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+      method: 'POST',
+      body: {
+        preAuthToken: third.preAuthToken,
+        code: '000000' === totpCode('carol', secret, api.clock.now()) ? '111111' : '000000',
+      },
+    });
+    t.is(wrong.status, 401);
+  }
+  const voided = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: third.preAuthToken, code: totpCode('carol', secret, api.clock.now()) },
+  });
+  t.is(voided.status, 401);
+  t.is(voided.json.detail, 'Too many wrong codes; sign in again.');
+  const badShape = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: third.preAuthToken, code: '12ab' },
+  });
+  t.is(badShape.status, 400);
+  t.deepEqual(badShape.json.errors, [{ path: 'code', message: 'must be 6 digits' }]);
+});
+
+test('a required password change: preAuthToken, then a session; older tokens die', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('dave', ['Viewers'], { requiresPasswordChange: true });
+  const pending = (await signIn(api, 'dave')).json;
+  t.is(pending.requiresPasswordChange, true);
+  t.is(pending.token, undefined);
+  const change = (body: unknown, token = pending.preAuthToken as string) =>
+    api.request('/api/v2/Users/Current/ChangePassword', { method: 'POST', token, body });
+  const wrongCurrent = await change({
+    currentPassword: 'nope-nope-nope',
+    newPassword: 'a much better password',
+  });
+  t.is(wrongCurrent.status, 401);
+  const tooShort = await change({ currentPassword: testPassword, newPassword: 'short' });
+  t.is(tooShort.status, 400);
+  t.deepEqual(tooShort.json.errors, [
+    { path: 'newPassword', message: 'Must be at least 10 characters.' },
+  ]);
+  const same = await change({ currentPassword: testPassword, newPassword: testPassword });
+  t.deepEqual(same.json.errors, [
+    { path: 'newPassword', message: 'Must differ from the current password.' },
+  ]);
+  const done = await change({
+    currentPassword: testPassword,
+    newPassword: 'a much better password',
+  });
+  t.is(done.status, 200);
+  t.is((await api.request(sample, { token: done.json.token as string })).status, 200);
+  t.is(
+    (await change({ currentPassword: testPassword, newPassword: 'yet another password' })).status,
+    401,
+    'the preauth token died',
+  );
+  t.is((await signIn(api, 'dave')).status, 401, 'the old password no longer works');
+  t.is((await signIn(api, 'dave', 'a much better password')).status, 200);
+});
+
+test('a voluntary password change with an access token voids the other sessions', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('erin', ['Viewers']);
+  const elsewhere = await api.signIn('erin');
+  const here = await api.signIn('erin');
+  const done = await api.request('/api/v2/Users/Current/ChangePassword', {
+    method: 'POST',
+    token: here,
+    body: { currentPassword: testPassword, newPassword: 'rotated password 2026' },
+  });
+  t.is(done.status, 200);
+  t.is((await api.request(sample, { token: elsewhere })).status, 401);
+  t.is((await api.request(sample, { token: done.json.token as string })).status, 200);
+});
+
+test('browser sessions: HttpOnly cookies, no token in the body, CSRF on unsafe methods', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('frank', ['Viewers']);
+  const response = await signIn(api, 'frank', testPassword, '?useCookies=true');
+  t.is(response.status, 200);
+  t.is(response.json.token, undefined);
+  t.is(response.json.refreshToken, undefined);
+  const cookies = response.headers.getSetCookie();
+  const byName = new Map(cookies.map((cookie) => [cookie.split('=')[0], cookie]));
+  t.regex(byName.get('tagd_session') ?? '', /httponly/i);
+  t.regex(byName.get('tagd_session') ?? '', /samesite=strict/i);
+  t.notRegex(byName.get('tagd_session') ?? '', /secure/i, 'no Secure flag over plain HTTP');
+  t.regex(byName.get('tagd_refresh') ?? '', /path=\/api\/v2\/Users\/Refresh/i);
+  t.notRegex(
+    byName.get('tagd_csrf') ?? '',
+    /httponly/i,
+    'the page script must read the CSRF cookie',
+  );
+  const jar = cookies.map((cookie) => cookie.split(';')[0]).join('; ');
+  const csrf = (byName.get('tagd_csrf') ?? '').split(';')[0]?.split('=')[1] ?? '';
+  t.is(
+    (await api.request(sample, { headers: { Cookie: jar } })).status,
+    200,
+    'GET needs no CSRF header',
+  );
+  const body = { currentPassword: testPassword, newPassword: 'cookie changed pass' };
+  const withoutCsrf = await api.request('/api/v2/Users/Current/ChangePassword', {
+    method: 'POST',
+    headers: { Cookie: jar },
+    body,
+  });
+  t.is(withoutCsrf.status, 403);
+  t.is(problemCode(withoutCsrf), 'csrf-failed');
+  const wrongCsrf = await api.request('/api/v2/Users/Current/ChangePassword', {
+    method: 'POST',
+    headers: { Cookie: jar, 'X-CSRF-Token': `${csrf}x` },
+    body,
+  });
+  t.is(wrongCsrf.status, 403);
+  const withCsrf = await api.request('/api/v2/Users/Current/ChangePassword?useCookies=true', {
+    method: 'POST',
+    headers: { Cookie: jar, 'X-CSRF-Token': csrf },
+    body,
+  });
+  t.is(withCsrf.status, 200);
+  t.is(withCsrf.json.token, undefined);
+});
+
+test('a browser refreshes through its refresh cookie and gets new cookies', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('gina', ['Viewers']);
+  const response = await signIn(api, 'gina', testPassword, '?useCookies=true');
+  const refreshCookie = response.headers
+    .getSetCookie()
+    .find((cookie) => cookie.startsWith('tagd_refresh='))
+    ?.split(';')[0];
+  const renewed = await api.request('/api/v2/Users/Refresh', {
+    headers: { Cookie: refreshCookie ?? '' },
+  });
+  t.is(renewed.status, 200);
+  t.is(renewed.json.token, undefined);
+  t.true(renewed.headers.getSetCookie().some((cookie) => cookie.startsWith('tagd_session=')));
+});
+
+test('sign-in bodies are validated field by field', async (t) => {
+  const api = await withTag(t);
+  const response = await api.request(authenticate, {
+    method: 'POST',
+    body: { username: 5, extra: true },
+  });
+  t.is(response.status, 400);
+  t.deepEqual((response.json.errors as { path: string }[]).map((error) => error.path).sort(), [
+    'extra',
+    'password',
+    'username',
+  ]);
+  const notJson = await api.request(authenticate, {
+    method: 'POST',
+    raw: 'username=a',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  });
+  t.is(notJson.status, 415);
+  const broken = await api.request(authenticate, {
+    method: 'POST',
+    raw: '{"username": ',
+    headers: { 'Content-Type': 'application/json' },
+  });
+  t.is(broken.status, 400);
+  t.is(broken.headers.get('content-type'), 'application/problem+json');
+});

@@ -1,0 +1,18 @@
+import test from 'ava';
+import { permissionsOf, roleNames } from '../../src/auth/permissions.js';
+
+test('built-in roles grant what DESIGN.md says, in documentation order', (t) => {
+  t.deepEqual(roleNames, ['Administrators', 'Operators', 'Viewers']);
+  t.deepEqual(permissionsOf(['Administrators']), [
+    'TagView',
+    'DBCView',
+    'PublisherView',
+    'PublisherManage',
+    'CollectionManage',
+    'UserManage',
+  ]);
+  t.deepEqual(permissionsOf(['Operators']), ['TagView', 'DBCView', 'PublisherView']);
+  t.deepEqual(permissionsOf(['Viewers']), ['TagView']);
+  t.deepEqual(permissionsOf(['Viewers', 'Operators']), ['TagView', 'DBCView', 'PublisherView']);
+  t.deepEqual(permissionsOf([]), []);
+});
