@@ -53,6 +53,12 @@ export interface BenchmarkCase {
   verify?(): void;
 }
 
+/**
+ * What the report needs to know of a case; load cases (bench/load-harness.ts) have it too, so
+ * their results print in the same table.
+ */
+export type CaseInfo = Pick<BenchmarkCase, 'name' | 'unit' | 'unitsPerIteration' | 'budget'>;
+
 /** Tuning of the measurement. */
 export interface HarnessOptions {
   /** Intended duration of one timed sample, in milliseconds. Default: 150. */
@@ -87,7 +93,7 @@ export type BudgetVerdict = 'met' | 'NOT met' | undefined;
 /** The outcome of one case. */
 export interface CaseResult {
   /** The case as given. */
-  benchmark: BenchmarkCase;
+  benchmark: CaseInfo;
   /** Baseline measurements. */
   baseline: SideResult;
   /** Subject measurements. */
@@ -234,7 +240,7 @@ function formatPercent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)} %`;
 }
 
-function describeBudget(benchmark: BenchmarkCase): string {
+function describeBudget(benchmark: CaseInfo): string {
   const budget = benchmark.budget;
   if (budget === undefined) return '—';
   const parts: string[] = [];

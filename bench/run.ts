@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- FILTER…]`: runs every case exported as `cases` by the `*.bench.ts` files of
- * this folder and prints the ratio table. A FILTER keeps the cases whose file name (without
- * `.bench.ts`) or case name contains it, case-insensitively; several filters keep the union.
+ * this folder (timed code, or HTTP load cases of bench/load-harness.ts) and prints the ratio
+ * table. A FILTER keeps the cases whose file name (without `.bench.ts`) or case name contains
+ * it, case-insensitively; several filters keep the union.
  *
  * The exit code is 0 whether budgets are met or not; it is 1 only when no case matches or a
  * benchmark file is malformed.
@@ -11,18 +12,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BenchmarkCase, type CaseResult, formatReport, runCase } from './harness.js';
+import { isLoadCase, type LoadCase, runLoadCase } from './load-harness.js';
+
+/** A case of either kind: timed synchronous code, or an HTTP load (bench/load-harness.ts). */
+type AnyCase = BenchmarkCase | LoadCase;
 
 const suffix = '.bench.ts';
 const folder = path.dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2).map((filter) => filter.toLowerCase());
 
-async function loadCases(file: string): Promise<BenchmarkCase[]> {
+async function loadCases(file: string): Promise<AnyCase[]> {
   const module: { cases?: unknown } = await import(pathToFileURL(path.join(folder, file)).href);
   if (!Array.isArray(module.cases)) throw new Error(`${file} does not export an array 'cases'`);
-  return module.cases as BenchmarkCase[];
+  return module.cases as AnyCase[];
 }
 
-function matches(file: string, benchmark: BenchmarkCase): boolean {
+function matches(file: string, benchmark: AnyCase): boolean {
   if (filters.length === 0) return true;
   const text = `${file.slice(0, -suffix.length)} ${benchmark.name}`.toLowerCase();
   return filters.some((filter) => text.includes(filter));
@@ -31,7 +36,7 @@ function matches(file: string, benchmark: BenchmarkCase): boolean {
 const files = readdirSync(folder)
   .filter((file) => file.endsWith(suffix))
   .sort();
-const selected: BenchmarkCase[] = [];
+const selected: AnyCase[] = [];
 const available: string[] = [];
 for (const file of files) {
   for (const benchmark of await loadCases(file)) {
@@ -60,6 +65,6 @@ process.stdout.write(
 const results: CaseResult[] = [];
 for (const benchmark of selected) {
   process.stdout.write(`running ${benchmark.name} …\n`);
-  results.push(runCase(benchmark));
+  results.push(isLoadCase(benchmark) ? await runLoadCase(benchmark) : runCase(benchmark));
 }
 process.stdout.write(`\n${formatReport(results)}`);

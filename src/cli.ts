@@ -5,6 +5,8 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { tokensCommand } from './cli/tokens-command.js';
+import { usersCommand } from './cli/users-command.js';
 import { ProfileInvalidError, TagdError } from './errors.js';
 import { parseListen } from './listen-address.js';
 import { createLogger } from './logger.js';
@@ -18,6 +20,9 @@ const usage = `tagd ${version}: edge gateway daemon
 Usage:
   tagd start [--profile FILE] [--listen HOST:PORT]   run the daemon
   tagd profile check FILE                            list every error in a profile
+  tagd users add|list|disable|enable|roles|passwd|2fa …
+                                                     manage accounts ('tagd users help')
+  tagd tokens generate NAME                          print a service account's token
   tagd version                                       print the version
 
 Environment:
@@ -34,6 +39,10 @@ export async function cli(argv: string[]): Promise<void> {
       return start(rest);
     case 'profile':
       return profileCommand(rest);
+    case 'users':
+      return usersCommand(rest);
+    case 'tokens':
+      return tokensCommand(rest);
     case 'version':
     case '--version':
       process.stdout.write(`${version}\n`);

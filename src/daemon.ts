@@ -1,7 +1,9 @@
+import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
 import { createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
+import { HttpsListener } from './api/https-listener.js';
 import { AccountService } from './auth/account-service.js';
 import { SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
@@ -21,7 +23,7 @@ export interface DaemonOptions {
   /** State directory: keys, users, history. Created 0700 if missing. */
   stateDir: string;
   logger: Logger;
-  /** Overrides the profile's loopback HTTP listener (`--listen`). */
+  /** Overrides the profile's loopback HTTP listener (`--listen`); HTTPS keeps the profile's. */
   listen?: { host: string; port: number };
   /** systemd's `$CREDENTIALS_DIRECTORY`, where the sealing key may come from. */
   credentialsDir?: string;
@@ -37,7 +39,8 @@ interface Component {
 
 /**
  * The running gateway: loads the profile, then starts the tag store, collections, drivers and
- * the API listener in that order, and stops them in reverse. Constructing does nothing.
+ * the API listeners (loopback HTTP, then HTTPS when the profile has it) in that order, and stops
+ * them in reverse. Constructing does nothing.
  */
 export class Daemon {
   /** The tag store; available after start(). */
@@ -46,6 +49,7 @@ export class Daemon {
   profile: Profile | undefined;
   private readonly started: Component[] = [];
   private listener: HttpListener | undefined;
+  private httpsListener: HttpsListener | undefined;
 
   constructor(private readonly options: DaemonOptions) {}
 
@@ -119,6 +123,7 @@ export class Daemon {
         secretBox,
         audit,
         now,
+        stateDir,
       });
       await accounts.createInitialAdmin(stateDir, logger);
 
@@ -135,11 +140,31 @@ export class Daemon {
         start: () => listener.start(),
         stop: () => listener.stop(),
       });
+      if (profile.server.https) {
+        const { certFile, keyFile, ...https } = profile.server.https;
+        // Certificate paths are relative to the profile, not to wherever tagd was started from.
+        const profileFolder = dirname(resolve(this.options.profileFile));
+        const httpsListener = new HttpsListener({
+          ...https,
+          certFile: resolve(profileFolder, certFile),
+          keyFile: resolve(profileFolder, keyFile),
+          handler: app.callback(),
+          logger: logger.child({ component: 'https' }),
+          now,
+        });
+        this.httpsListener = httpsListener;
+        await this.startComponent({
+          name: 'https',
+          start: () => httpsListener.start(),
+          stop: () => httpsListener.stop(),
+        });
+      }
 
       logger.info(
         {
           version,
           url: listener.url(),
+          ...(this.httpsListener ? { httpsUrl: this.httpsListener.url() } : {}),
           tags: store.size,
           drivers: profile.drivers.length,
           startupMs: Math.round(performance.now() - began),
@@ -167,6 +192,11 @@ export class Daemon {
   /** URL of the HTTP listener while running. */
   url(): string | undefined {
     return this.listener?.url();
+  }
+
+  /** URL of the HTTPS listener while running; undefined when the profile has none. */
+  httpsUrl(): string | undefined {
+    return this.httpsListener?.url();
   }
 
   private async startComponent(component: Component): Promise<void> {

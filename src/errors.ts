@@ -179,8 +179,13 @@ export class ConflictError extends TagdError {
 /** The request cannot be processed as sent: malformed JSON, wrong media type, too large. */
 export class RequestError extends TagdError {
   constructor(
-    code: 'bad-request' | 'payload-too-large' | 'unsupported-media-type' | 'method-not-allowed',
-    status: 400 | 413 | 415 | 405,
+    code:
+      | 'bad-request'
+      | 'payload-too-large'
+      | 'unsupported-media-type'
+      | 'method-not-allowed'
+      | 'not-implemented',
+    status: 400 | 413 | 415 | 405 | 501,
     message: string,
   ) {
     super(code, status, message);
@@ -207,6 +212,10 @@ export const errorCodes = {
   'tag-not-found': { status: 404, meaning: 'No tag with that path exists.' },
   'collection-not-found': { status: 404, meaning: 'No collection with that name exists.' },
   'method-not-allowed': { status: 405, meaning: 'The route exists but not for this method.' },
+  'not-implemented': {
+    status: 501,
+    meaning: 'The HTTP method is not one the API knows (e.g. PROPFIND).',
+  },
   'not-found': { status: 404, meaning: 'No such route or resource.' },
   'profile-not-found': { status: 500, meaning: 'The profile file was not found.' },
   'profile-corrupt': { status: 500, meaning: 'The profile file is not valid JSON.' },

@@ -44,6 +44,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.RequestError('payload-too-large', 413, 'p'),
     new errors.RequestError('unsupported-media-type', 415, 'u'),
     new errors.RequestError('method-not-allowed', 405, 'm'),
+    new errors.RequestError('not-implemented', 501, 'n'),
     new errors.InternalError(),
   ];
   const classes = Object.values(errors).filter(

@@ -2,6 +2,8 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { AccountService } from '../auth/account-service.js';
+import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
+import { RequestError } from '../errors.js';
 import type { TagStore } from '../tags/tag-store.js';
 import { problemMiddleware } from './problem.js';
 import type { RouteDefinition } from './route.js';
@@ -27,18 +29,25 @@ export interface ApiDeps {
   audit: Logger;
   /** Epoch ms now. Default Date.now. */
   now?: () => number;
+  /**
+   * The DBC definitions of the CAN components, filled by the CAN drivers. Default: an empty
+   * catalog, so every DBC request answers 404 (no CAN component exists).
+   */
+  dbc?: DbcSignalCatalog;
 }
 
 /** Every documented API route, in the order the OpenAPI document lists them. */
 export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
-  return [
+  const routes: RouteDefinition[] = [
     ...healthRoutes(deps),
     ...userRoutes(deps),
     ...tagsRoutes(deps),
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
-    ...docsRoutes(deps),
   ];
+  // The docs describe this very list, so the document is exactly what is served.
+  routes.push(...docsRoutes(deps, () => routes));
+  return routes;
 }
 
 /**
@@ -51,14 +60,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.silent = true;
   app.use(securityHeaders);
   app.use(problemMiddleware(deps.logger.child({ component: 'api' })));
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit: maxBodyBytes,
-      encoding: 'utf-8',
-      jsonStrict: true,
-    }),
-  );
+  app.use(jsonBodies());
 
   const router = buildRouter(apiRoutes(deps), deps.accounts);
   app.use(router.routes());
@@ -66,12 +68,45 @@ export function createApp(deps: ApiDeps): Koa {
   return app;
 }
 
+/**
+ * Parses JSON bodies (256 KiB at most). Errors raised while reading a body (a Content-Encoding
+ * that does not decode, a truncated stream) are the client's: they answer 400, never 500.
+ */
+function jsonBodies(): Koa.Middleware {
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: maxBodyBytes,
+    encoding: 'utf-8',
+    jsonStrict: true,
+  });
+  return async (context, next) => {
+    try {
+      await parse(context, async () => undefined);
+    } catch (error) {
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === 'number' && status >= 400 && status < 500) throw error;
+      throw new RequestError(
+        'bad-request',
+        400,
+        'The request body could not be read (check its Content-Encoding).',
+      );
+    }
+    await next();
+  };
+}
+
 async function securityHeaders(context: Koa.Context, next: Koa.Next): Promise<void> {
+  // The Swagger UI page is the one HTML document served: it may load its same-origin script
+  // and stylesheet, show the stylesheet's data: images and call this API; nothing external, no
+  // inline script. (React's style props go through the CSSOM, which style-src does not block.)
+  const swaggerUiPage = /^\/swagger\/?$/.test(context.path);
   context.set({
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
     'Referrer-Policy': 'no-referrer',
-    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+    'Content-Security-Policy': swaggerUiPage
+      ? "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+      : "default-src 'none'; frame-ancestors 'none'",
     'Cross-Origin-Resource-Policy': 'same-origin',
     'Cache-Control': 'no-store',
   });

@@ -58,7 +58,9 @@ export function problemMiddleware(logger: Logger) {
         const detail =
           status === 404
             ? `No route ${context.method} ${context.path}.`
-            : `${context.method} is not allowed on ${context.path}.`;
+            : status === 501
+              ? `The method ${context.method} is not implemented.`
+              : `${context.method} is not allowed on ${context.path}.`;
         sendProblem(
           context,
           problemFor(new TagdError(codeOfStatus(status), status, detail), context.path),
@@ -88,6 +90,7 @@ function codeOfStatus(status: number): string {
   if (status === 415) return 'unsupported-media-type';
   if (status === 404) return 'not-found';
   if (status === 405) return 'method-not-allowed';
+  if (status === 501) return 'not-implemented';
   return 'bad-request';
 }
 
@@ -102,6 +105,7 @@ const titles: Record<number, string> = {
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
   503: 'Service Unavailable',
 };
 

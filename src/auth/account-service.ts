@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.js';
@@ -51,6 +51,8 @@ export interface AccountServiceDeps {
   audit: Logger;
   /** Epoch ms now. */
   now: () => number;
+  /** State directory, where the first-start admin password file is removed once changed. */
+  stateDir?: string;
 }
 
 /**
@@ -123,12 +125,12 @@ export class AccountService {
           : 'Wrong or already used code.',
       );
     }
+    // Claimed under the users lock: a second use of the step, even from another process, fails.
+    if (!(await this.deps.users.claimTotpStep(user, step))) {
+      this.twoFactorFailures.set(claims.jti, failures + 1);
+      throw new UnauthorizedError('Wrong or already used code.');
+    }
     this.twoFactorFailures.delete(claims.jti);
-    await this.deps.users.update(
-      user,
-      { twoFactor: { ...user.twoFactor, lastUsedStep: step } },
-      false,
-    );
     return this.nextStep(user, undefined);
   }
 
@@ -171,6 +173,10 @@ export class AccountService {
       { event: 'password-changed', username: user.username, address },
       'password changed',
     );
+    if (this.deps.stateDir) {
+      // The first-start password is void now; leaving it on disk would only invite confusion.
+      await unlink(join(this.deps.stateDir, initialAdminPasswordFile)).catch(() => undefined);
+    }
     return this.issueSession(user);
   }
 
@@ -183,20 +189,18 @@ export class AccountService {
     if (claims.typ === 'access') {
       return { ...this.identity(user), token: this.deps.tokens.issue('access', user).token };
     }
-    const family = claims.fam ? this.deps.users.findRefreshFamily(claims.fam) : undefined;
-    if (!family || family.revoked || family.userId !== user.id) {
-      throw new UnauthorizedError('The refresh token has been revoked.');
-    }
-    if (family.currentJti !== claims.jti) {
-      await this.deps.users.updateRefreshFamily(family, { revoked: true });
+    const refresh = this.deps.tokens.issue('refresh', user, claims.fam ? { fam: claims.fam } : {});
+    // Decided under the users lock, so two uses of one refresh token cannot both rotate.
+    const outcome = claims.fam
+      ? await this.deps.users.rotateRefreshFamily(claims.fam, claims.jti, refresh.claims.jti)
+      : 'gone';
+    if (outcome === 'revoked') {
       this.deps.audit.warn(
-        { event: 'refresh-reuse', username: user.username, family: family.id },
+        { event: 'refresh-reuse', username: user.username, family: claims.fam },
         'a rotated refresh token was used again: its family is revoked',
       );
-      throw new UnauthorizedError('The refresh token has been revoked.');
     }
-    const refresh = this.deps.tokens.issue('refresh', user, { fam: family.id });
-    await this.deps.users.updateRefreshFamily(family, { currentJti: refresh.claims.jti });
+    if (outcome !== 'rotated') throw new UnauthorizedError('The refresh token has been revoked.');
     return {
       ...this.identity(user),
       token: this.deps.tokens.issue('access', user).token,

@@ -6,6 +6,7 @@ import { Low } from 'lowdb';
 import type { Logger } from 'pino';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { DurableJsonFile } from '../profile/durable-json-file.js';
+import { withFileLock } from '../state/file-lock.js';
 import type { RoleName } from './permissions.js';
 
 /** File name of the users database in the state directory. */
@@ -65,12 +66,16 @@ export class UserStore {
   private watcher: FSWatcher | undefined;
   private byName = new Map<string, UserRecord>();
   private byId = new Map<string, UserRecord>();
+  private readonly lockFile: string;
+  // Serializes this process's own changes; the lock file serializes them with other processes.
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: UserStoreOptions) {
     this.db = new Low<UsersData>(new DurableJsonFile(join(options.stateDir, usersFileName)), {
       users: [],
       refreshFamilies: [],
     });
+    this.lockFile = join(options.stateDir, `${usersFileName}.lock`);
   }
 
   /** Reads the database (an absent file is an empty one) and starts watching if asked. */
@@ -132,46 +137,72 @@ export class UserStore {
   async add(
     fields: Pick<UserRecord, 'username' | 'kind' | 'roles'> & Partial<UserRecord>,
   ): Promise<UserRecord> {
-    if (this.byName.has(fields.username)) {
-      throw new ConflictError('already-exists', `An account named '${fields.username}' exists.`);
-    }
-    const user: UserRecord = {
-      id: randomUUID(),
-      disabled: false,
-      tokenVersion: 1,
-      requiresPasswordChange: false,
-      createdAt: new Date().toISOString(),
-      ...fields,
-    };
-    this.db.data.users.push(user);
-    await this.save();
-    return user;
+    return this.mutate((data) => {
+      if (data.users.some((user) => user.username === fields.username)) {
+        throw new ConflictError('already-exists', `An account named '${fields.username}' exists.`);
+      }
+      const user: UserRecord = {
+        id: randomUUID(),
+        disabled: false,
+        tokenVersion: 1,
+        requiresPasswordChange: false,
+        createdAt: new Date().toISOString(),
+        ...fields,
+      };
+      data.users.push(user);
+      return user;
+    });
   }
 
   /**
-   * Changes an account and saves. With `revokeTokens`, its token version is bumped so every
-   * token issued before stops working.
+   * Changes an account and saves. A key given as `undefined` is removed (e.g. `twoFactor`).
+   * With `revokeTokens`, its token version is bumped so every token issued before stops
+   * working. `user` is updated to the saved state.
+   * @throws NotFoundError when the account was removed meanwhile.
    */
   async update(
     user: UserRecord,
     change: Partial<UserRecord>,
     revokeTokens: boolean,
   ): Promise<UserRecord> {
-    Object.assign(user, change);
-    if (revokeTokens) {
-      user.tokenVersion += 1;
-      this.db.data.refreshFamilies = this.db.data.refreshFamilies.filter(
-        (family) => family.userId !== user.id,
-      );
+    const saved = await this.mutate((data) => {
+      const fresh = data.users.find((candidate) => candidate.id === user.id);
+      if (!fresh) throw new NotFoundError(`No account named '${user.username}'.`);
+      applyChange(fresh, change);
+      if (revokeTokens) {
+        fresh.tokenVersion += 1;
+        data.refreshFamilies = data.refreshFamilies.filter((family) => family.userId !== fresh.id);
+      }
+      return fresh;
+    });
+    applyChange(user, saved);
+    for (const key of Object.keys(change) as (keyof UserRecord)[]) {
+      if (change[key] === undefined) delete user[key];
     }
-    await this.save();
     return user;
+  }
+
+  /**
+   * Records a two-factor time step as used, unless it (or a later one) was used already: the
+   * check and the write happen under the lock, so a code cannot be used twice even by two
+   * processes at once.
+   * @returns whether the step was claimed.
+   */
+  async claimTotpStep(user: UserRecord, step: number): Promise<boolean> {
+    return this.mutate((data) => {
+      const fresh = data.users.find((candidate) => candidate.id === user.id);
+      if (!fresh?.twoFactor) return false;
+      if (step <= (fresh.twoFactor.lastUsedStep ?? Number.NEGATIVE_INFINITY)) return false;
+      fresh.twoFactor.lastUsedStep = step;
+      return true;
+    });
   }
 
   /** Starts a refresh family for a sign-in. */
   async addRefreshFamily(family: RefreshFamily): Promise<void> {
-    this.db.data.refreshFamilies.push(family);
-    await this.save();
+    await this.mutate((data) => {
+      data.refreshFamilies.push(family);
+    });
   }
 
   /** The refresh family of that id, if any. */
@@ -179,23 +210,58 @@ export class UserStore {
     return this.db.data.refreshFamilies.find((family) => family.id === id);
   }
 
-  /** Saves a change to a refresh family (rotation or revocation). */
-  async updateRefreshFamily(family: RefreshFamily, change: Partial<RefreshFamily>): Promise<void> {
-    Object.assign(family, change);
-    await this.save();
+  /**
+   * Rotates a refresh family from `expectedJti` to `nextJti`, or revokes it when `expectedJti`
+   * is no longer current (a reused token). Decided under the lock on fresh data.
+   * @returns `rotated`, `revoked` (reuse detected now) or `gone` (unknown or already revoked).
+   */
+  async rotateRefreshFamily(
+    id: string,
+    expectedJti: string,
+    nextJti: string,
+  ): Promise<'rotated' | 'revoked' | 'gone'> {
+    return this.mutate((data) => {
+      const family = data.refreshFamilies.find((candidate) => candidate.id === id);
+      if (!family || family.revoked) return 'gone';
+      if (family.currentJti !== expectedJti) {
+        family.revoked = true;
+        return 'revoked';
+      }
+      family.currentJti = nextJti;
+      return 'rotated';
+    });
   }
 
-  private async save(): Promise<void> {
-    const now = (this.options.now ?? Date.now)();
-    this.db.data.refreshFamilies = this.db.data.refreshFamilies.filter(
-      (family) => family.expiresAt > now,
+  // Read-modify-write on the file's current contents under the lock, so changes made by
+  // another process since our last read are kept, not overwritten by a stale copy.
+  private mutate<T>(change: (data: UsersData) => T): Promise<T> {
+    const run = this.queue.then(() =>
+      withFileLock(this.lockFile, async () => {
+        await this.reload();
+        const result = change(this.db.data);
+        const now = (this.options.now ?? Date.now)();
+        this.db.data.refreshFamilies = this.db.data.refreshFamilies.filter(
+          (family) => family.expiresAt > now,
+        );
+        await this.db.write();
+        this.index();
+        return result;
+      }),
     );
-    await this.db.write();
-    this.index();
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private index(): void {
     this.byName = new Map(this.db.data.users.map((user) => [user.username, user]));
     this.byId = new Map(this.db.data.users.map((user) => [user.id, user]));
+  }
+}
+
+// Object.assign, except that a key given as undefined is deleted, so JSON holds no trace of it.
+function applyChange(target: UserRecord, change: Partial<UserRecord>): void {
+  for (const [key, value] of Object.entries(change) as [keyof UserRecord, unknown][]) {
+    if (value === undefined) delete target[key];
+    else (target as unknown as Record<string, unknown>)[key] = value;
   }
 }

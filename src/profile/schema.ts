@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
 import { tagPathProblem } from '../tags/tag-path.js';
+import { secret } from './secret-fields.js';
 
 const httpListenerSchema = z
   .strictObject({
@@ -22,8 +23,38 @@ const httpListenerSchema = z
   })
   .describe('Plain HTTP listener for apps on the same host.');
 
+const httpsListenerSchema = z
+  .strictObject({
+    host: z
+      .string()
+      .min(1)
+      .default('0.0.0.0')
+      .describe('Address to bind; all IPv4 interfaces by default.'),
+    port: z.int().min(0).max(65_535).default(8443).describe('TCP port; 0 picks a free one.'),
+    certFile: z
+      .string()
+      .min(1)
+      .describe(
+        'PEM certificate chain file: the server certificate first, then intermediates. A relative path is resolved from the folder of the profile file.',
+      ),
+    keyFile: z
+      .string()
+      .min(1)
+      .describe(
+        'PEM private key file of the certificate. A relative path is resolved from the folder of the profile file.',
+      ),
+    keyPassphrase: secret(z.string().min(1))
+      .optional()
+      .describe('Passphrase of an encrypted private key. Sealed in the profile file.'),
+    minVersion: z
+      .enum(['TLSv1.2', 'TLSv1.3'])
+      .default('TLSv1.2')
+      .describe('Oldest TLS version accepted.'),
+  })
+  .describe('HTTPS listener for the plant network. Absent: no HTTPS listener.');
+
 const serverSchema = z
-  .strictObject({ http: httpListenerSchema.prefault({}) })
+  .strictObject({ http: httpListenerSchema.prefault({}), https: httpsListenerSchema.optional() })
   .describe('API listeners.');
 
 const securitySchema = z

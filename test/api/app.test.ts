@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { startApi } from '../helpers/api-harness.js';
 

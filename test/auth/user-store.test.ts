@@ -78,3 +78,79 @@ test('a watching store picks up changes another process writes', async (t) => {
   await writeFile(join(dir, 'unrelated.txt'), text);
   t.is(daemonSide.list().length, 1);
 });
+
+test('a store with a stale copy does not undo what another process saved', async (t) => {
+  const dir = await tempDir(t);
+  const daemonSide = new UserStore({ stateDir: dir });
+  await daemonSide.start();
+  const user = await daemonSide.add({ username: 'dave', kind: 'user', roles: ['Viewers'] });
+  const cliSide = new UserStore({ stateDir: dir });
+  await cliSide.start();
+  await cliSide.update(cliSide.require('dave'), { disabled: true }, true);
+  // The daemon side has not reloaded: its copy still says enabled. Its next save must not win.
+  await daemonSide.addRefreshFamily({
+    id: 'f',
+    userId: user.id,
+    currentJti: 'j',
+    expiresAt: Date.now() + 60_000,
+    revoked: false,
+  });
+  const fresh = new UserStore({ stateDir: dir });
+  await fresh.start();
+  t.is(fresh.require('dave').disabled, true);
+  t.is(fresh.require('dave').tokenVersion, 2);
+  t.truthy(fresh.findRefreshFamily('f'));
+});
+
+test('a two-factor step is claimed once, even by two stores at once', async (t) => {
+  const dir = await tempDir(t);
+  const one = new UserStore({ stateDir: dir });
+  await one.start();
+  const user = await one.add({
+    username: 'erin',
+    kind: 'user',
+    roles: [],
+    twoFactor: { sealedSecret: 'x' },
+  });
+  const two = new UserStore({ stateDir: dir });
+  await two.start();
+  const claims = await Promise.all([
+    one.claimTotpStep(user, 100),
+    two.claimTotpStep(two.require('erin'), 100),
+  ]);
+  t.deepEqual(claims.sort(), [false, true]);
+  t.false(await one.claimTotpStep(user, 99), 'an earlier step is refused too');
+  t.true(await one.claimTotpStep(user, 101));
+});
+
+test('a refresh family rotates once; the losing use revokes it', async (t) => {
+  const store = new UserStore({ stateDir: await tempDir(t) });
+  await store.start();
+  await store.addRefreshFamily({
+    id: 'f',
+    userId: 'u',
+    currentJti: 'a',
+    expiresAt: Date.now() + 60_000,
+    revoked: false,
+  });
+  t.is(await store.rotateRefreshFamily('f', 'a', 'b'), 'rotated');
+  t.is(await store.rotateRefreshFamily('f', 'a', 'c'), 'revoked');
+  t.is(await store.rotateRefreshFamily('f', 'b', 'd'), 'gone');
+  t.is(await store.rotateRefreshFamily('nope', 'a', 'b'), 'gone');
+});
+
+test('update removes a key given as undefined, in the file and in the caller copy', async (t) => {
+  const dir = await tempDir(t);
+  const store = new UserStore({ stateDir: dir });
+  await store.start();
+  const user = await store.add({
+    username: 'fay',
+    kind: 'user',
+    roles: [],
+    twoFactor: { sealedSecret: 's' },
+  });
+  await store.update(user, { twoFactor: undefined }, true);
+  t.false('twoFactor' in user);
+  const text = await readFile(join(dir, usersFileName), 'utf8');
+  t.false(text.includes('twoFactor'));
+});

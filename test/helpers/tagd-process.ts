@@ -19,18 +19,22 @@ export interface TagdProcess {
 
 /**
  * Starts `tagd ARGS…` as a child process. By default it runs the TypeScript source through tsx;
- * pass `entry` to run a built `dist/src/cli.js` with plain node.
+ * pass `entry` to run a built `dist/src/cli.js` with plain node. With `input`, stdin is a pipe
+ * that receives it and then ends; without, stdin is /dev/null.
  */
 export function startTagd(
   args: string[],
-  options: { env?: Record<string, string>; entry?: string; cwd?: string } = {},
+  options: { env?: Record<string, string>; entry?: string; cwd?: string; input?: string } = {},
 ): TagdProcess {
   const nodeArgs = options.entry ? [options.entry] : ['--import', 'tsx', cliSource];
   const child = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: options.cwd ?? repoRoot,
     env: { ...process.env, TAGD_LOG_LEVEL: 'info', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  // EPIPE when tagd exits without reading (a usage error) is not the test's concern.
+  child.stdin?.on('error', () => undefined);
+  if (options.input !== undefined) child.stdin?.end(options.input);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => {

@@ -1,7 +1,110 @@
+import { z } from 'zod';
+import { DbcSignalCatalog } from '../../dbc/signal-catalog.js';
+import { qualities } from '../../tags/sample.js';
 import type { ApiDeps } from '../app.js';
-import type { RouteDefinition } from '../route.js';
+import { defineRoute, type RouteDefinition } from '../route.js';
 
-/** Routes of this area (being written in this session). */
-export function dbcRoutes(_deps: ApiDeps): RouteDefinition[] {
-  return [];
+/** The latest local value of one DBC signal (DESIGN.md §4 "DBC signal"). */
+export const dbcSignalSchema = z
+  .object({
+    component: z.string().describe('Name of the CAN driver whose DBC defines the signal.'),
+    message: z.string().describe('DBC message name.'),
+    signal: z.string().describe('DBC signal name.'),
+    fullTagId: z.string().describe('The signal’s tag: `<component>/<message>/<signal>`.'),
+    utcTimestamp: z
+      .string()
+      .describe(
+        'When the value was decoded, ISO 8601 UTC; for a signal never received, the time of the answer.',
+      ),
+    quality: z.enum(qualities as [string, ...string[]]),
+    value: z
+      .union([z.number(), z.boolean(), z.string()])
+      .optional()
+      .describe('Physical value (raw × factor + offset). Absent for Unavailable and Bad.'),
+    unit: z.string().optional().describe('Unit from the DBC; absent when the DBC gives none.'),
+    valueText: z
+      .string()
+      .optional()
+      .describe('Label of the value from the DBC value table (VAL_), when it has one.'),
+    raw: z
+      .number()
+      .optional()
+      .describe('Raw value before scaling, when the CAN driver reports it.'),
+  })
+  .meta({ id: 'DbcSignal' });
+
+/** Response body of GET /api/v2/DBC/{component}/{message}/{signal}. */
+export type DbcSignalResponse = z.infer<typeof dbcSignalSchema>;
+
+const name = z.string().min(1).max(256);
+const signalParams = z.object({
+  component: name.describe('Name of the CAN driver (component).'),
+  message: name.describe('DBC message name.'),
+  signal: name.describe('DBC signal name.'),
+});
+
+/** Latest value of a DBC signal. */
+export function dbcRoutes(deps: ApiDeps): RouteDefinition[] {
+  const catalog = deps.dbc ?? new DbcSignalCatalog();
+  const now = deps.now ?? Date.now;
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/DBC/{component}/{message}/{signal}',
+      operationId: 'getDbcSignal',
+      tag: 'DBC',
+      summary: 'Latest local value of one DBC signal',
+      description:
+        'The signal is the tag `<component>/<message>/<signal>` written by the CAN driver named ' +
+        '`component`. An unknown component, message or signal is a 404 whose detail names which ' +
+        'one is missing. A signal that is defined but has not been received yet (or whose bus is ' +
+        'disconnected) answers 200 with quality `Unavailable` and no value. `unit` comes from ' +
+        'the DBC (or the sample metadata); `valueText` and `raw` are present only when the ' +
+        'driver attached them to the sample.',
+      access: { kind: 'permission', permission: 'DBCView' },
+      params: signalParams,
+      responses: { 200: { description: 'The signal’s latest value.', schema: dbcSignalSchema } },
+      problems: [400, 404],
+      handle: ({ params }): DbcSignalResponse => {
+        const { signal, fullTagId } = catalog.require(
+          params.component,
+          params.message,
+          params.signal,
+        );
+        const sample = deps.store.get(fullTagId);
+        const unit = nonEmpty(signal.unit) ?? nonEmpty(sample?.metadata?.unit);
+        const base = {
+          component: params.component,
+          message: params.message,
+          signal: params.signal,
+          fullTagId,
+        };
+        if (sample === undefined || sample.quality === 'Unavailable') {
+          return {
+            ...base,
+            utcTimestamp: sample?.utcTimestamp ?? new Date(now()).toISOString(),
+            quality: 'Unavailable',
+            ...(unit !== undefined ? { unit } : {}),
+          };
+        }
+        // `raw` is not part of SampleMetadata: a CAN driver may carry it there, nothing else does.
+        const raw = (sample.metadata as { raw?: unknown } | undefined)?.raw;
+        const valueText = sample.metadata?.valueText;
+        const hasValue = sample.value !== undefined;
+        return {
+          ...base,
+          utcTimestamp: sample.utcTimestamp,
+          quality: sample.quality,
+          ...(hasValue ? { value: sample.value } : {}),
+          ...(unit !== undefined ? { unit } : {}),
+          ...(hasValue && typeof valueText === 'string' ? { valueText } : {}),
+          ...(hasValue && typeof raw === 'number' && Number.isFinite(raw) ? { raw } : {}),
+        };
+      },
+    }),
+  ];
+}
+
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === undefined || text === '' ? undefined : text;
 }

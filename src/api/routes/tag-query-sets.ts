@@ -1,7 +1,319 @@
+import { z } from 'zod';
+import { ConflictError, type FieldError, ValidationError } from '../../errors.js';
+import {
+  type TagQueryBinding,
+  type TagQuerySet,
+  TagQuerySetRegistry,
+} from '../../queries/tag-query-set-registry.js';
+import {
+  parseAggregationWindow,
+  parseTimePoint,
+  resolveTimePoint,
+  type TimePoint,
+} from '../../queries/time-range.js';
+import type { Sample } from '../../tags/sample.js';
+import { tagPathProblem } from '../../tags/tag-path.js';
+import { isPattern } from '../../tags/tag-pattern.js';
+import type { TagStore } from '../../tags/tag-store.js';
 import type { ApiDeps } from '../app.js';
-import type { RouteDefinition } from '../route.js';
+import { defineRoute, type RouteDefinition } from '../route.js';
+import { sampleSchema } from '../schemas.js';
 
-/** Routes of this area (being written in this session). */
-export function tagQuerySetsRoutes(_deps: ApiDeps): RouteDefinition[] {
-  return [];
+/** Most bindings one set may hold. */
+export const maxBindingsPerSet = 1_000;
+/** Most values one response carries (POST refuses beyond it, Delta pages). */
+export const maxValuesPerResponse = 100_000;
+
+const historyDetail =
+  'historical data is available only when a time-series database is configured in the ' +
+  'profile; without one only realtime data is available (use store Local).';
+
+const source = z
+  .string()
+  .superRefine((text, context) => {
+    const problem = tagPathProblem(text, true);
+    if (problem !== undefined) {
+      context.addIssue({ code: 'custom', message: `Invalid tag path or pattern: ${problem}.` });
+    }
+  })
+  .describe('Tag path, or pattern with `*` (one segment) and `**` (any depth) segments.');
+
+const timePoint = z
+  .string()
+  .max(64)
+  .superRefine((text, context) => {
+    const result = parseTimePoint(text);
+    if (!result.ok) context.addIssue({ code: 'custom', message: result.message });
+  });
+
+const aggregationWindow = z
+  .string()
+  .max(64)
+  .superRefine((text, context) => {
+    const result = parseAggregationWindow(text);
+    if (!result.ok) context.addIssue({ code: 'custom', message: result.message });
+  });
+
+/** One binding of a query set (spec §2.2, DESIGN.md §4 "TagQuerySet"). */
+export const tagQueryBindingSchema = z
+  .strictObject({
+    source,
+    store: z
+      .enum(['Local', 'Logged'])
+      .describe('`Local`: current values. `Logged`: history from the time-series database.'),
+    timeRangeStart: timePoint
+      .optional()
+      .describe(
+        'Logged only, required there. `now`, `now-<n><s|m|h|d>` (e.g. `now-15m`) or an ISO 8601 ' +
+          'timestamp with zone (e.g. `2026-01-31T08:00:00Z`).',
+      ),
+    timeRangeStop: timePoint
+      .optional()
+      .describe('Logged only, required there. Same formats as timeRangeStart; not before it.'),
+    seriesMode: z
+      .enum(['Raw', 'Aggregated'])
+      .optional()
+      .describe('Logged only (`Raw` is also accepted on Local). Default `Raw`.'),
+    aggregationWindow: aggregationWindow
+      .optional()
+      .describe(
+        'Required with seriesMode Aggregated. `10s`, `5m`, `1h`, `1d` or an ISO 8601 duration ' +
+          '(`PT5M`); years and months are refused. Aggregated values carry the window start.',
+      ),
+    aggregationFunction: z
+      .enum(['Avg', 'Min', 'Max', 'Sum', 'Count', 'First', 'Last'])
+      .optional()
+      .describe('Required with seriesMode Aggregated.'),
+  })
+  .superRefine((binding, context) => {
+    const problem = (path: keyof TagQueryBinding, message: string) =>
+      context.addIssue({ code: 'custom', path: [path], message });
+    const aggregated = binding.seriesMode === 'Aggregated';
+    if (binding.store === 'Local') {
+      // Refused rather than ignored: a client sending a range expects history, not a snapshot.
+      for (const field of ['timeRangeStart', 'timeRangeStop'] as const) {
+        if (binding[field] !== undefined) problem(field, 'Applies only to Logged bindings.');
+      }
+      if (aggregated) problem('seriesMode', 'Aggregated applies only to Logged bindings.');
+    } else {
+      for (const field of ['timeRangeStart', 'timeRangeStop'] as const) {
+        if (binding[field] === undefined) problem(field, 'Required for a Logged binding.');
+      }
+    }
+    for (const field of ['aggregationWindow', 'aggregationFunction'] as const) {
+      if (aggregated && binding[field] === undefined) {
+        problem(field, 'Required when seriesMode is Aggregated.');
+      } else if (!aggregated && binding[field] !== undefined) {
+        problem(field, 'Applies only when seriesMode is Aggregated.');
+      }
+    }
+  })
+  .meta({ id: 'TagQueryBinding' });
+
+/** Body of POST /api/v2/TagQuerySet (spec §2.2). */
+export const tagQuerySetRequestSchema = z
+  .strictObject({
+    srcSetId: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('An existing set of this account: its bindings are replaced. Absent: a new set.'),
+    bindings: z
+      .array(tagQueryBindingSchema)
+      .min(1, 'At least one binding is required.')
+      .max(
+        maxBindingsPerSet,
+        `At most ${maxBindingsPerSet.toLocaleString('en')} bindings per set.`,
+      ),
+  })
+  .meta({ id: 'TagQuerySetRequest' });
+
+/** A tag sample answered for one binding. */
+export const queryValueSchema = sampleSchema
+  .extend({
+    binding: z
+      .number()
+      .int()
+      .min(0)
+      .describe('Index into the bindings of the request that made or last replaced the set.'),
+  })
+  .meta({ id: 'QueryValue' });
+
+/** Response of POST /api/v2/TagQuerySet and of its Delta. */
+export const tagQuerySetResponseSchema = z
+  .object({
+    srcSetId: z
+      .string()
+      .describe('The set’s identifier: poll its Delta, or send it to replace it.'),
+    values: z.array(queryValueSchema),
+    truncated: z
+      .literal(true)
+      .optional()
+      .describe(
+        `Delta only, present when more values changed than one response carries ` +
+          `(${maxValuesPerResponse.toLocaleString('en')}): poll again for the rest.`,
+      ),
+  })
+  .meta({ id: 'TagQuerySetResponse' });
+
+type TagQuerySetRequest = z.infer<typeof tagQuerySetRequestSchema>;
+type QueryValue = z.infer<typeof queryValueSchema>;
+type TagQuerySetResponse = z.infer<typeof tagQuerySetResponseSchema>;
+
+const sourceSetParams = z.object({
+  sourceSet: z.string().min(1).max(128).describe('The srcSetId of the set.'),
+});
+
+/** Query sets of tags, and their change polls. */
+export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
+  const now = deps.now ?? Date.now;
+  const registry = new TagQuerySetRegistry({ now });
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/v2/TagQuerySet',
+      operationId: 'createTagQuerySet',
+      tag: 'TagQuerySet',
+      summary: 'Create or replace a query set and read its values',
+      description:
+        'Answers the current sample of every tag each Local binding matches, tagged with the ' +
+        'index of its binding. A pattern may match many tags. A source naming a tag that does ' +
+        'not exist (yet) is not an error: it contributes nothing now, and its first sample ' +
+        'arrives through Delta once the tag exists, as with tags that later match a pattern. ' +
+        `A set belongs to the account that made it, lives 10 minutes after its last poll, and ` +
+        `an account holds at most 100 (409 limit-reached). At most ` +
+        `${maxBindingsPerSet.toLocaleString('en')} bindings; a request whose answer would ` +
+        `exceed ${maxValuesPerResponse.toLocaleString('en')} values is refused with 400 (the ` +
+        'detail says how many it would be): the bindings must be narrowed, so it is a ' +
+        'validation failure of the request, not a size problem of its body (413). Logged ' +
+        'bindings are validated, then answered 409 history-not-configured until a ' +
+        'time-series database is configured in the profile.',
+      access: { kind: 'permission', permission: 'TagView' },
+      body: tagQuerySetRequestSchema,
+      responses: {
+        200: { description: 'The set and its values.', schema: tagQuerySetResponseSchema },
+      },
+      problems: [400, 404, 409],
+      handle: ({ body, principal }): TagQuerySetResponse => {
+        if (!principal) throw new Error('unreachable: route requires a token');
+        const ownerId = principal.user.id;
+        const rangeErrors = rangeOrderErrors(body.bindings, now());
+        if (rangeErrors.length > 0) {
+          throw new ValidationError('The request body is invalid.', rangeErrors);
+        }
+        const existing =
+          body.srcSetId !== undefined ? registry.use(ownerId, body.srcSetId) : undefined;
+        const logged = body.bindings.findIndex((binding) => binding.store === 'Logged');
+        if (logged >= 0) {
+          throw new ConflictError(
+            'history-not-configured',
+            `bindings[${logged}] uses store Logged, but ${historyDetail}`,
+          );
+        }
+        const current = currentSamples(deps.store, body.bindings);
+        const total = current.reduce((sum, samples) => sum + samples.length, 0);
+        if (total > maxValuesPerResponse) {
+          const message =
+            `The bindings match ${total.toLocaleString('en')} values; a response carries at ` +
+            `most ${maxValuesPerResponse.toLocaleString('en')}. Narrow the sources.`;
+          throw new ValidationError(message, [{ path: 'bindings', message }]);
+        }
+        const bindings = body.bindings as TagQueryBinding[];
+        let set: TagQuerySet;
+        if (existing) {
+          existing.replaceBindings(bindings);
+          set = existing;
+        } else set = registry.create(ownerId, bindings);
+        const values: QueryValue[] = [];
+        current.forEach((samples, index) => {
+          for (const sample of set.observe(index, samples).samples) {
+            values.push({ ...sample, binding: index });
+          }
+        });
+        return { srcSetId: set.id, values };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/TagQuerySet/Delta/{sourceSet}',
+      operationId: 'getTagQuerySetDelta',
+      tag: 'TagQuerySet',
+      summary: 'Values changed since the previous poll of a set',
+      description:
+        'For each Local binding, the samples whose value, quality or timestamp changed since ' +
+        'the previous poll of the set (or since it was created or replaced), including tags ' +
+        'that appeared since and match a binding. Nothing changed: an empty list. A poll ' +
+        'extends the set’s life by 10 minutes. Another account’s set, or an expired one, is ' +
+        `404. At most ${maxValuesPerResponse.toLocaleString('en')} values per response: when ` +
+        'more changed, `truncated` is true and the rest come with the next poll.',
+      access: { kind: 'permission', permission: 'TagView' },
+      params: sourceSetParams,
+      responses: { 200: { description: 'The changed values.', schema: tagQuerySetResponseSchema } },
+      problems: [400, 404],
+      handle: ({ params, principal }): TagQuerySetResponse => {
+        if (!principal) throw new Error('unreachable: route requires a token');
+        const set = registry.use(principal.user.id, params.sourceSet);
+        const values: QueryValue[] = [];
+        let truncated = false;
+        // Sets hold only Local bindings: Logged ones are refused while no history store exists.
+        const current = currentSamples(deps.store, set.bindings);
+        for (const [index, samples] of current.entries()) {
+          const observed = set.observe(index, samples, maxValuesPerResponse - values.length);
+          for (const sample of observed.samples) values.push({ ...sample, binding: index });
+          if (observed.truncated) {
+            truncated = true;
+            break;
+          }
+        }
+        return { srcSetId: set.id, values, ...(truncated ? { truncated: true as const } : {}) };
+      },
+    }),
+  ];
+}
+
+/** The current samples of each binding; a source shared by several bindings is matched once. */
+function currentSamples(store: TagStore, bindings: readonly TagQueryBinding[]): Sample[][] {
+  const bySource = new Map<string, Sample[]>();
+  return bindings.map(({ source }) => {
+    let samples = bySource.get(source);
+    if (samples === undefined) {
+      if (isPattern(source)) {
+        samples = [];
+        for (const id of store.match(source)) {
+          const sample = store.get(id);
+          if (sample !== undefined) samples.push(sample);
+        }
+      } else {
+        const sample = store.get(source);
+        samples = sample === undefined ? [] : [sample];
+      }
+      bySource.set(source, samples);
+    }
+    return samples;
+  });
+}
+
+/** A range whose stop lies before its start, checked at `nowMs` (relative ends slide with it). */
+function rangeOrderErrors(bindings: TagQuerySetRequest['bindings'], nowMs: number): FieldError[] {
+  const errors: FieldError[] = [];
+  bindings.forEach((binding, index) => {
+    if (binding.timeRangeStart === undefined || binding.timeRangeStop === undefined) return;
+    const start = timePointOf(binding.timeRangeStart);
+    const stop = timePointOf(binding.timeRangeStop);
+    if (resolveTimePoint(stop, nowMs) < resolveTimePoint(start, nowMs)) {
+      errors.push({
+        path: `bindings[${index}].timeRangeStop`,
+        message: 'Must not be before timeRangeStart.',
+      });
+    }
+  });
+  return errors;
+}
+
+// Only called on values the schema accepted.
+function timePointOf(text: string): TimePoint {
+  const result = parseTimePoint(text);
+  if (!result.ok) throw new Error(`unreachable: ${text} passed validation`);
+  return result.value;
 }

@@ -1,0 +1,192 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { RequestListener } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import { createSecureContext, type SecureVersion } from 'node:tls';
+import type { Logger } from 'pino';
+import { ListenerError } from '../errors.js';
+
+/** Options of {@link HttpsListener}. */
+export interface HttpsListenerOptions {
+  /** Address to bind, e.g. `0.0.0.0` for every IPv4 interface. */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** PEM certificate chain file: the server certificate first, then any intermediates. */
+  certFile: string;
+  /** PEM private key file of the certificate, encrypted or not. */
+  keyFile: string;
+  /** Passphrase of an encrypted private key; never logged nor put in an error message. */
+  keyPassphrase?: string;
+  /** Oldest TLS version accepted. Default: `TLSv1.2`. */
+  minVersion?: 'TLSv1.2' | 'TLSv1.3';
+  /** Request handler, e.g. `app.callback()`. */
+  handler: RequestListener;
+  logger: Logger;
+  /** How long stop() lets open requests finish before closing their sockets, ms. Default 3000. */
+  drainMs?: number;
+  /** Epoch ms now, to warn about an expired certificate. Default: Date.now. */
+  now?: () => number;
+}
+
+/**
+ * HTTPS listener for the plant network: the same app as the loopback HTTP listener, behind TLS
+ * with the certificate and key files the profile names. The files are read and checked at
+ * start, so a missing file, a key that does not fit the certificate or a wrong passphrase stops
+ * the start-up with a message naming the file instead of failing on the first connection.
+ */
+export class HttpsListener {
+  private server: Server | undefined;
+
+  constructor(private readonly options: HttpsListenerOptions) {}
+
+  /**
+   * Reads the certificate and key, then binds the port.
+   * @throws ListenerError when a file is missing, unreadable or unusable, the passphrase is
+   *   wrong, or the port cannot be bound.
+   */
+  async start(): Promise<void> {
+    if (this.server) return;
+    const { host, port, logger } = this.options;
+    const minVersion: SecureVersion = this.options.minVersion ?? 'TLSv1.2';
+    const { credentials, expires } = await this.loadCredentials(minVersion);
+    const server = createServer(
+      { ...credentials, minVersion, requestTimeout: 30_000, headersTimeout: 10_000 },
+      this.options.handler,
+    );
+    server.keepAliveTimeout = 5_000;
+    // A failed handshake (scanner, untrusted client, plain HTTP on the port) only ends that socket.
+    server.on('tlsClientError', (error, socket) => {
+      logger.debug({ err: error, remoteAddress: socket.remoteAddress }, 'TLS handshake failed');
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error) =>
+        reject(
+          new ListenerError(`Cannot listen on ${host}:${port} (HTTPS): ${error.message}`, {
+            cause: error,
+          }),
+        ),
+      );
+      server.listen(port, host, () => resolve());
+    });
+    this.server = server;
+    logger.info({ url: this.url(), minVersion, certificateExpires: expires }, 'API listening');
+  }
+
+  /** Stops accepting, lets open requests finish within `drainMs`, then closes. Idempotent. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), this.options.drainMs ?? 3_000);
+    await closed;
+    clearTimeout(timer);
+  }
+
+  /** The bound address as a URL, e.g. `https://0.0.0.0:8443`; undefined while stopped. */
+  url(): string | undefined {
+    const address = this.server?.address();
+    if (!address || typeof address === 'string') return undefined;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `https://${host}:${address.port}`;
+  }
+
+  // Each file is parsed on its own first, so an error names the file at fault.
+  private async loadCredentials(minVersion: SecureVersion) {
+    const { certFile, keyFile, keyPassphrase, logger } = this.options;
+    const cert = await readPem(certFile, 'certificate');
+    const key = await readPem(keyFile, 'private key');
+    let certificate: X509Certificate;
+    try {
+      certificate = new X509Certificate(cert);
+    } catch (error) {
+      throw new ListenerError(
+        `The HTTPS certificate file ${certFile} holds no usable PEM certificate (${reasonOf(error)}).`,
+        { cause: error },
+      );
+    }
+    try {
+      createPrivateKey({ key, format: 'pem', ...passphraseOption(keyPassphrase) });
+    } catch (error) {
+      throw keyError(keyFile, isEncryptedPem(key), keyPassphrase, error);
+    }
+    const passphrase = passphraseOption(keyPassphrase);
+    try {
+      createSecureContext({ cert, key, ...passphrase, minVersion });
+    } catch (error) {
+      throw new ListenerError(
+        `The HTTPS private key ${keyFile} does not belong to the certificate ${certFile} (${reasonOf(error)}).`,
+        { cause: error },
+      );
+    }
+    const expires = new Date(certificate.validTo);
+    const now = this.options.now?.() ?? Date.now();
+    if (Number.isFinite(expires.getTime()) && expires.getTime() <= now) {
+      // Still started: clients that pin or ignore expiry keep working, and the log says why others fail.
+      logger.warn(
+        { certFile, expired: expires.toISOString() },
+        'the HTTPS certificate has expired: clients will refuse the connection',
+      );
+    }
+    return { credentials: { cert, key, ...passphrase }, expires: expires.toISOString() };
+  }
+}
+
+async function readPem(file: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a directory'
+            : reasonOf(error);
+    throw new ListenerError(`Cannot read the HTTPS ${what} file ${file}: ${reason}.`, {
+      cause: error,
+    });
+  }
+}
+
+function passphraseOption(passphrase: string | undefined): { passphrase?: string } {
+  return passphrase === undefined ? {} : { passphrase };
+}
+
+// OpenSSL's messages never contain the passphrase, but they are not shown verbatim for the
+// passphrase cases anyway: "bad decrypt" means nothing to an operator.
+function keyError(
+  file: string,
+  encrypted: boolean,
+  passphrase: string | undefined,
+  error: unknown,
+): ListenerError {
+  if (encrypted && passphrase === undefined) {
+    return new ListenerError(
+      `The HTTPS private key ${file} is encrypted: set server.https.keyPassphrase.`,
+    );
+  }
+  if (encrypted || (error as { code?: string }).code === 'ERR_OSSL_BAD_DECRYPT') {
+    return new ListenerError(
+      `The HTTPS private key ${file} cannot be decrypted: server.https.keyPassphrase is wrong.`,
+    );
+  }
+  return new ListenerError(
+    `The HTTPS private key file ${file} holds no usable PEM private key (${reasonOf(error)}).`,
+    { cause: error },
+  );
+}
+
+/** PKCS#8 (`ENCRYPTED PRIVATE KEY`) or legacy OpenSSL (`Proc-Type: 4,ENCRYPTED`) encryption. */
+function isEncryptedPem(pem: Buffer): boolean {
+  const text = pem.toString('latin1');
+  return text.includes('-----BEGIN ENCRYPTED PRIVATE KEY-----') || text.includes('4,ENCRYPTED');
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,514 @@
+import test, { type ExecutionContext } from 'ava';
+import type { Sample, TagValue } from '../../../src/tags/sample.js';
+import { type ApiHarness, type ApiResponse, startApi } from '../../helpers/api-harness.js';
+
+const t0 = Date.UTC(2026, 0, 1);
+const minute = 60_000;
+
+function good(fullTagId: string, value: TagValue, at = t0): Sample {
+  return { fullTagId, utcTimestamp: new Date(at).toISOString(), quality: 'Good', value };
+}
+
+const pressTemp = good('Line1/Press/Temperature', 81.5);
+const pressSpeed = good('Line1/Press/Speed', 120);
+const pumpFlow = good('Line2/Pump/Flow', 3.2);
+
+interface Setup {
+  api: ApiHarness;
+  token: string;
+  /** POST /api/v2/TagQuerySet as `token` (default: the Viewer's). */
+  post(body: unknown, token?: string): Promise<ApiResponse>;
+  /** GET the Delta of a set as `token` (default: the Viewer's). */
+  delta(id: string, token?: string): Promise<ApiResponse>;
+}
+
+async function setup(t: ExecutionContext): Promise<Setup> {
+  const api = await startApi(t);
+  api.store.write([pressTemp, pressSpeed, pumpFlow]);
+  const token = await api.serviceToken('hmi', ['Viewers']);
+  return {
+    api,
+    token,
+    post: (body, as = token) =>
+      api.request('/api/v2/TagQuerySet', { method: 'POST', token: as, body }),
+    delta: (id, as = token) =>
+      api.request(`/api/v2/TagQuerySet/Delta/${encodeURIComponent(id)}`, { token: as }),
+  };
+}
+
+/** Creates a set and returns its id, failing the test when the POST does not succeed. */
+async function createSet(t: ExecutionContext, s: Setup, bindings: unknown[], token?: string) {
+  const response = await s.post({ bindings }, token);
+  t.is(response.status, 200, JSON.stringify(response.body));
+  return response.json.srcSetId as string;
+}
+
+function local(source: string) {
+  return { source, store: 'Local' };
+}
+
+function problem(status: number, code: string, detail: string, instance: string, extra = {}) {
+  const titles: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    409: 'Conflict',
+  };
+  return {
+    type: `urn:tagd:problem:${code}`,
+    title: titles[status],
+    status,
+    detail,
+    instance,
+    code,
+    ...extra,
+  };
+}
+
+function missingSet(id: string) {
+  return problem(
+    404,
+    'not-found',
+    `Query set '${id}' does not exist or has expired (a set expires 10 minutes after its last poll).`,
+    `/api/v2/TagQuerySet/Delta/${id}`,
+  );
+}
+
+test('POST answers the current sample of every tag each binding matches, with its binding index', async (t) => {
+  const s = await setup(t);
+  const response = await s.post({
+    bindings: [local('Line1/Press/*'), local('Line2/Pump/Flow'), local('**/Temperature')],
+  });
+  t.is(response.status, 200);
+  t.regex(
+    response.json.srcSetId as string,
+    /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+  );
+  t.deepEqual(response.body, {
+    srcSetId: response.json.srcSetId,
+    values: [
+      { ...pressTemp, binding: 0 },
+      { ...pressSpeed, binding: 0 },
+      { ...pumpFlow, binding: 1 },
+      { ...pressTemp, binding: 2 },
+    ],
+  });
+});
+
+test('a signed-in Viewer creates a set too; every sample field is carried', async (t) => {
+  const s = await setup(t);
+  await s.api.addUser('viewer', ['Viewers']);
+  const token = await s.api.signIn('viewer');
+  const unavailable: Sample = {
+    fullTagId: 'Line3/Drive/Current',
+    utcTimestamp: '2026-01-01T00:00:05.000Z',
+    quality: 'Unavailable',
+    reason: 'Disconnected',
+    message: 'Connection lost.',
+    metadata: { unit: 'A' },
+  };
+  s.api.store.write([unavailable]);
+  const response = await s.post({ bindings: [local('Line3/**')] }, token);
+  t.is(response.status, 200);
+  t.deepEqual(response.json.values, [{ ...unavailable, binding: 0 }]);
+});
+
+test('a source naming no existing tag contributes nothing now and arrives through Delta once it exists', async (t) => {
+  const s = await setup(t);
+  const response = await s.post({ bindings: [local('Line9/Later/Tag'), local('Line2/**')] });
+  t.is(response.status, 200);
+  t.deepEqual(response.json.values, [{ ...pumpFlow, binding: 1 }]);
+  const id = response.json.srcSetId as string;
+  const later = good('Line9/Later/Tag', 7, t0 + 1_000);
+  s.api.store.write([later]);
+  const delta = await s.delta(id);
+  t.is(delta.status, 200);
+  t.deepEqual(delta.body, { srcSetId: id, values: [{ ...later, binding: 0 }] });
+});
+
+test('Delta: nothing changed answers an empty list', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('**')]);
+  t.deepEqual((await s.delta(id)).body, { srcSetId: id, values: [] });
+  // Writing the very same sample again is not a change either.
+  s.api.store.write([{ ...pressTemp }]);
+  t.deepEqual((await s.delta(id)).body, { srcSetId: id, values: [] });
+});
+
+test('Delta: one changed tag answers exactly that sample, once', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('Line1/**'), local('Line2/Pump/Flow')]);
+  const changed = good('Line1/Press/Speed', 125, t0 + 1_000);
+  s.api.store.write([changed]);
+  t.deepEqual((await s.delta(id)).body, { srcSetId: id, values: [{ ...changed, binding: 0 }] });
+  t.deepEqual((await s.delta(id)).body, { srcSetId: id, values: [] });
+});
+
+test('Delta: a change of timestamp alone, or of quality alone, counts', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('**')]);
+  const sameValueLater = good('Line1/Press/Temperature', 81.5, t0 + 1_000);
+  const stale: Sample = { ...pumpFlow, quality: 'Stale', reason: 'NoUpdate' };
+  s.api.store.write([sameValueLater, stale]);
+  t.deepEqual((await s.delta(id)).json.values, [
+    { ...sameValueLater, binding: 0 },
+    { ...stale, binding: 0 },
+  ]);
+});
+
+test('Delta: a tag appearing later under a pattern shows up', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('Line1/*/Temperature')]);
+  const oven = good('Line1/Oven/Temperature', 240, t0 + 2_000);
+  const notMatching = good('Line1/Oven/Humidity', 12, t0 + 2_000);
+  s.api.store.write([oven, notMatching]);
+  t.deepEqual((await s.delta(id)).json.values, [{ ...oven, binding: 0 }]);
+});
+
+test('Delta: changes accumulate between polls, the latest sample of each tag is answered', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('**')]);
+  s.api.store.write([good('Line1/Press/Speed', 121, t0 + 1_000)]);
+  const latest = good('Line1/Press/Speed', 122, t0 + 2_000);
+  s.api.store.write([latest]);
+  t.deepEqual((await s.delta(id)).json.values, [{ ...latest, binding: 0 }]);
+});
+
+test('srcSetId replaces the set’s bindings under the same id, and Delta follows the new ones', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('Line1/**')]);
+  const replaced = await s.post({ srcSetId: id, bindings: [local('Line2/**')] });
+  t.is(replaced.status, 200);
+  t.deepEqual(replaced.body, { srcSetId: id, values: [{ ...pumpFlow, binding: 0 }] });
+  const flow = good('Line2/Pump/Flow', 3.3, t0 + 1_000);
+  s.api.store.write([good('Line1/Press/Speed', 1, t0 + 1_000), flow]);
+  t.deepEqual((await s.delta(id)).body, { srcSetId: id, values: [{ ...flow, binding: 0 }] });
+});
+
+test('srcSetId of an unknown set is 404', async (t) => {
+  const s = await setup(t);
+  const response = await s.post({ srcSetId: 'no-such-set', bindings: [local('**')] });
+  t.is(response.status, 404);
+  t.deepEqual(response.body, {
+    ...missingSet('no-such-set'),
+    instance: '/api/v2/TagQuerySet',
+  });
+});
+
+test('another account’s set is 404, for Delta and for replacement, and stays intact', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('Line1/**')]);
+  const other = await s.api.serviceToken('intruder', ['Operators']);
+  const delta = await s.delta(id, other);
+  t.is(delta.status, 404);
+  t.deepEqual(delta.body, missingSet(id));
+  const replace = await s.post({ srcSetId: id, bindings: [local('**')] }, other);
+  t.is(replace.status, 404);
+  t.is(replace.json.detail, missingSet(id).detail);
+  // The owner's set was neither replaced nor polled by those attempts.
+  const changed = good('Line1/Press/Speed', 1, t0 + 1_000);
+  s.api.store.write([changed, good('Line2/Pump/Flow', 1, t0 + 1_000)]);
+  t.deepEqual((await s.delta(id)).json.values, [{ ...changed, binding: 0 }]);
+});
+
+test('a set expires 10 minutes after its last poll; a poll before that extends it', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('**')]);
+  s.api.clock.advance(9 * minute + 59_000);
+  t.is((await s.delta(id)).status, 200);
+  s.api.clock.advance(9 * minute + 59_000);
+  t.is((await s.delta(id)).status, 200);
+  s.api.clock.advance(10 * minute);
+  const expired = await s.delta(id);
+  t.is(expired.status, 404);
+  t.deepEqual(expired.body, missingSet(id));
+});
+
+test('replacing a set counts as a poll', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('**')]);
+  s.api.clock.advance(9 * minute);
+  t.is((await s.post({ srcSetId: id, bindings: [local('Line1/**')] })).status, 200);
+  s.api.clock.advance(9 * minute);
+  t.is((await s.delta(id)).status, 200);
+});
+
+test('an account holds at most 100 sets: the 101st is 409 limit-reached; others are not affected', async (t) => {
+  const s = await setup(t);
+  for (let i = 0; i < 100; i++) await createSet(t, s, [local('Line2/Pump/Flow')]);
+  const refused = await s.post({ bindings: [local('**')] });
+  t.is(refused.status, 409);
+  t.deepEqual(
+    refused.body,
+    problem(
+      409,
+      'limit-reached',
+      'This account already holds 100 query sets, the most allowed. Reuse one by sending its ' +
+        'srcSetId, or let unused ones expire (10 minutes after their last poll).',
+      '/api/v2/TagQuerySet',
+    ),
+  );
+  const other = await s.api.serviceToken('other', ['Viewers']);
+  await createSet(t, s, [local('**')], other);
+  // Once they expire, the account may create sets again.
+  s.api.clock.advance(10 * minute);
+  await createSet(t, s, [local('**')]);
+});
+
+test('at most 1,000 bindings: 1,000 are accepted, 1,001 are a 400 naming bindings', async (t) => {
+  const s = await setup(t);
+  const bindings = Array.from({ length: 1_000 }, (_, i) => local(`Line1/Press/T${i}`));
+  const accepted = await s.post({ bindings });
+  t.is(accepted.status, 200);
+  t.deepEqual(accepted.json.values, []);
+  const refused = await s.post({ bindings: [...bindings, local('Line1/**')] });
+  t.is(refused.status, 400);
+  t.deepEqual(
+    refused.body,
+    problem(400, 'validation-failed', 'The request body is invalid.', '/api/v2/TagQuerySet', {
+      errors: [{ path: 'bindings', message: 'At most 1,000 bindings per set.' }],
+    }),
+  );
+});
+
+test('at most 100,000 values per response: POST refuses more, Delta pages', async (t) => {
+  const s = await setup(t);
+  const at = t0 + 1_000;
+  const big = Array.from({ length: 100_000 }, (_, i) => good(`Big/G${i >> 10}/T${i}`, i, at));
+  s.api.store.write(big);
+
+  const exact = await s.post({ bindings: [local('Big/**')] });
+  t.is(exact.status, 200);
+  const values = exact.json.values as Sample[];
+  t.is(values.length, 100_000);
+  t.deepEqual(values[99_999], { ...big[99_999], binding: 0 });
+
+  // Every tag changes and one more appears: 100,001 changes, answered over two polls.
+  s.api.store.write([
+    ...big.map((sample) => ({ ...sample, value: (sample.value as number) + 1 })),
+    good('Big/Extra', -1, at),
+  ]);
+  const id = exact.json.srcSetId as string;
+  const first = await s.delta(id);
+  t.is(first.status, 200);
+  t.is(first.json.truncated, true);
+  t.is((first.json.values as Sample[]).length, 100_000);
+  t.deepEqual((first.json.values as Sample[])[0], { ...big[0], value: 1, binding: 0 });
+  const second = await s.delta(id);
+  t.deepEqual(second.body, {
+    srcSetId: id,
+    values: [{ ...good('Big/Extra', -1, at), binding: 0 }],
+  });
+
+  const tooMany = await s.post({ bindings: [local('**')] });
+  t.is(tooMany.status, 400);
+  const message =
+    'The bindings match 100,004 values; a response carries at most 100,000. Narrow the sources.';
+  t.deepEqual(
+    tooMany.body,
+    problem(400, 'validation-failed', message, '/api/v2/TagQuerySet', {
+      errors: [{ path: 'bindings', message }],
+    }),
+  );
+  // Overlapping bindings count each value they answer.
+  const overlapping = await s.post({ bindings: [local('Big/**'), local('Line1/Press/Speed')] });
+  t.is(overlapping.status, 400);
+  t.regex(overlapping.json.detail as string, /^The bindings match 100,002 values;/);
+});
+
+test('Logged bindings without a time range are a 400 naming each missing field', async (t) => {
+  const s = await setup(t);
+  const response = await s.post({
+    bindings: [local('Line1/**'), { source: 'Line1/**', store: 'Logged' }],
+  });
+  t.is(response.status, 400);
+  t.deepEqual(
+    response.body,
+    problem(400, 'validation-failed', 'The request body is invalid.', '/api/v2/TagQuerySet', {
+      errors: [
+        { path: 'bindings[1].timeRangeStart', message: 'Required for a Logged binding.' },
+        { path: 'bindings[1].timeRangeStop', message: 'Required for a Logged binding.' },
+      ],
+    }),
+  );
+});
+
+test('invalid binding fields are all listed with their paths', async (t) => {
+  const s = await setup(t);
+  const response = await s.post({
+    bindings: [
+      {
+        source: 'Line1/**',
+        store: 'Logged',
+        timeRangeStart: 'yesterday',
+        timeRangeStop: '2026-01-31T08:00:00',
+        seriesMode: 'Aggregated',
+        aggregationWindow: 'P1M',
+        aggregationFunction: 'Median',
+      },
+      { source: 'Line1//x', store: 'Remote' },
+      { source: 'Line1/**', store: 'Local', colour: 'red' },
+    ],
+  });
+  t.is(response.status, 400);
+  const timeHelp =
+    'Must be `now`, `now-<n><s|m|h|d>` (e.g. `now-15m`) or an ISO 8601 timestamp with zone ' +
+    '(e.g. `2026-01-31T08:00:00Z`).';
+  t.deepEqual(response.json.errors, [
+    { path: 'bindings[0].timeRangeStart', message: timeHelp },
+    { path: 'bindings[0].timeRangeStop', message: timeHelp },
+    {
+      path: 'bindings[0].aggregationWindow',
+      message: 'Must not use years or months (their length varies); use days or weeks.',
+    },
+    {
+      path: 'bindings[0].aggregationFunction',
+      message: 'Invalid option: expected one of "Avg"|"Min"|"Max"|"Sum"|"Count"|"First"|"Last"',
+    },
+    {
+      path: 'bindings[1].source',
+      message:
+        'Invalid tag path or pattern: it has an empty segment (leading, trailing or double slash).',
+    },
+    { path: 'bindings[1].store', message: 'Invalid option: expected one of "Local"|"Logged"' },
+    { path: 'bindings[2].colour', message: "Unknown key 'colour'." },
+  ]);
+});
+
+test('aggregation and range fields must fit the store and series mode', async (t) => {
+  const s = await setup(t);
+  const range = { timeRangeStart: 'now-1h', timeRangeStop: 'now' };
+  const response = await s.post({
+    bindings: [
+      { source: 'A/**', store: 'Local', timeRangeStart: 'now-1h', seriesMode: 'Aggregated' },
+      { source: 'A/**', store: 'Logged', ...range, seriesMode: 'Aggregated' },
+      { source: 'A/**', store: 'Logged', ...range, aggregationWindow: '5m' },
+      { source: 'A/**', store: 'Logged', ...range, seriesMode: 'Raw', aggregationFunction: 'Avg' },
+    ],
+  });
+  t.is(response.status, 400);
+  t.deepEqual(response.json.errors, [
+    { path: 'bindings[0].timeRangeStart', message: 'Applies only to Logged bindings.' },
+    { path: 'bindings[0].seriesMode', message: 'Aggregated applies only to Logged bindings.' },
+    { path: 'bindings[0].aggregationWindow', message: 'Required when seriesMode is Aggregated.' },
+    { path: 'bindings[0].aggregationFunction', message: 'Required when seriesMode is Aggregated.' },
+    { path: 'bindings[1].aggregationWindow', message: 'Required when seriesMode is Aggregated.' },
+    { path: 'bindings[1].aggregationFunction', message: 'Required when seriesMode is Aggregated.' },
+    {
+      path: 'bindings[2].aggregationWindow',
+      message: 'Applies only when seriesMode is Aggregated.',
+    },
+    {
+      path: 'bindings[3].aggregationFunction',
+      message: 'Applies only when seriesMode is Aggregated.',
+    },
+  ]);
+});
+
+test('a range whose stop lies before its start is a 400, relative ends resolved at now', async (t) => {
+  const s = await setup(t);
+  const nowIso = new Date(s.api.clock.now()).toISOString();
+  const response = await s.post({
+    bindings: [
+      { source: 'A', store: 'Logged', timeRangeStart: 'now-5m', timeRangeStop: 'now-10m' },
+      {
+        source: 'A',
+        store: 'Logged',
+        timeRangeStart: 'now',
+        timeRangeStop: '2020-01-01T00:00:00Z',
+      },
+      { source: 'A', store: 'Logged', timeRangeStart: nowIso, timeRangeStop: 'now' },
+    ],
+  });
+  t.is(response.status, 400);
+  t.deepEqual(response.json.errors, [
+    { path: 'bindings[0].timeRangeStop', message: 'Must not be before timeRangeStart.' },
+    { path: 'bindings[1].timeRangeStop', message: 'Must not be before timeRangeStart.' },
+  ]);
+});
+
+test('a valid Logged binding is 409 history-not-configured while no history store exists', async (t) => {
+  const s = await setup(t);
+  const response = await s.post({
+    bindings: [
+      local('Line1/**'),
+      {
+        source: 'Line1/**',
+        store: 'Logged',
+        timeRangeStart: 'now-15m',
+        timeRangeStop: 'now',
+        seriesMode: 'Aggregated',
+        aggregationWindow: 'PT1M',
+        aggregationFunction: 'Avg',
+      },
+      {
+        source: 'Line2/**',
+        store: 'Logged',
+        timeRangeStart: '2026-01-01T00:00:00Z',
+        timeRangeStop: 'now',
+      },
+    ],
+  });
+  t.is(response.status, 409);
+  t.deepEqual(
+    response.body,
+    problem(
+      409,
+      'history-not-configured',
+      'bindings[1] uses store Logged, but historical data is available only when a ' +
+        'time-series database is configured in the profile; without one only realtime data ' +
+        'is available (use store Local).',
+      '/api/v2/TagQuerySet',
+    ),
+  );
+  // Nothing was created: the account's allowance is untouched and no set id leaked.
+  t.false('srcSetId' in response.json);
+});
+
+test('a request body without bindings, or with an empty list, is a 400', async (t) => {
+  const s = await setup(t);
+  const missing = await s.post({});
+  t.is(missing.status, 400);
+  t.deepEqual(missing.json.errors, [
+    { path: 'bindings', message: 'Invalid input: expected array, received undefined' },
+  ]);
+  const empty = await s.post({ bindings: [] });
+  t.deepEqual(empty.json.errors, [
+    { path: 'bindings', message: 'At least one binding is required.' },
+  ]);
+});
+
+test('a Delta of an unknown set is 404', async (t) => {
+  const s = await setup(t);
+  const response = await s.delta('7f1c3a52-2b1e-4d7e-9a39-2f1d5f0c9b11');
+  t.is(response.status, 404);
+  t.deepEqual(response.body, missingSet('7f1c3a52-2b1e-4d7e-9a39-2f1d5f0c9b11'));
+});
+
+test('both routes need a token (401) and TagView (403)', async (t) => {
+  const s = await setup(t);
+  const id = await createSet(t, s, [local('**')]);
+  const none = await s.api.serviceToken('none', []);
+  for (const request of [() => s.post({ bindings: [local('**')] }, ''), () => s.delta(id, '')]) {
+    const response = await request();
+    t.is(response.status, 401);
+    t.is(response.json.code, 'unauthorized');
+    t.is(response.headers.get('www-authenticate'), 'Bearer realm="tagd"');
+  }
+  const post = await s.post({ bindings: [local('**')] }, none);
+  t.deepEqual(
+    post.body,
+    problem(403, 'forbidden', 'This route needs the TagView permission.', '/api/v2/TagQuerySet'),
+  );
+  const delta = await s.delta(id, none);
+  t.deepEqual(
+    delta.body,
+    problem(
+      403,
+      'forbidden',
+      'This route needs the TagView permission.',
+      `/api/v2/TagQuerySet/Delta/${id}`,
+    ),
+  );
+});

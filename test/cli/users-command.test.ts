@@ -1,0 +1,515 @@
+import { execFile } from 'node:child_process';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import test, { type ExecutionContext } from 'ava';
+import { AccountService } from '../../src/auth/account-service.js';
+import { hashPassword, verifyPassword } from '../../src/auth/password.js';
+import { SignInLimiter } from '../../src/auth/sign-in-limiter.js';
+import { TokenService } from '../../src/auth/token-service.js';
+import { totpCode } from '../../src/auth/totp.js';
+import { type UserRecord, UserStore } from '../../src/auth/user-store.js';
+import { SecretBox } from '../../src/profile/secret-box.js';
+import { captureLogs } from '../helpers/log-capture.js';
+import { cliSource, repoRoot, startTagd } from '../helpers/tagd-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const password = 'correct horse battery';
+
+interface Run {
+  code: number | string;
+  stdout: string;
+  stderr: string;
+  /** The JSON audit lines of stderr. */
+  audit: Record<string, unknown>[];
+}
+
+/** Runs `tagd ARGS…` on a state directory; `input` is piped to stdin (else /dev/null). */
+async function tagd(stateDir: string, args: string[], input?: string): Promise<Run> {
+  const run = startTagd(args, {
+    env: { TAGD_STATE_DIR: stateDir },
+    ...(input === undefined ? {} : { input }),
+  });
+  const code = await run.exited;
+  const stderr = run.stderr();
+  const audit = stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { code, stdout: run.stdout(), stderr, audit };
+}
+
+async function usersFile(stateDir: string): Promise<string> {
+  return readFile(join(stateDir, 'users.json'), 'utf8');
+}
+
+async function account(stateDir: string, username: string): Promise<UserRecord> {
+  const { users } = JSON.parse(await usersFile(stateDir)) as { users: UserRecord[] };
+  const user = users.find((candidate) => candidate.username === username);
+  if (!user) throw new Error(`no account ${username} in users.json`);
+  return user;
+}
+
+/** A state directory holding these accounts, written in-process (faster than the CLI). */
+async function seeded(
+  t: ExecutionContext,
+  accounts: (Pick<UserRecord, 'username' | 'kind' | 'roles'> & Partial<UserRecord>)[],
+): Promise<string> {
+  const stateDir = await tempDir(t);
+  const users = new UserStore({ stateDir });
+  await users.start();
+  for (const fields of accounts) {
+    await users.add({
+      ...(fields.kind === 'user' ? { passwordHash: await hashPassword(password) } : {}),
+      ...fields,
+    });
+  }
+  return stateDir;
+}
+
+function auditEvents(run: Run): unknown[] {
+  return run.audit.map((line) => line.event);
+}
+
+test('add reads the password from stdin: Viewers by default, no change required', async (t) => {
+  const stateDir = await tempDir(t);
+  const run = await tagd(stateDir, ['users', 'add', 'alice'], `${password}\n`);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, '', 'nothing to capture: the password was the operator’s own');
+  const alice = await account(stateDir, 'alice');
+  t.is(alice.kind, 'user');
+  t.deepEqual(alice.roles, ['Viewers']);
+  t.false(alice.requiresPasswordChange);
+  t.false(alice.disabled);
+  t.true(await verifyPassword(password, alice.passwordHash as string));
+  t.false((await usersFile(stateDir)).includes(password), 'only the hash is stored');
+  t.is((await stat(join(stateDir, 'users.json'))).mode & 0o777, 0o600);
+  t.deepEqual(run.audit, [
+    {
+      level: 30,
+      time: run.audit[0]?.time,
+      pid: run.audit[0]?.pid,
+      component: 'audit',
+      via: 'cli',
+      operator: run.audit[0]?.operator,
+      event: 'account-created',
+      username: 'alice',
+      kind: 'user',
+      roles: ['Viewers'],
+      msg: 'account created',
+    },
+  ]);
+  t.false(run.stderr.includes(password));
+});
+
+test('add takes only the first line of stdin, and a CRLF line ending is not part of it', async (t) => {
+  const stateDir = await tempDir(t);
+  const run = await tagd(stateDir, ['users', 'add', 'alice'], `${password}\r\nsecond line\n`);
+  t.is(run.code, 0, run.stderr);
+  const alice = await account(stateDir, 'alice');
+  t.true(await verifyPassword(password, alice.passwordHash as string));
+});
+
+test('add without stdin input generates a password, prints it once, and requires a change', async (t) => {
+  const stateDir = await tempDir(t);
+  const run = await tagd(stateDir, ['users', 'add', 'bob', '--roles', 'Operators']);
+  t.is(run.code, 0, run.stderr);
+  t.regex(run.stdout, /^[A-Za-z0-9_-]{20}\n$/, 'stdout is the password alone');
+  const generated = run.stdout.trim();
+  const bob = await account(stateDir, 'bob');
+  t.deepEqual(bob.roles, ['Operators']);
+  t.true(bob.requiresPasswordChange);
+  t.true(await verifyPassword(generated, bob.passwordHash as string));
+  t.false((await usersFile(stateDir)).includes(generated));
+  t.false(run.stderr.includes(generated), 'the audit line and notes do not repeat it');
+  t.regex(run.stderr, /shown only this once/);
+});
+
+test('add --service makes a service account without password', async (t) => {
+  const stateDir = await tempDir(t);
+  const run = await tagd(stateDir, [
+    'users',
+    'add',
+    'scada',
+    '--service',
+    '--roles',
+    'Operators,Viewers,Operators',
+  ]);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, '');
+  const scada = await account(stateDir, 'scada');
+  t.is(scada.kind, 'service');
+  t.deepEqual(scada.roles, ['Operators', 'Viewers'], 'duplicates dropped');
+  t.is(scada.passwordHash, undefined);
+  t.false(scada.requiresPasswordChange);
+  t.deepEqual(auditEvents(run), ['account-created']);
+  t.is(run.audit[0]?.kind, 'service');
+  t.regex(run.stderr, /tagd tokens generate scada/);
+});
+
+test('add with an unknown role exits 2 with the list of roles and the usage', async (t) => {
+  const stateDir = join(await tempDir(t), 'state');
+  const run = await tagd(stateDir, ['users', 'add', 'carol', '--roles', 'Viewers,Wizards']);
+  t.is(run.code, 2);
+  t.true(
+    run.stderr.startsWith(
+      "tagd: unknown role 'Wizards'; roles: Administrators, Operators, Viewers\n\nUsage:\n  tagd users add NAME",
+    ),
+    run.stderr,
+  );
+  t.is(run.stdout, '');
+  await t.throwsAsync(
+    () => stat(stateDir),
+    { code: 'ENOENT' },
+    'nothing written, not even the folder',
+  );
+});
+
+test('add creates a missing state directory (0700); the other commands refuse one', async (t) => {
+  const stateDir = join(await tempDir(t), 'state');
+  for (const args of [
+    ['users', 'list'],
+    ['users', 'disable', 'alice'],
+    ['users', 'passwd', 'alice'],
+    ['users', '2fa', 'enable', 'alice'],
+    ['tokens', 'generate', 'alice'],
+  ]) {
+    const run = await tagd(stateDir, args);
+    t.is(run.code, 1, args.join(' '));
+    t.is(
+      run.stderr,
+      `tagd: No state directory at ${stateDir}.\n  Set TAGD_STATE_DIR to the daemon's state directory, e.g. TAGD_STATE_DIR=/var/lib/tagd.\n`,
+    );
+  }
+  await t.throwsAsync(() => stat(stateDir), { code: 'ENOENT' });
+  const add = await tagd(stateDir, ['users', 'add', 'alice'], `${password}\n`);
+  t.is(add.code, 0, add.stderr);
+  t.is((await stat(stateDir)).mode & 0o777, 0o700);
+  t.regex(
+    add.stderr,
+    /This is the first account: the daemon's first start will not create 'admin'\./,
+  );
+  t.is((await account(stateDir, 'alice')).username, 'alice');
+});
+
+test('add with an existing name exits 1 and changes nothing', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'alice', kind: 'user', roles: ['Viewers'] }]);
+  const before = await usersFile(stateDir);
+  const run = await tagd(stateDir, ['users', 'add', 'alice', '--roles', 'Administrators'], 'x');
+  t.is(run.code, 1);
+  t.is(run.stderr, "tagd: An account named 'alice' exists.\n");
+  t.is(await usersFile(stateDir), before);
+});
+
+test('add refuses a short password from stdin, a bad name, and a missing name', async (t) => {
+  const stateDir = await tempDir(t);
+  const short = await tagd(stateDir, ['users', 'add', 'dave'], 'tooshort\n');
+  t.is(short.code, 1);
+  t.is(
+    short.stderr,
+    'tagd: The password from stdin is not acceptable.\n  Must be at least 10 characters.\n',
+  );
+  const empty = await tagd(stateDir, ['users', 'add', 'dave'], '\n');
+  t.is(empty.code, 1, 'an empty line is a (too short) password, not a request to generate');
+  const badName = await tagd(stateDir, ['users', 'add', 'da ve'], `${password}\n`);
+  t.is(badName.code, 2);
+  t.regex(badName.stderr, /^tagd: invalid account name 'da ve'/);
+  const missing = await tagd(stateDir, ['users', 'add']);
+  t.is(missing.code, 2);
+  t.regex(missing.stderr, /^tagd: usage: tagd users add NAME/);
+  const unknownOption = await tagd(stateDir, ['users', 'add', 'dave', '--admin']);
+  t.is(unknownOption.code, 2);
+  t.regex(unknownOption.stderr, /Unknown option '--admin'/);
+  await t.throwsAsync(() => usersFile(stateDir), { code: 'ENOENT' });
+});
+
+test('list prints a table of accounts and never a hash or secret', async (t) => {
+  const box = await SecretBox.open(await tempDir(t));
+  const stateDir = await seeded(t, [
+    { username: 'admin', kind: 'user', roles: ['Administrators'] },
+    {
+      username: 'alice',
+      kind: 'user',
+      roles: ['Operators', 'Viewers'],
+      twoFactor: { sealedSecret: box.seal('JBSWY3DPEHPK3PXP') },
+    },
+    { username: 'scada', kind: 'service', roles: ['Viewers'], disabled: true },
+  ]);
+  const run = await tagd(stateDir, ['users', 'list']);
+  t.is(run.code, 0, run.stderr);
+  t.is(
+    run.stdout,
+    [
+      'NAME   KIND     ROLES              STATUS    2FA',
+      'admin  user     Administrators     enabled   off',
+      'alice  user     Operators,Viewers  enabled   on',
+      'scada  service  Viewers            disabled  off',
+      '',
+    ].join('\n'),
+  );
+  const everything = run.stdout + run.stderr;
+  t.false(everything.includes('scrypt'));
+  t.false(everything.includes('enc:v1:'));
+  t.deepEqual(run.audit, [], 'reading is not audited');
+});
+
+test('list on an empty state directory says how the first account comes', async (t) => {
+  const stateDir = await tempDir(t);
+  const run = await tagd(stateDir, ['users', 'list']);
+  t.is(run.code, 0);
+  t.is(run.stdout, '');
+  t.is(run.stderr, `No accounts in ${stateDir}; the daemon creates 'admin' on its first start.\n`);
+  const extra = await tagd(stateDir, ['users', 'list', 'everyone']);
+  t.is(extra.code, 2);
+});
+
+test('disable bumps the token version; enable lets the account in without another bump', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'alice', kind: 'user', roles: ['Viewers'] }]);
+  const disabled = await tagd(stateDir, ['users', 'disable', 'alice']);
+  t.is(disabled.code, 0, disabled.stderr);
+  let alice = await account(stateDir, 'alice');
+  t.true(alice.disabled);
+  t.is(alice.tokenVersion, 2);
+  t.deepEqual(auditEvents(disabled), ['account-disabled']);
+
+  const again = await tagd(stateDir, ['users', 'disable', 'alice']);
+  t.is(again.code, 0);
+  t.is(again.stderr, "'alice' is already disabled.\n");
+  t.is((await account(stateDir, 'alice')).tokenVersion, 2);
+
+  const enabled = await tagd(stateDir, ['users', 'enable', 'alice']);
+  t.is(enabled.code, 0, enabled.stderr);
+  alice = await account(stateDir, 'alice');
+  t.false(alice.disabled);
+  t.is(alice.tokenVersion, 2);
+  t.deepEqual(auditEvents(enabled), ['account-enabled']);
+});
+
+test('disable, enable and roles of an unknown account exit 1; missing names exit 2', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'alice', kind: 'user', roles: ['Viewers'] }]);
+  for (const args of [
+    ['users', 'disable', 'ghost'],
+    ['users', 'enable', 'ghost'],
+    ['users', 'roles', 'ghost', 'Viewers'],
+  ]) {
+    const run = await tagd(stateDir, args);
+    t.is(run.code, 1, args.join(' '));
+    t.is(run.stderr, "tagd: No account named 'ghost'.\n");
+  }
+  const missing = await tagd(stateDir, ['users', 'disable']);
+  t.is(missing.code, 2);
+  t.true(missing.stderr.startsWith('tagd: usage: tagd users disable NAME\n\nUsage:\n'));
+});
+
+test('roles replaces the roles, bumps the token version and audits the change', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'scada', kind: 'service', roles: ['Operators'] }]);
+  const run = await tagd(stateDir, ['users', 'roles', 'scada', 'Viewers,Administrators']);
+  t.is(run.code, 0, run.stderr);
+  const scada = await account(stateDir, 'scada');
+  t.deepEqual(scada.roles, ['Viewers', 'Administrators']);
+  t.is(scada.tokenVersion, 2);
+  t.is(run.audit.length, 1);
+  t.like(run.audit[0], {
+    component: 'audit',
+    event: 'role-changed',
+    username: 'scada',
+    roles: ['Viewers', 'Administrators'],
+    previousRoles: ['Operators'],
+  });
+
+  const unknown = await tagd(stateDir, ['users', 'roles', 'scada', 'Root']);
+  t.is(unknown.code, 2);
+  t.regex(unknown.stderr, /^tagd: unknown role 'Root'; roles: Administrators, Operators, Viewers/);
+  const none = await tagd(stateDir, ['users', 'roles', 'scada', ',']);
+  t.is(none.code, 2);
+  t.regex(none.stderr, /^tagd: no role given/);
+  t.is((await account(stateDir, 'scada')).tokenVersion, 2, 'refused changes wrote nothing');
+});
+
+test('passwd from stdin sets the password, bumps the token version, needs no change', async (t) => {
+  const stateDir = await seeded(t, [
+    { username: 'alice', kind: 'user', roles: ['Viewers'], requiresPasswordChange: true },
+  ]);
+  const replacement = 'another long passphrase';
+  const run = await tagd(stateDir, ['users', 'passwd', 'alice'], `${replacement}\n`);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, '');
+  const alice = await account(stateDir, 'alice');
+  t.true(await verifyPassword(replacement, alice.passwordHash as string));
+  t.false(await verifyPassword(password, alice.passwordHash as string));
+  t.false(alice.requiresPasswordChange);
+  t.is(alice.tokenVersion, 2);
+  t.false((await usersFile(stateDir)).includes(replacement));
+  t.like(run.audit[0], { event: 'password-reset', username: 'alice', generated: false });
+  t.false(run.stderr.includes(replacement));
+});
+
+test('passwd without stdin input generates a password that must be changed', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'alice', kind: 'user', roles: ['Viewers'] }]);
+  const run = await tagd(stateDir, ['users', 'passwd', 'alice']);
+  t.is(run.code, 0, run.stderr);
+  t.regex(run.stdout, /^[A-Za-z0-9_-]{20}\n$/);
+  const alice = await account(stateDir, 'alice');
+  t.true(await verifyPassword(run.stdout.trim(), alice.passwordHash as string));
+  t.true(alice.requiresPasswordChange);
+  t.is(alice.tokenVersion, 2);
+});
+
+test('passwd refuses a short password, a service account and an unknown account', async (t) => {
+  const stateDir = await seeded(t, [
+    { username: 'alice', kind: 'user', roles: ['Viewers'] },
+    { username: 'scada', kind: 'service', roles: ['Viewers'] },
+  ]);
+  const before = await usersFile(stateDir);
+  const short = await tagd(stateDir, ['users', 'passwd', 'alice'], 'short\n');
+  t.is(short.code, 1);
+  t.is(
+    short.stderr,
+    'tagd: The password from stdin is not acceptable.\n  Must be at least 10 characters.\n',
+  );
+  const service = await tagd(stateDir, ['users', 'passwd', 'scada'], `${password}\n`);
+  t.is(service.code, 1);
+  t.is(
+    service.stderr,
+    "tagd: 'scada' is a service account: it has no password. Use: tagd tokens generate scada\n",
+  );
+  const ghost = await tagd(stateDir, ['users', 'passwd', 'ghost'], `${password}\n`);
+  t.is(ghost.code, 1);
+  t.is(ghost.stderr, "tagd: No account named 'ghost'.\n");
+  t.is(await usersFile(stateDir), before);
+});
+
+test('2fa enable prints the otpauth URI and a QR code, and stores the secret sealed', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'alice', kind: 'user', roles: ['Operators'] }]);
+  const run = await tagd(stateDir, ['users', '2fa', 'enable', 'alice']);
+  t.is(run.code, 0, run.stderr);
+  const [uri, ...qr] = run.stdout.split('\n');
+  const match =
+    /^otpauth:\/\/totp\/tagd:alice\?issuer=tagd&secret=([A-Z2-7]{32})&algorithm=SHA1&digits=6&period=30$/.exec(
+      uri ?? '',
+    );
+  if (!match?.[1]) return t.fail(`no otpauth URI: ${run.stdout}`);
+  const secret = match[1];
+  const qrLines = qr.filter((line) => line.trim() !== '');
+  t.true(qrLines.length >= 15, 'a QR code of block characters follows');
+  t.true(qrLines.every((line) => /^[ █▀▄]+$/.test(line)));
+  t.is(new Set(qrLines.map((line) => line.length)).size, 1, 'the QR code is a rectangle');
+
+  const alice = await account(stateDir, 'alice');
+  t.is(alice.tokenVersion, 2);
+  const sealed = alice.twoFactor?.sealedSecret ?? '';
+  t.true(sealed.startsWith('enc:v1:'));
+  t.false((await usersFile(stateDir)).includes(secret), 'the secret is not stored in clear');
+  t.is((await SecretBox.open(stateDir)).unseal(sealed, 'alice'), secret);
+  t.deepEqual(auditEvents(run), ['two-factor-enabled']);
+  t.false(run.stderr.includes(secret));
+
+  // The account service (the daemon's) opens the sealed secret: sign-in now needs the code.
+  const logs = captureLogs();
+  const users = new UserStore({ stateDir });
+  await users.start();
+  const accounts = new AccountService({
+    users,
+    tokens: await TokenService.open(stateDir),
+    limiter: new SignInLimiter(Date.now),
+    secretBox: await SecretBox.open(stateDir),
+    audit: logs.logger,
+    now: Date.now,
+  });
+  const first = await accounts.signIn('alice', password, '127.0.0.1');
+  t.true(first.requiresTwoFactor);
+  t.is(first.token, undefined);
+  const done = await accounts.completeTwoFactor(
+    first.preAuthToken as string,
+    totpCode('alice', secret, Date.now()),
+  );
+  t.is(typeof done.token, 'string');
+});
+
+test('2fa disable removes the secret and bumps the token version', async (t) => {
+  const box = await SecretBox.open(await tempDir(t));
+  const stateDir = await seeded(t, [
+    {
+      username: 'alice',
+      kind: 'user',
+      roles: ['Viewers'],
+      twoFactor: { sealedSecret: box.seal('JBSWY3DPEHPK3PXP') },
+    },
+  ]);
+  const run = await tagd(stateDir, ['users', '2fa', 'disable', 'alice']);
+  t.is(run.code, 0, run.stderr);
+  const alice = await account(stateDir, 'alice');
+  t.false('twoFactor' in alice);
+  t.is(alice.tokenVersion, 2);
+  t.deepEqual(auditEvents(run), ['two-factor-disabled']);
+
+  const again = await tagd(stateDir, ['users', '2fa', 'disable', 'alice']);
+  t.is(again.code, 0);
+  t.is(again.stderr, "'alice' has no two-factor.\n");
+  t.is((await account(stateDir, 'alice')).tokenVersion, 2);
+});
+
+test('2fa refuses service and unknown accounts and a missing action', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'scada', kind: 'service', roles: ['Viewers'] }]);
+  const service = await tagd(stateDir, ['users', '2fa', 'enable', 'scada']);
+  t.is(service.code, 1);
+  t.is(service.stderr, "tagd: 'scada' is a service account: it does not sign in with a code.\n");
+  t.is(service.stdout, '');
+  const ghost = await tagd(stateDir, ['users', '2fa', 'enable', 'ghost']);
+  t.is(ghost.code, 1);
+  t.is(ghost.stderr, "tagd: No account named 'ghost'.\n");
+  const noAction = await tagd(stateDir, ['users', '2fa', 'scada']);
+  t.is(noAction.code, 2);
+  t.true(noAction.stderr.startsWith('tagd: usage: tagd users 2fa enable|disable NAME\n\nUsage:'));
+  t.false('twoFactor' in (await account(stateDir, 'scada')));
+});
+
+test('an unknown users command exits 2 with the usage; help prints it on stdout', async (t) => {
+  const stateDir = await tempDir(t);
+  const unknown = await tagd(stateDir, ['users', 'remove', 'alice']);
+  t.is(unknown.code, 2);
+  t.true(unknown.stderr.startsWith("tagd: unknown users command 'remove'\n\nUsage:\n"));
+  const help = await tagd(stateDir, ['users']);
+  t.is(help.code, 0);
+  t.true(help.stdout.startsWith('Usage:\n  tagd users add NAME'));
+  t.regex(help.stdout, /Roles: Administrators, Operators, Viewers/);
+  const top = await tagd(stateDir, ['help']);
+  t.regex(top.stdout, /tagd users add\|list\|disable\|enable\|roles\|passwd\|2fa/);
+  t.regex(top.stdout, /tagd tokens generate NAME/);
+});
+
+test('a state directory owned by someone else is refused (the daemon could not read the file)', async (t) => {
+  if (process.geteuid?.() !== 0) return t.pass('needs root to chown');
+  const stateDir = await tempDir(t);
+  const { chown } = await import('node:fs/promises');
+  await chown(stateDir, 4242, 4242);
+  const run = await tagd(stateDir, ['users', 'add', 'alice'], `${password}\n`);
+  t.is(run.code, 1);
+  t.true(
+    run.stderr.startsWith(
+      `tagd: The state directory ${stateDir} belongs to uid 4242, not to you (uid 0).\n`,
+    ),
+    run.stderr,
+  );
+  await t.throwsAsync(() => usersFile(stateDir), { code: 'ENOENT' });
+});
+
+// `script` gives the command a terminal as stdin, the case of an operator at a shell.
+test('on a terminal, add does not wait for input: it generates the password', async (t) => {
+  const script = await promisify(execFile)('script', ['--version']).catch(() => undefined);
+  if (!script) return t.pass('util-linux script is not installed');
+  const stateDir = await tempDir(t);
+  const command = [process.execPath, '--import', 'tsx', cliSource, 'users', 'add', 'erin']
+    .map((word) => `'${word}'`)
+    .join(' ');
+  const { stdout } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], {
+    cwd: repoRoot,
+    env: { ...process.env, TAGD_STATE_DIR: stateDir },
+    timeout: 20_000,
+  });
+  const generated = /^([A-Za-z0-9_-]{20})\r?$/m.exec(stdout)?.[1];
+  if (!generated) return t.fail(stdout);
+  const erin = await account(stateDir, 'erin');
+  t.true(erin.requiresPasswordChange);
+  t.true(await verifyPassword(generated, erin.passwordHash as string));
+});

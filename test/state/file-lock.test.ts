@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { access, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { withFileLock } from '../../src/state/file-lock.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+test('holders never overlap and the lock file is gone afterwards', async (t) => {
+  const lock = join(await tempDir(t), 'x.lock');
+  let inside = 0;
+  let most = 0;
+  await Promise.all(
+    Array.from({ length: 10 }, () =>
+      withFileLock(lock, async () => {
+        inside++;
+        most = Math.max(most, inside);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inside--;
+      }),
+    ),
+  );
+  t.is(most, 1);
+  await t.throwsAsync(() => access(lock));
+});
+
+test('a lock left by a process that no longer exists is taken over', async (t) => {
+  const lock = join(await tempDir(t), 'x.lock');
+  const gone = spawnSync(process.execPath, [
+    '-e',
+    'process.stdout.write(String(process.pid))',
+  ]).stdout.toString();
+  await writeFile(lock, gone);
+  t.is(await withFileLock(lock, async () => 'ran', { timeoutMs: 500 }), 'ran');
+});
+
+test('a lock held by a live process times out, and the work does not run', async (t) => {
+  const lock = join(await tempDir(t), 'x.lock');
+  await writeFile(lock, String(process.pid));
+  let ran = false;
+  await t.throwsAsync(
+    () =>
+      withFileLock(
+        lock,
+        async () => {
+          ran = true;
+        },
+        { timeoutMs: 100 },
+      ),
+    { message: /Timed out waiting for the lock/ },
+  );
+  t.false(ran);
+});
