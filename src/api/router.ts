@@ -25,7 +25,8 @@ export function buildRouter(routes: readonly RouteDefinition[], accounts: Accoun
       try {
         const principal = authenticateRequest(context, route.access, accounts);
         const params = parse(route.params, context.params, 'path');
-        const query = parse(route.query, context.query, 'query');
+        // context.query parses the query string on first access: only for routes that take one.
+        const query = route.query ? parse(route.query, context.query, 'query') : undefined;
         const body = route.body ? parse(route.body, jsonBody(context), 'body') : undefined;
         const result = await route.handle({ context, params, query, body, principal });
         if (result !== undefined) {

@@ -61,6 +61,11 @@ export interface AccountServiceDeps {
  * or a bumped token version rejects it at once.
  */
 export class AccountService {
+  // Per account record (a reload makes new records), so a request does not rebuild the set.
+  private readonly permissionCache = new WeakMap<
+    UserRecord,
+    { roles: readonly string[]; permissions: ReadonlySet<Permission> }
+  >();
   // preauth jti → wrong codes so far; a preauth token lives minutes, so this stays small.
   private readonly twoFactorFailures = new Map<string, number>();
 
@@ -221,7 +226,7 @@ export class AccountService {
     }
     if (claims.typ === 'service' && user.kind !== 'service')
       throw new UnauthorizedError('The token is invalid.');
-    return { user, claims, permissions: new Set(permissionsOf(user.roles)) };
+    return { user, claims, permissions: this.permissionsOf(user) };
   }
 
   /** Lifetime of a token type, seconds (for cookie expiry). */
@@ -299,6 +304,15 @@ export class AccountService {
       token: this.deps.tokens.issue('access', user).token,
       refreshToken: refresh.token,
     };
+  }
+
+  private permissionsOf(user: UserRecord): ReadonlySet<Permission> {
+    const cached = this.permissionCache.get(user);
+    // The roles array is replaced, never edited in place, when roles change.
+    if (cached?.roles === user.roles) return cached.permissions;
+    const permissions = new Set(permissionsOf(user.roles));
+    this.permissionCache.set(user, { roles: user.roles, permissions });
+    return permissions;
   }
 
   private identity(user: UserRecord): Pick<SignInResponse, 'username' | 'id' | 'permissions'> {
