@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertTagPath } from '../../tags/tag-path.js';
 import type { ApiDeps } from '../app.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { sampleSchema } from '../schemas.js';
@@ -24,7 +25,11 @@ export function tagsRoutes(deps: ApiDeps): RouteDefinition[] {
       params: fullTagPathParams,
       responses: { 200: { description: 'The latest sample.', schema: sampleSchema } },
       problems: [400, 404],
-      handle: ({ params }) => deps.store.require(params.fullTagPath),
+      handle: ({ params }) => {
+        // A malformed path is named as such (400), not reported as a missing tag (404).
+        assertTagPath(params.fullTagPath);
+        return deps.store.require(params.fullTagPath);
+      },
     }),
   ];
 }

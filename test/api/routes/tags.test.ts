@@ -113,3 +113,18 @@ test('an account without TagView gets 403', async (t) => {
     code: 'forbidden',
   });
 });
+
+test('a malformed tag path is a 400 invalid-tag-path problem that says what is wrong', async (t) => {
+  const { api, token } = await setup(t);
+  for (const [path, reason] of [
+    ['Line1//Temp', 'it has an empty segment (leading, trailing or double slash)'],
+    ['Line1/Te mp', "segment 'Te mp' may only hold letters, digits and _ . : -"],
+  ] as const) {
+    const response = await api.request(`/api/v2/Tags/Sample/${path.replace(' ', '%20')}`, {
+      token,
+    });
+    t.is(response.status, 400, path);
+    t.is(response.json.code, 'invalid-tag-path', path);
+    t.true(String(response.json.detail).endsWith(reason), String(response.json.detail));
+  }
+});
