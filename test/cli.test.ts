@@ -32,7 +32,7 @@ test('tagd profile check lists every error with its path and exits 1', async (t)
       server: { http: { port: 99999 } },
       drivers: [{ type: 'modbos', name: 'PLC1' }],
       collections: [{ name: 'A', members: ['x//y'] }],
-      publishers: {},
+      publisherz: {},
     }),
   );
   const run = startTagd(['profile', 'check', file]);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
+import { webhookConfigSchema } from '../publishers/webhook/schema.js';
 import { tagPathProblem } from '../tags/tag-path.js';
 import { secret } from './secret-fields.js';
 
@@ -85,6 +86,23 @@ const tagSourceSchema = z
   })
   .describe('A tag path, or a pattern where * is one segment and ** any depth.');
 
+const licenseSchema = z
+  .strictObject({
+    file: z
+      .string()
+      .min(1)
+      .describe('Signed license file (JSON). A relative path is resolved from the profile folder.'),
+  })
+  .describe(
+    'The license: its edition decides the licensed features (data relay: server, enterprise).',
+  );
+
+const publishersSchema = z
+  .strictObject({
+    webhooks: z.array(webhookConfigSchema).default([]).describe('Webhook publishers.'),
+  })
+  .describe('Publishers pushing collections to receivers.');
+
 /** A named set of tags that publishers and history refer to. */
 export const collectionSchema = z.strictObject({
   name: z
@@ -110,6 +128,8 @@ export const profileSchema = z
       .default([])
       .describe('Field drivers, one per device or bus.'),
     collections: z.array(collectionSchema).default([]),
+    license: licenseSchema.optional(),
+    publishers: publishersSchema.prefault({}),
   })
   .describe('tagd profile');
 

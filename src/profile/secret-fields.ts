@@ -107,3 +107,40 @@ function unionBranch(def: Record<string, unknown>, value: unknown): z.ZodType | 
   }
   return options.find((option) => option.safeParse(value).success);
 }
+
+/** What a secret looks like on every way out (API, logs, errors). */
+export const secretMask = '********';
+
+/** A copy of `value` with every secret field replaced by {@link secretMask}. */
+export function maskSecrets<T>(schema: z.ZodType, value: T): T {
+  const secrets = findSecrets(schema, value);
+  if (secrets.length === 0) return value;
+  const copy = structuredClone(value);
+  for (const found of secrets) setAtPath(copy, found.path, secretMask);
+  return copy;
+}
+
+/**
+ * A copy of `incoming` where every secret field that holds {@link secretMask} takes the value
+ * at the same path in `stored`, so a client that saves back what it read keeps the secrets.
+ * A mask with nothing stored behind it stays, and fails validation as what it is.
+ */
+export function unmaskSecrets<T>(schema: z.ZodType, incoming: T, stored: unknown): T {
+  const masked = findSecrets(schema, incoming).filter((found) => found.value === secretMask);
+  if (masked.length === 0) return incoming;
+  const copy = structuredClone(incoming);
+  for (const found of masked) {
+    const previous = valueAtPath(stored, found.path);
+    if (typeof previous === 'string') setAtPath(copy, found.path, previous);
+  }
+  return copy;
+}
+
+function valueAtPath(document: unknown, path: readonly (string | number)[]): unknown {
+  let node = document;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  return node;
+}

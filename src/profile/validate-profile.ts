@@ -79,6 +79,9 @@ function crossFieldErrors(document: unknown): FieldError[] {
   });
   const collections = Array.isArray(document.collections) ? document.collections : [];
   errors.push(...duplicateNames(collections, 'collections', 'collection'));
+  const publishers = isRecord(document.publishers) ? document.publishers : {};
+  const webhooks = Array.isArray(publishers.webhooks) ? publishers.webhooks : [];
+  errors.push(...duplicateNames(webhooks, 'publishers.webhooks', 'webhook publisher'));
   return errors;
 }
 

@@ -39,6 +39,8 @@ test('the JSON Schema rejects unknown keys and lists the top-level sections', (t
     'security',
     'drivers',
     'collections',
+    'license',
+    'publishers',
   ]);
   // Every section has a default, so an editor must not demand any of them.
   t.is(schema.required, undefined);

@@ -55,6 +55,7 @@ test('an empty document is a valid profile with every default', (t) => {
     security: { accessTokenMinutes: 15, refreshTokenDays: 7 },
     drivers: [],
     collections: [],
+    publishers: { webhooks: [] },
   });
 });
 

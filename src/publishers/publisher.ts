@@ -1,0 +1,51 @@
+/**
+ * What every publisher reports (spec §3.1, DESIGN.md §4 "Webhook publisher"): its status, its
+ * last delivery and its counters, shown by the management API and mirrored in health tags.
+ */
+
+/** Spec §3.1: On (running), Off (stopped), Error (after a failed delivery). */
+export type PublisherStatus = 'On' | 'Off' | 'Error';
+
+/** The outcome of one delivery (all its attempts). */
+export interface DeliveryRecord {
+  /** When the delivery ended, ISO 8601 UTC. */
+  at: string;
+  ok: boolean;
+  /** HTTP status of the last attempt, when one was received. */
+  httpStatus?: number;
+  /** Attempts made, 1 to 3. */
+  attempts: number;
+  /** From the first attempt to the end, ms. */
+  durationMs: number;
+  /** Samples in the batch. */
+  samples: number;
+  /** Why the last attempt failed (status text or network error), never a secret. */
+  error?: string;
+}
+
+/** Running totals since the publisher was created. */
+export interface PublisherCounters {
+  /** Batches delivered successfully. */
+  batches: number;
+  /** Samples in those batches. */
+  samples: number;
+  /** Batches dropped after their last attempt failed. */
+  failures: number;
+  /** Snapshot ticks skipped because a delivery was still in flight. */
+  skippedTicks: number;
+  /** Everything-mode updates dropped because the buffer was full. */
+  droppedSamples: number;
+}
+
+/** What the management API shows of a publisher. */
+export interface PublisherState {
+  name: string;
+  status: PublisherStatus;
+  /** Why an Off publisher is off (stopped, no license, missing collection…). */
+  reason?: string;
+  lastDelivery?: DeliveryRecord;
+  counters: PublisherCounters;
+}
+
+/** Fixed text of the LastDeliveryError health tag after a failed delivery (spec §2.4). */
+export const deliveryFailedMessage = 'Webhook delivery failed - see log for details.';

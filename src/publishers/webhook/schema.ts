@@ -1,0 +1,123 @@
+/**
+ * Configuration of a webhook publisher (spec §2.4, DESIGN.md §4 "Webhook publisher"), the same
+ * shape in the profile (`publishers.webhooks[]`) and over the API. Messages the spec gives are
+ * used word for word.
+ */
+import { z } from 'zod';
+import { secret } from '../../profile/secret-fields.js';
+import { segmentPattern } from '../../tags/tag-path.js';
+
+/** Spec §2.4: saving without a Destination URL. */
+export const missingUrlMessage = 'You must provide a webhook destination URL.';
+/** Spec §2.4: an empty collection entry (or none at all). */
+export const missingCollectionMessage = 'You must select a collection.';
+
+const requiredText = (message: string) =>
+  // abort: an empty value gets only the "required" message, not a format complaint as well.
+  z.string({ error: message }).trim().min(1, { error: message, abort: true });
+
+/** The destination: an http or https URL, sealed at rest. */
+const destinationUrlSchema = secret(
+  requiredText(missingUrlMessage).refine(isHttpUrl, {
+    error: 'The destination URL must be an http:// or https:// address.',
+  }),
+).describe('Where each batch is POSTed. Sealed at rest, masked on the way out.');
+
+const noAuthentication = z.strictObject({ mode: z.literal('None') });
+const bearerAuthentication = z.strictObject({
+  mode: z.literal('Bearer token'),
+  bearerToken: secret(requiredText('You must provide a bearer token.')),
+});
+const apiKeyAuthentication = z.strictObject({
+  mode: z.literal('API key header'),
+  apiKeyHeaderName: requiredText('You must provide an API key header name.').regex(
+    /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/,
+    { error: 'The API key header name must be a valid HTTP header name.' },
+  ),
+  apiKeyHeaderValue: secret(requiredText('You must provide an API key header value.')),
+});
+const basicAuthentication = z.strictObject({
+  mode: z.literal('Basic auth'),
+  basicAuthUsername: requiredText('You must provide a basic auth username.').refine(
+    (name) => !name.includes(':'),
+    {
+      error: 'A basic auth username cannot contain a colon.',
+    },
+  ),
+  basicAuthPassword: secret(requiredText('You must provide a basic auth password.')),
+});
+
+/** How the publisher authenticates to the receiver (spec §5 "outbound authentication"). */
+export const webhookAuthenticationSchema = z
+  .discriminatedUnion(
+    'mode',
+    [noAuthentication, bearerAuthentication, apiKeyAuthentication, basicAuthentication],
+    {
+      error: 'Authentication mode must be one of: None, Bearer token, API key header, Basic auth.',
+    },
+  )
+  .meta({ id: 'WebhookAuthentication' });
+
+/** Logging modes (spec §2.4). */
+export const loggingModes = ['Snapshot', 'On Change', 'Everything'] as const;
+/** A logging mode. */
+export type LoggingMode = (typeof loggingModes)[number];
+
+/** A webhook publisher's configuration. */
+export const webhookConfigSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(segmentPattern, 'may only hold letters, digits and _ . : -')
+      .describe('Unique name; also the segment of the health tags Publishers/<name>/….'),
+    destinationUrl: destinationUrlSchema,
+    authentication: webhookAuthenticationSchema.default({ mode: 'None' }),
+    collections: z
+      .array(requiredText(missingCollectionMessage), { error: missingCollectionMessage })
+      .min(1, { error: missingCollectionMessage })
+      .describe('Names of the collections published.'),
+    loggingMode: z.enum(loggingModes).default('Snapshot'),
+    updateIntervalSeconds: z
+      .int({ error: 'The update interval must be a whole number of seconds from 1 to 86400.' })
+      .min(1, { error: 'The update interval must be a whole number of seconds from 1 to 86400.' })
+      .max(86_400, {
+        error: 'The update interval must be a whole number of seconds from 1 to 86400.',
+      })
+      .default(10)
+      .describe('Seconds between publishes.'),
+    autoConnect: z.boolean().default(true).describe('Start the publisher when the profile loads.'),
+    caFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'PEM file of extra CAs trusted for an https destination, besides the built-in ones.',
+      ),
+    everythingBufferSize: z
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .default(100_000)
+      .describe('Everything mode: updates kept between publishes; beyond, the oldest are dropped.'),
+    signingSecret: secret(
+      z.string().regex(/^whsec_[A-Za-z0-9+/=]{16,}$/, 'must be whsec_ followed by base64'),
+    )
+      .optional()
+      .describe('Beyond the spec: Standard Webhooks signing secret (whsec_…). Sealed at rest.'),
+    gzip: z.boolean().default(false).describe('Beyond the spec: gzip request bodies.'),
+  })
+  .meta({ id: 'WebhookPublisherConfig' });
+
+/** A validated webhook publisher configuration, defaults applied, secrets in plaintext. */
+export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
