@@ -45,7 +45,7 @@ test('tagd profile check lists every error with its path and exits 1', async (t)
   t.deepEqual(errorLines.sort(), [
     'collections[0].members[0]',
     'drivers[0].type',
-    'publishers',
+    'publisherz',
     'server.http.port',
   ]);
   t.regex(run.stderr(), /is invalid \(4 errors\)/);
