@@ -11,8 +11,9 @@ import { ProfileInvalidError, TagdError } from './errors.js';
 import { parseListen } from './listen-address.js';
 import { createLogger } from './logger.js';
 import { runDaemon } from './main.js';
+import { checkProfile } from './profile/check-profile.js';
 import { DurableJsonFile } from './profile/durable-json-file.js';
-import { validateProfile } from './profile/validate-profile.js';
+import { SecretBox } from './profile/secret-box.js';
 import { version } from './version.js';
 
 const usage = `tagd ${version}: edge gateway daemon
@@ -85,12 +86,27 @@ async function profileCommand(args: string[]): Promise<void> {
   const path = resolve(file);
   try {
     const document = await new DurableJsonFile<unknown>(path).read();
-    const validation = validateProfile(document);
-    if (!validation.ok) throw new ProfileInvalidError(path, validation.errors);
-    const { drivers, collections } = validation.profile;
-    const tags = drivers.reduce((sum, driver) => sum + driver.tags.length, 0);
+    const secretBox = await SecretBox.openExisting(
+      resolve(process.env.TAGD_STATE_DIR ?? 'var'),
+      process.env.CREDENTIALS_DIRECTORY,
+    );
+    const { errors, uncheckedSecrets } = checkProfile(document, secretBox);
+    if (uncheckedSecrets.length > 0) {
+      process.stderr.write(
+        `note: no sealing key in TAGD_STATE_DIR, so these sealed secrets were not checked: ${uncheckedSecrets.join(', ')}\n`,
+      );
+    }
+    if (errors.length > 0) throw new ProfileInvalidError(path, errors);
+    const count = (value: unknown) => (Array.isArray(value) ? value.length : 0);
+    const profile = document as {
+      drivers?: { tags?: unknown[] }[];
+      collections?: unknown[];
+      publishers?: { webhooks?: unknown[] };
+    };
+    const drivers = profile.drivers ?? [];
+    const tags = drivers.reduce((sum, driver) => sum + count(driver.tags), 0);
     process.stdout.write(
-      `${path}: valid (${drivers.length} drivers, ${tags} tags, ${collections.length} collections)\n`,
+      `${path}: valid (${drivers.length} drivers, ${tags} tags, ${count(profile.collections)} collections, ${count(profile.publishers?.webhooks)} webhook publishers)\n`,
     );
   } catch (error) {
     if (!(error instanceof TagdError)) throw error;

@@ -20,7 +20,11 @@ test('tagd version prints the package version', async (t) => {
 test('tagd profile check accepts the demo profile', async (t) => {
   const run = startTagd(['profile', 'check', demoProfile]);
   t.is(await run.exited, 0);
-  t.is(run.stdout(), `${demoProfile}: valid (1 drivers, 7 tags, 1 collections)\n`);
+  const demo = JSON.parse(await readFile(demoProfile, 'utf8'));
+  t.is(
+    run.stdout(),
+    `${demoProfile}: valid (1 drivers, 7 tags, 1 collections, ${demo.publishers?.webhooks?.length ?? 0} webhook publishers)\n`,
+  );
 });
 
 test('tagd profile check lists every error with its path and exits 1', async (t) => {

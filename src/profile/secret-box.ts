@@ -49,6 +49,26 @@ export class SecretBox {
     return new SecretBox(await loadOrCreateKey(join(stateDir, secretKeyFileName), keyBytes));
   }
 
+  /**
+   * Loads an existing key without creating one (for read-only checks).
+   * @returns undefined when neither the credential nor the key file exists.
+   */
+  static async openExisting(
+    stateDir: string,
+    credentialsDir?: string,
+  ): Promise<SecretBox | undefined> {
+    const candidates: [string, boolean][] = [[join(stateDir, secretKeyFileName), true]];
+    if (credentialsDir) candidates.unshift([join(credentialsDir, secretKeyCredentialName), false]);
+    for (const [file, requirePrivate] of candidates) {
+      try {
+        return new SecretBox(await readKeyFile(file, keyBytes, requirePrivate));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    return undefined;
+  }
+
   /** Seals a plaintext secret into `enc:v1:<base64url(iv | tag | ciphertext)>`. */
   seal(plaintext: string): string {
     const iv = randomBytes(ivBytes);

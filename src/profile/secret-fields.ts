@@ -7,7 +7,11 @@ import { z } from 'zod';
 
 const secretFields = z.registry<{ secret: true }>();
 
-/** Marks a string schema as a secret: sealed at rest, masked on the way out. */
+/**
+ * Marks a string schema as a secret: sealed at rest, masked on the way out. Call it on the
+ * finished field schema: `.describe()`, `.refine()` or `.meta()` after it return a new schema
+ * that is not marked (wrapping in `.optional()` after it is fine).
+ */
 export function secret<Schema extends z.ZodType<string | undefined>>(schema: Schema): Schema {
   secretFields.add(schema, { secret: true });
   return schema;

@@ -181,3 +181,49 @@ test('setAtPath writes back what findSecrets found', (t) => {
     webhooks: [{ mode: 'signed', url: 'sealed(https://b.example/)' }],
   });
 });
+
+test('every secret field of the real profile schema is found (a describe() after secret() would hide one)', async (t) => {
+  const { profileSchema } = await import('../../src/profile/schema.js');
+  const profile = {
+    server: { https: { certFile: 'c.pem', keyFile: 'k.pem', keyPassphrase: 'pass-1' } },
+    collections: [{ name: 'C', members: ['A/**'] }],
+    publishers: {
+      webhooks: [
+        {
+          name: 'a',
+          destinationUrl: 'https://a/',
+          collections: ['C'],
+          authentication: { mode: 'Bearer token', bearerToken: 'tok-2' },
+        },
+        {
+          name: 'b',
+          destinationUrl: 'https://b/',
+          collections: ['C'],
+          authentication: {
+            mode: 'API key header',
+            apiKeyHeaderName: 'X-Key',
+            apiKeyHeaderValue: 'key-3',
+          },
+          signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        },
+        {
+          name: 'c',
+          destinationUrl: 'https://c/',
+          collections: ['C'],
+          authentication: { mode: 'Basic auth', basicAuthUsername: 'u', basicAuthPassword: 'pw-4' },
+        },
+      ],
+    },
+  };
+  const found = findSecrets(profileSchema, profile).map((secret) => secret.path.join('.'));
+  t.deepEqual(found.sort(), [
+    'publishers.webhooks.0.authentication.bearerToken',
+    'publishers.webhooks.0.destinationUrl',
+    'publishers.webhooks.1.authentication.apiKeyHeaderValue',
+    'publishers.webhooks.1.destinationUrl',
+    'publishers.webhooks.1.signingSecret',
+    'publishers.webhooks.2.authentication.basicAuthPassword',
+    'publishers.webhooks.2.destinationUrl',
+    'server.https.keyPassphrase',
+  ]);
+});

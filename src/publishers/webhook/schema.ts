@@ -18,10 +18,11 @@ const requiredText = (message: string) =>
 
 /** The destination: an http or https URL, sealed at rest. */
 const destinationUrlSchema = secret(
-  requiredText(missingUrlMessage).refine(isHttpUrl, {
-    error: 'The destination URL must be an http:// or https:// address.',
-  }),
-).describe('Where each batch is POSTed. Sealed at rest, masked on the way out.');
+  requiredText(missingUrlMessage)
+    .refine(isHttpUrl, { error: 'The destination URL must be an http:// or https:// address.' })
+    // Inside secret(): describe() makes a new schema, and only the marked one is a secret.
+    .describe('Where each batch is POSTed. Sealed at rest, masked on the way out.'),
+);
 
 const noAuthentication = z.strictObject({ mode: z.literal('None') });
 const bearerAuthentication = z.strictObject({

@@ -1,0 +1,39 @@
+import type { FieldError } from '../errors.js';
+import { profileSchema } from './schema.js';
+import { isSealed, type SecretBox } from './secret-box.js';
+import { findSecrets, setAtPath } from './secret-fields.js';
+import { formatPath, validateProfile } from './validate-profile.js';
+
+/** Outcome of {@link checkProfile}. */
+export interface ProfileCheck {
+  /** Every problem found; empty when the profile is valid. */
+  errors: FieldError[];
+  /** Paths of sealed secrets whose content could not be checked (no key at hand). */
+  uncheckedSecrets: string[];
+}
+
+/**
+ * Validates a profile document as `tagd profile check` does, without changing anything: sealed
+ * secrets are opened with the key when there is one (a value this key cannot open is an
+ * error), and otherwise left unchecked — their format errors are not reported, since a sealed
+ * value is no URL or token until opened.
+ */
+export function checkProfile(document: unknown, secretBox: SecretBox | undefined): ProfileCheck {
+  const sealed = findSecrets(profileSchema, document).filter((found) => isSealed(found.value));
+  const paths = sealed.map((found) => formatPath(found.path));
+  if (secretBox === undefined) {
+    const errors = validateProfile(document).errors.filter((error) => !paths.includes(error.path));
+    return { errors, uncheckedSecrets: paths };
+  }
+  const copy = structuredClone(document);
+  const errors: FieldError[] = [];
+  for (const found of sealed) {
+    try {
+      setAtPath(copy, found.path, secretBox.unseal(found.value, formatPath(found.path)));
+    } catch (error) {
+      errors.push({ path: formatPath(found.path), message: (error as Error).message });
+    }
+  }
+  errors.push(...validateProfile(copy).errors);
+  return { errors, uncheckedSecrets: [] };
+}
