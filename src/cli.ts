@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { tokensCommand } from './cli/tokens-command.js';
 import { usersCommand } from './cli/users-command.js';
+import { prepareDemoProfile } from './demo-profile.js';
 import { ProfileInvalidError, TagdError } from './errors.js';
 import { parseListen } from './listen-address.js';
 import { createLogger } from './logger.js';
@@ -20,6 +21,8 @@ const usage = `tagd ${version}: edge gateway daemon
 
 Usage:
   tagd start [--profile FILE] [--listen HOST:PORT]   run the daemon
+  tagd start --demo [--listen HOST:PORT]             run a copy of the demo profile (made once
+                                                     in the state directory)
   tagd profile check FILE                            list every error in a profile
   tagd users add|list|disable|enable|roles|passwd|2fa …
                                                      manage accounts ('tagd users help')
@@ -62,14 +65,19 @@ export async function cli(argv: string[]): Promise<void> {
 async function start(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { profile: { type: 'string' }, listen: { type: 'string' } },
+    options: { profile: { type: 'string' }, listen: { type: 'string' }, demo: { type: 'boolean' } },
     strict: true,
   });
   const listen = values.listen === undefined ? undefined : parseListen(values.listen);
   if (listen === null) return usageError(`--listen takes HOST:PORT, got '${values.listen}'`);
+  if (values.demo && values.profile) return usageError('--demo and --profile exclude each other');
+  const stateDir = resolve(process.env.TAGD_STATE_DIR ?? 'var');
+  const profileFile = values.demo
+    ? await prepareDemoProfile(stateDir)
+    : resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json');
   await runDaemon({
-    profileFile: resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json'),
-    stateDir: resolve(process.env.TAGD_STATE_DIR ?? 'var'),
+    profileFile,
+    stateDir,
     logger: createLogger(),
     ...(listen ? { listen } : {}),
     ...(process.env.CREDENTIALS_DIRECTORY

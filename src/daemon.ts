@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
@@ -9,9 +10,12 @@ import { SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
+import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
+import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
+import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
 import { version } from './version.js';
@@ -29,6 +33,11 @@ export interface DaemonOptions {
   credentialsDir?: string;
   /** Time source. Default: the system clock. */
   clock?: Clock;
+  /**
+   * Public keys whose signature on the license file is accepted. Default: the vendor's key
+   * (tests sign licenses with a key pair of their own and pass its public key).
+   */
+  licenseKeys?: KeyObject[];
 }
 
 interface Component {
@@ -38,15 +47,18 @@ interface Component {
 }
 
 /**
- * The running gateway: loads the profile, then starts the tag store, collections, drivers and
- * the API listeners (loopback HTTP, then HTTPS when the profile has it) in that order, and stops
- * them in reverse. Constructing does nothing.
+ * The running gateway: loads the profile and the license, then starts the tag store,
+ * collections, drivers, the API listeners (loopback HTTP, then HTTPS when the profile has it)
+ * and the webhook publishers in that order, and stops them in reverse (publishers first).
+ * Constructing does nothing.
  */
 export class Daemon {
   /** The tag store; available after start(). */
   store: TagStore | undefined;
   /** The profile as loaded; available after start(). */
   profile: Profile | undefined;
+  /** The license in force; available after start(). */
+  license: LicenseState | undefined;
   private readonly started: Component[] = [];
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
@@ -72,6 +84,10 @@ export class Daemon {
       });
       const profile = await profileStore.load();
       this.profile = profile;
+      // Files the profile names are relative to it, not to wherever tagd was started from.
+      const profileFolder = dirname(resolve(this.options.profileFile));
+      const license = await this.loadLicense(profile, profileFolder, clock);
+      this.license = license;
 
       const store = new TagStore({ clock, logger: logger.child({ component: 'tags' }) });
       this.store = store;
@@ -127,8 +143,32 @@ export class Daemon {
       });
       await accounts.createInitialAdmin(stateDir, logger);
 
+      // One ProfileStore: the API saves through the instance that loaded the profile.
+      const profileService = new ProfileService(profileStore, profile, audit);
+      const publishers = new WebhookPublishers({
+        store,
+        collections,
+        clock,
+        logger,
+        license: () => license,
+        version,
+        // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
+        baseDir: dirname(resolve(this.options.profileFile)),
+      });
+
       const http = { ...profile.server.http, ...this.options.listen };
-      const app = createApp({ store, logger, version, accounts, audit, now });
+      const app = createApp({
+        store,
+        logger,
+        version,
+        accounts,
+        audit,
+        now,
+        profile: profileService,
+        collections,
+        publishers,
+        license: () => license,
+      });
       const listener = new HttpListener({
         ...http,
         handler: app.callback(),
@@ -142,8 +182,6 @@ export class Daemon {
       });
       if (profile.server.https) {
         const { certFile, keyFile, ...https } = profile.server.https;
-        // Certificate paths are relative to the profile, not to wherever tagd was started from.
-        const profileFolder = dirname(resolve(this.options.profileFile));
         const httpsListener = new HttpsListener({
           ...https,
           certFile: resolve(profileFolder, certFile),
@@ -159,6 +197,14 @@ export class Daemon {
           stop: () => httpsListener.stop(),
         });
       }
+
+      // Last to start, first to stop: no delivery is in flight while anything it reads stops.
+      // The profile in force, not as loaded: the API is already listening and may have changed it.
+      await this.startComponent({
+        name: 'publishers',
+        start: () => publishers.startAll(profileService.current().publishers.webhooks),
+        stop: () => publishers.stopAll(),
+      });
 
       logger.info(
         {
@@ -197,6 +243,40 @@ export class Daemon {
   /** URL of the HTTPS listener while running; undefined when the profile has none. */
   httpsUrl(): string | undefined {
     return this.httpsListener?.url();
+  }
+
+  // The license decides licensed features only: a missing or refused one never stops start-up.
+  private async loadLicense(
+    profile: Profile,
+    profileFolder: string,
+    clock: Clock,
+  ): Promise<LicenseState> {
+    const logger = this.options.logger.child({ component: 'license' });
+    const file = profile.license ? resolve(profileFolder, profile.license.file) : undefined;
+    const license = await loadLicense(
+      file,
+      this.options.licenseKeys ?? [vendorPublicKey],
+      clock.now(),
+    );
+    if (license.edition !== 'unlicensed') {
+      logger.info(
+        {
+          edition: license.edition,
+          licensee: license.licensee,
+          expires: license.expires ?? null,
+          features: [...license.features],
+        },
+        `licensed: ${license.edition} edition for ${license.licensee}`,
+      );
+    } else if (license.problem !== undefined) {
+      logger.warn(
+        { problem: license.problem },
+        `license refused: ${license.problem} Licensed features (data relay) are unavailable.`,
+      );
+    } else {
+      logger.info('no license in the profile: licensed features (data relay) are unavailable');
+    }
+    return license;
   }
 
   private async startComponent(component: Component): Promise<void> {

@@ -192,6 +192,13 @@ export class RequestError extends TagdError {
   }
 }
 
+/** A shared resource stayed busy (e.g. the accounts lock); the client may retry (HTTP 503). */
+export class ServiceBusyError extends TagdError {
+  constructor(message: string) {
+    super('busy', 503, message);
+  }
+}
+
 /** Stand-in for an error tagd did not raise on purpose; clients see only this, never internals. */
 export class InternalError extends TagdError {
   constructor() {
@@ -229,6 +236,10 @@ export const errorCodes = {
     meaning: 'Missing, invalid, expired or revoked token or credentials.',
   },
   forbidden: { status: 403, meaning: 'The account lacks the permission the route needs.' },
+  'feature-unavailable': {
+    status: 403,
+    meaning: 'The feature needs an edition this installation is not licensed for.',
+  },
   'csrf-failed': {
     status: 403,
     meaning: 'A cookie session sent an unsafe request without the CSRF header.',
@@ -243,6 +254,7 @@ export const errorCodes = {
     status: 409,
     meaning: 'A per-account limit (e.g. 100 query sets) is reached.',
   },
+  busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
   internal: { status: 500, meaning: 'An unexpected error (details in the log only).' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

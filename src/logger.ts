@@ -1,27 +1,41 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
 import pretty from 'pino-pretty';
 
-/** What is masked in every log line, wherever it appears in a logged object. */
-export const redactedPaths = [
+/** Keys whose values are masked wherever they appear in a logged object. */
+export const secretKeys = [
   'password',
-  '*.password',
+  'currentPassword',
+  'newPassword',
+  'passwordHash',
   'token',
-  '*.token',
-  'authorization',
-  '*.authorization',
-  'headers.authorization',
-  'headers.cookie',
-  '*.headers.authorization',
-  '*.headers.cookie',
+  'refreshToken',
+  'preAuthToken',
   'bearerToken',
-  '*.bearerToken',
   'apiKeyHeaderValue',
-  '*.apiKeyHeaderValue',
   'basicAuthPassword',
-  '*.basicAuthPassword',
   'destinationUrl',
-  '*.destinationUrl',
+  'signingSecret',
+  'keyPassphrase',
+  'sealedSecret',
+  'authorization',
+  'Authorization',
+  'cookie',
+  'Cookie',
+  'set-cookie',
+  'Set-Cookie',
 ];
+
+/**
+ * pino redaction paths: every secret key at the top level and up to four levels deep (pino's
+ * `*` matches one level, so each depth is listed). Objects that hold secrets under names chosen
+ * by users (an API key header's name) must be masked with maskSecrets before logging.
+ */
+export const redactedPaths = secretKeys.flatMap((key) =>
+  ['', '*', '*.*', '*.*.*', '*.*.*.*'].map((stars) => {
+    if (/^[A-Za-z_$][\w$]*$/.test(key)) return stars === '' ? key : `${stars}.${key}`;
+    return `${stars}["${key}"]`;
+  }),
+);
 
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {

@@ -106,7 +106,7 @@ test('a truncated profile is reported with its line and never overwritten', asyn
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`tagd start serves the demo profile and ${signal} stops it cleanly within 10 s`, async (t) => {
     const folder = await tempDir(t);
-    const run = startTagd(['start', '--profile', demoProfile, '--listen', '127.0.0.1:0'], {
+    const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
       env: { TAGD_STATE_DIR: join(folder, 'state') },
     });
     t.teardown(() => run.child.kill('SIGKILL'));
@@ -144,14 +144,15 @@ test('the built command (node dist/src/cli.js) starts the demo profile', async (
   const versionRun = startTagd(['version'], { entry, cwd: folder });
   t.is(await versionRun.exited, 0);
   t.is(versionRun.stdout(), `${version}\n`);
-  const run = startTagd(['start', '--profile', 'config/demo.json', '--listen', '127.0.0.1:0'], {
+  const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
     entry,
     cwd: folder,
     env: { TAGD_STATE_DIR: join(folder, 'state') },
   });
   t.teardown(() => run.child.kill('SIGKILL'));
   const ready = await run.waitForLog('tagd ready');
-  t.is(ready.tags, 7);
+  // The simulator's seven tags and the demo publisher's three health tags.
+  t.is(ready.tags, 10);
   run.child.kill('SIGTERM');
   t.is(await run.exited, 0);
 });
@@ -161,4 +162,21 @@ test('an unknown command prints usage and exits 2', async (t) => {
   t.is(await run.exited, 2);
   t.regex(run.stderr(), /unknown command 'frobnicate'/);
   t.regex(run.stderr(), /tagd start/);
+});
+
+test('tagd start --demo runs a copy of the demo profile and never writes the committed one', async (t) => {
+  const folder = await tempDir(t);
+  const before = await readFile(demoProfile, 'utf8');
+  const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
+    env: { TAGD_STATE_DIR: join(folder, 'state') },
+  });
+  t.teardown(() => run.child.kill('SIGKILL'));
+  await run.waitForLog('tagd ready');
+  run.child.kill('SIGTERM');
+  t.is(await run.exited, 0);
+  t.is(await readFile(demoProfile, 'utf8'), before);
+  const copy = JSON.parse(await readFile(join(folder, 'state/demo-profile.json'), 'utf8'));
+  t.regex(copy.publishers.webhooks[0].destinationUrl, /^enc:v1:/);
+  t.is(copy.license.file, join(repoRoot, 'config/demo-license.json'));
+  t.true(run.stdout().includes('"edition":"server"'), 'the demo license is in force');
 });

@@ -1,7 +1,12 @@
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
+import { initialAdminPasswordFile } from '../src/auth/account-service.js';
 import { Daemon } from '../src/daemon.js';
+import { canonicalTerms, type LicenseTerms } from '../src/license/license.js';
 import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -31,7 +36,7 @@ test('the demo profile starts: simulator tags are Good and the API answers', asy
   await daemon.start();
   const store = daemon.store;
   if (!store) return t.fail('no store');
-  const ids = [...store.ids()];
+  const ids = [...store.ids()].filter((id) => id.startsWith('Demo/'));
   t.deepEqual(ids, [
     'Demo/Line1/Temperature',
     'Demo/Line1/FillLevel',
@@ -41,6 +46,15 @@ test('the demo profile starts: simulator tags are Good and the API answers', asy
     'Demo/Line1/PumpRunning',
     'Demo/Line1/MachineState',
   ]);
+  t.deepEqual(
+    [...store.ids()].filter((id) => !id.startsWith('Demo/')),
+    [
+      'Publishers/demo-receiver/Status',
+      'Publishers/demo-receiver/LastDeliverySuccess',
+      'Publishers/demo-receiver/LastDeliveryError',
+    ],
+    'and the demo publisher health tags',
+  );
   for (const id of ids) t.is(store.require(id).quality, 'Good', id);
   clock.advance(3000);
   t.is(store.require('Demo/Line1/PartsCount').value, 3, 'the counter moved with the clock');
@@ -66,7 +80,7 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   const { daemon, logs } = await demoDaemon(t);
   await daemon.start();
   const ready = logs.lines.find((line) => line.msg === 'tagd ready');
-  t.is(ready?.tags, 7);
+  t.is(ready?.tags, 10, 'seven simulator tags and three publisher health tags');
   t.is(ready?.url, daemon.url());
   t.is(typeof ready?.startupMs, 'number');
 });
@@ -76,7 +90,10 @@ test('a disabled driver is not started and its tags do not exist', async (t) => 
   profile.drivers[0].enabled = false;
   const { daemon, logs } = await demoDaemon(t, profile);
   await daemon.start();
-  t.is(daemon.store?.size, 0);
+  t.deepEqual(
+    [...(daemon.store?.ids() ?? [])].filter((id) => id.startsWith('Demo/')),
+    [],
+  );
   t.true(logs.lines.some((line) => line.msg === 'driver disabled in the profile'));
 });
 
@@ -119,4 +136,232 @@ test('a refused listener stops the drivers that had started', async (t) => {
   const error = await t.throwsAsync(() => daemon.start());
   t.is((error as { code?: string }).code, 'listener-failed');
   t.is(daemon.store?.require('Demo/Line1/Temperature').quality, 'Unavailable', 'driver stopped');
+});
+
+// --- Webhook publishers and the license (issue 4) ---
+
+const demoLicense = new URL('../config/demo-license.json', import.meta.url);
+
+/** A webhook receiver on 127.0.0.1 keeping every POST. */
+async function webhookReceiver(t: import('ava').ExecutionContext) {
+  const received: { headers: IncomingHttpHeaders; body: unknown }[] = [];
+  const server = createServer((request, response) => {
+    let text = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk) => {
+      text += chunk;
+    });
+    request.on('end', () => {
+      received.push({ headers: request.headers, body: JSON.parse(text) });
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tags` };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Signs in as the first-start admin, changing its one-time password; returns a token. */
+async function adminToken(url: string, stateDir: string): Promise<string> {
+  const password = (await readFile(join(stateDir, initialAdminPasswordFile), 'utf8')).trim();
+  const post = async (path: string, body: unknown, token?: string) => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    return (await response.json()) as Record<string, string>;
+  };
+  const first = await post('/api/v2/Users/Authenticate', { username: 'admin', password });
+  const changed = await post(
+    '/api/v2/Users/Current/ChangePassword',
+    { currentPassword: password, newPassword: 'a long new admin password' },
+    first.preAuthToken,
+  );
+  return changed.token as string;
+}
+
+async function getJson(url: string, token: string) {
+  const response = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+/** The demo profile with its publisher pointed at `url`. */
+async function demoWithPublisherAt(url: string) {
+  const profile = JSON.parse(await readFile(demoProfile, 'utf8'));
+  profile.publishers.webhooks[0].destinationUrl = url;
+  return profile;
+}
+
+test('the demo publisher delivers Line1 to a local receiver; GET shows it On with counters', async (t) => {
+  const receiver = await webhookReceiver(t);
+  const { daemon, logs, clock, folder, profileFile } = await demoDaemon(
+    t,
+    await demoWithPublisherAt(receiver.url),
+  );
+  await copyFile(demoLicense, join(folder, 'demo-license.json'));
+  await daemon.start();
+  t.like(
+    logs.lines.find((line) => line.component === 'license'),
+    { edition: 'server', msg: 'licensed: server edition for tagd demo (not for production)' },
+  );
+  const onDisk = await readFile(profileFile, 'utf8');
+  t.regex(JSON.parse(onDisk).publishers.webhooks[0].destinationUrl, /^enc:v1:/);
+  t.false(onDisk.includes(receiver.url), 'the destination URL is sealed in the profile');
+
+  clock.advance(10_000);
+  await until(() => receiver.received.length === 1, 'the first publish');
+  const [publish] = receiver.received;
+  t.regex(String(publish?.headers['user-agent']), /^tagd\//);
+  t.is(publish?.headers['content-type'], 'application/json');
+  const entries = publish?.body as { fullTagId: string; quality: string; value: unknown }[];
+  // Booleans and strings are not finite numbers: PumpRunning and MachineState are left out.
+  t.deepEqual(
+    entries.map((entry) => entry.fullTagId),
+    [
+      'Demo/Line1/Temperature',
+      'Demo/Line1/FillLevel',
+      'Demo/Line1/Pressure',
+      'Demo/Line1/Valve',
+      'Demo/Line1/PartsCount',
+    ],
+  );
+  for (const entry of entries) {
+    t.is(entry.quality, 'Good');
+    t.is(typeof entry.value, 'number');
+  }
+  t.is(entries[4]?.value, 10, 'the counter after 10 s');
+
+  const url = daemon.url() as string;
+  const token = await adminToken(url, join(folder, 'state'));
+  let shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
+  for (
+    let tries = 0;
+    tries < 100 && !(shown.json.state as { lastDelivery?: unknown }).lastDelivery;
+    tries++
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
+  }
+  t.is(shown.status, 200);
+  t.like(shown.json, {
+    name: 'demo-receiver',
+    destinationUrl: '********',
+    collections: ['Line1'],
+    loggingMode: 'Snapshot',
+    updateIntervalSeconds: 10,
+    autoConnect: true,
+    state: {
+      status: 'On',
+      lastDelivery: { ok: true, httpStatus: 200, attempts: 1, samples: 5 },
+      counters: { batches: 1, samples: 5, failures: 0, skippedTicks: 0, droppedSamples: 0 },
+    },
+  });
+  const status = await getJson(`${url}/api/v2/Tags/Sample/Publishers/demo-receiver/Status`, token);
+  t.is(status.json.value, 'On');
+  t.false(logs.text().includes(receiver.url), 'the log never shows the destination URL');
+
+  await daemon.stop();
+  const order = logs.lines.map((line) => line.msg);
+  const publisherStopped = order.indexOf("Webhook publisher 'demo-receiver' stopped (stopped).");
+  t.true(publisherStopped >= 0);
+  t.true(publisherStopped < order.indexOf('simulator stopped'), 'publishers stop first');
+});
+
+test('without its license file the demo publisher stays Off and the publisher routes answer 403', async (t) => {
+  const receiver = await webhookReceiver(t);
+  const { daemon, logs, clock, folder } = await demoDaemon(
+    t,
+    await demoWithPublisherAt(receiver.url),
+  );
+  await daemon.start();
+  const warning = logs.lines.find((line) => line.component === 'license');
+  t.is(warning?.level, 40);
+  t.regex(
+    String(warning?.msg),
+    /^license refused: License file .*demo-license\.json cannot be read/,
+  );
+  t.is(daemon.license?.edition, 'unlicensed');
+  clock.advance(30_000);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.is(receiver.received.length, 0);
+  const url = daemon.url() as string;
+  const token = await adminToken(url, join(folder, 'state'));
+  const status = await getJson(`${url}/api/v2/Tags/Sample/Publishers/demo-receiver/Status`, token);
+  t.is(status.json.value, 'Off');
+  const refused = await getJson(`${url}/api/v2/Publishers/Webhooks`, token);
+  t.is(refused.status, 403);
+  t.like(refused.json, {
+    code: 'feature-unavailable',
+    detail:
+      'The webhook publisher needs the data relay feature of the server or enterprise edition; this installation is not licensed.',
+  });
+});
+
+test('licenseKeys: a standard license signed by a trusted key is in force, without data relay', async (t) => {
+  const keys = generateKeyPairSync('ed25519');
+  const terms: LicenseTerms = {
+    id: 'test-std-1',
+    licensee: 'Test plant',
+    edition: 'standard',
+    issued: '2026-01-01',
+    expires: null,
+  };
+  const folder = await tempDir(t);
+  const profile = JSON.parse(await readFile(demoProfile, 'utf8'));
+  profile.license.file = 'licenses/site.json';
+  const profileFile = join(folder, 'profile.json');
+  await writeFile(profileFile, JSON.stringify(profile));
+  await mkdir(join(folder, 'licenses'));
+  await writeFile(
+    join(folder, 'licenses/site.json'),
+    JSON.stringify({
+      license: terms,
+      signature: sign(null, canonicalTerms(terms), keys.privateKey).toString('base64'),
+    }),
+  );
+  const logs = captureLogs();
+  const daemon = new Daemon({
+    profileFile,
+    stateDir: join(folder, 'state'),
+    logger: logs.logger,
+    clock: new ManualClock(),
+    listen: { host: '127.0.0.1', port: 0 },
+    licenseKeys: [keys.publicKey],
+  });
+  t.teardown(() => daemon.stop());
+  await daemon.start();
+  t.like(daemon.license, { edition: 'standard', licensee: 'Test plant' });
+  t.like(
+    logs.lines.find((line) => line.component === 'license'),
+    { level: 30, msg: 'licensed: standard edition for Test plant' },
+  );
+  const url = daemon.url() as string;
+  const token = await adminToken(url, join(folder, 'state'));
+  const refused = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
+  t.is(refused.status, 403);
+  t.is(
+    refused.json.detail,
+    'The webhook publisher needs the data relay feature of the server or enterprise edition; this installation is licensed for the standard edition.',
+  );
+  // A valid license without the feature keeps the profile's publisher Off, saying why.
+  t.true(
+    logs.lines.some((line) =>
+      /stays Off: The data relay feature is not licensed/.test(String(line.msg)),
+    ),
+  );
 });

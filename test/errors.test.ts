@@ -36,6 +36,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.UnauthorizedError(),
     new errors.ForbiddenError('f'),
     new errors.ForbiddenError('c', 'csrf-failed'),
+    new errors.ForbiddenError('l', 'feature-unavailable'),
     new errors.TooManyRequestsError('t', 5),
     new errors.ConflictError('history-not-configured', 'h'),
     new errors.ConflictError('already-exists', 'a'),
@@ -45,6 +46,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.RequestError('unsupported-media-type', 415, 'u'),
     new errors.RequestError('method-not-allowed', 405, 'm'),
     new errors.RequestError('not-implemented', 501, 'n'),
+    new errors.ServiceBusyError('b'),
     new errors.InternalError(),
   ];
   const classes = Object.values(errors).filter(

@@ -41,3 +41,31 @@ test('log lines are JSON with level, ISO time and message', (t) => {
   t.is(line?.msg, 'hello');
   t.regex(String(line?.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 });
+
+test('secrets deep in objects, in every spelling of the header names, are masked too', (t) => {
+  const { logger, text } = captureLogs();
+  logger.info(
+    {
+      config: { webhook: { authentication: { bearerToken: 'deep-token-1' } } },
+      request: { headers: { Authorization: 'Bearer upper-2', 'set-cookie': ['s=cookie-3'] } },
+      session: { refreshToken: 'refresh-4', preAuthToken: 'pre-5' },
+      body: { currentPassword: 'old-6', newPassword: 'new-7' },
+      https: { keyPassphrase: 'pass-8' },
+    },
+    'deep',
+  );
+  const output = text();
+  for (const secret of [
+    'deep-token-1',
+    'upper-2',
+    'cookie-3',
+    'refresh-4',
+    'pre-5',
+    'old-6',
+    'new-7',
+    'pass-8',
+  ]) {
+    t.false(output.includes(secret), `${secret} leaked: ${output}`);
+  }
+  t.true(output.includes('"msg":"deep"'));
+});

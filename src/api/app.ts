@@ -4,13 +4,20 @@ import type { Logger } from 'pino';
 import type { AccountService } from '../auth/account-service.js';
 import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import { RequestError } from '../errors.js';
+import type { LicenseState } from '../license/license.js';
+import type { ProfileService } from '../profile/profile-service.js';
+import type { PublisherManager } from '../publishers/publisher.js';
+import type { WebhookConfig } from '../publishers/webhook/schema.js';
+import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
 import { problemMiddleware } from './problem.js';
 import type { RouteDefinition } from './route.js';
 import { buildRouter } from './router.js';
+import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
+import { publisherRoutes } from './routes/publishers.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagsRoutes } from './routes/tags.js';
 import { userRoutes } from './routes/users.js';
@@ -34,6 +41,21 @@ export interface ApiDeps {
    * catalog, so every DBC request answers 404 (no CAN component exists).
    */
   dbc?: DbcSignalCatalog;
+  /**
+   * The profile in force, through which the publisher and collection routes save their
+   * changes (atomically, secrets sealed). Absent: those routes answer 500 (a wiring error),
+   * after the license check of the publisher routes.
+   */
+  profile?: ProfileService;
+  /** The running collections, updated when a collection is created, replaced or deleted. */
+  collections?: Collections;
+  /** The running webhook publishers, following every change made through the API. */
+  publishers?: PublisherManager<WebhookConfig>;
+  /**
+   * The license in force, read on every publisher request. Default: unlicensed, so every
+   * publisher route answers 403 `feature-unavailable`.
+   */
+  license?: () => LicenseState;
 }
 
 /** Every documented API route, in the order the OpenAPI document lists them. */
@@ -44,6 +66,8 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...tagsRoutes(deps),
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
+    ...publisherRoutes(deps),
+    ...collectionRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.
   routes.push(...docsRoutes(deps, () => routes));

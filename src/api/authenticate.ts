@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { AccountService, Principal } from '../auth/account-service.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
@@ -29,9 +29,10 @@ export function authenticateRequest(
   if (access.kind === 'public') return undefined;
   const { token, fromCookie } = credentialOf(context, access);
   if (token === undefined) throw new UnauthorizedError('A Bearer token is required.');
-  if (fromCookie && !safeMethods.has(context.method)) checkCsrf(context);
   const types = access.kind === 'permission' ? (['access', 'service'] as const) : access.types;
+  // Authenticate first: a dead session must hear 401 (sign in again), not a CSRF complaint.
   const principal = accounts.authenticate(token, types);
+  if (fromCookie && !safeMethods.has(context.method)) checkCsrf(context);
   if (access.kind === 'permission' && !principal.permissions.has(access.permission)) {
     throw new ForbiddenError(`This route needs the ${access.permission} permission.`);
   }
@@ -59,14 +60,17 @@ function credentialOf(
 function checkCsrf(context: Context): void {
   const expected = context.cookies.get(csrfCookie) ?? '';
   const sent = context.get(csrfHeader);
-  const valid =
-    expected.length > 0 &&
-    sent.length === expected.length &&
-    timingSafeEqual(Buffer.from(sent), Buffer.from(expected));
+  // Digests have equal lengths whatever was sent (header bytes need not be UTF-8), so the
+  // comparison is constant-time and cannot throw.
+  const valid = expected.length > 0 && timingSafeEqual(digest(sent), digest(expected));
   if (!valid) {
     throw new ForbiddenError(
       `A cookie session must send the ${csrfHeader} header on this request.`,
       'csrf-failed',
     );
   }
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'latin1').digest();
 }

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { unlink, writeFile } from 'node:fs/promises';
+import { chmod, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.js';
@@ -38,6 +38,8 @@ export interface Principal {
 
 /** File in the state directory holding the first admin password (0600). */
 export const initialAdminPasswordFile = 'initial-admin-password';
+/** Name of the account a first start creates. */
+export const initialAdminName = 'admin';
 /** Wrong two-factor codes one preauth token survives. */
 const maxTwoFactorFailures = 5;
 
@@ -67,7 +69,7 @@ export class AccountService {
     { roles: readonly string[]; permissions: ReadonlySet<Permission> }
   >();
   // preauth jti → wrong codes so far; a preauth token lives minutes, so this stays small.
-  private readonly twoFactorFailures = new Map<string, number>();
+  private readonly twoFactorFailures = new Map<string, { count: number; expiresAt: number }>();
 
   constructor(private readonly deps: AccountServiceDeps) {}
 
@@ -93,24 +95,36 @@ export class AccountService {
       audit.warn({ event: 'sign-in-failed', username, address }, 'sign-in failed');
       throw new UnauthorizedError('Wrong username or password.');
     }
-    limiter.recordSuccess(username);
+    // With two-factor pending, the failures stay counted until the code is right too.
+    if (!user.twoFactor) limiter.recordSuccess(username);
     audit.info({ event: 'sign-in', username, address }, 'signed in');
     return this.nextStep(user, user.twoFactor ? 'twoFactor' : undefined);
   }
 
   /**
    * Completes two-factor with a TOTP code. A code's time step is accepted once; five wrong
-   * codes void the preauth token.
+   * codes void the preauth token, and every wrong code counts against the account's and the
+   * address's sign-in limits, so new preauth tokens do not buy new guesses.
+   * @throws TooManyRequestsError while limited; UnauthorizedError.
    */
-  async completeTwoFactor(preAuthToken: string, code: string): Promise<SignInResponse> {
+  async completeTwoFactor(
+    preAuthToken: string,
+    code: string,
+    address: string,
+  ): Promise<SignInResponse> {
     const principal = this.authenticate(preAuthToken, ['preauth']);
     const { user, claims } = principal;
     if (claims.stage !== 'twoFactor' || !user.twoFactor) {
       throw new UnauthorizedError('This token does not allow a two-factor step.');
     }
-    const failures = this.twoFactorFailures.get(claims.jti) ?? 0;
+    this.forgetExpiredTwoFactorFailures();
+    const failures = this.twoFactorFailures.get(claims.jti)?.count ?? 0;
     if (failures >= maxTwoFactorFailures) {
       throw new UnauthorizedError('Too many wrong codes; sign in again.');
+    }
+    const wait = this.deps.limiter.retryAfterSeconds(user.username, address);
+    if (wait > 0) {
+      throw new TooManyRequestsError('Too many failed attempts; try again later.', wait);
     }
     const secret = this.deps.secretBox.unseal(
       user.twoFactor.sealedSecret,
@@ -118,10 +132,17 @@ export class AccountService {
     );
     const step = matchTotpStep(user.username, secret, code, this.deps.now());
     const lastUsed = user.twoFactor.lastUsedStep ?? Number.NEGATIVE_INFINITY;
-    if (step === undefined || step <= lastUsed) {
-      this.twoFactorFailures.set(claims.jti, failures + 1);
+    // Claimed under the users lock: a second use of the step, even from another process, fails.
+    const accepted =
+      step !== undefined && step > lastUsed && (await this.deps.users.claimTotpStep(user, step));
+    if (!accepted) {
+      this.twoFactorFailures.set(claims.jti, {
+        count: failures + 1,
+        expiresAt: (claims.exp ?? 0) * 1000,
+      });
+      this.deps.limiter.recordFailure(user.username, address);
       this.deps.audit.warn(
-        { event: 'two-factor-failed', username: user.username },
+        { event: 'two-factor-failed', username: user.username, address },
         'two-factor code refused',
       );
       throw new UnauthorizedError(
@@ -130,12 +151,8 @@ export class AccountService {
           : 'Wrong or already used code.',
       );
     }
-    // Claimed under the users lock: a second use of the step, even from another process, fails.
-    if (!(await this.deps.users.claimTotpStep(user, step))) {
-      this.twoFactorFailures.set(claims.jti, failures + 1);
-      throw new UnauthorizedError('Wrong or already used code.');
-    }
     this.twoFactorFailures.delete(claims.jti);
+    this.deps.limiter.recordSuccess(user.username);
     return this.nextStep(user, undefined);
   }
 
@@ -178,7 +195,7 @@ export class AccountService {
       { event: 'password-changed', username: user.username, address },
       'password changed',
     );
-    if (this.deps.stateDir) {
+    if (this.deps.stateDir && user.username === initialAdminName) {
       // The first-start password is void now; leaving it on disk would only invite confusion.
       await unlink(join(this.deps.stateDir, initialAdminPasswordFile)).catch(() => undefined);
     }
@@ -197,7 +214,12 @@ export class AccountService {
     const refresh = this.deps.tokens.issue('refresh', user, claims.fam ? { fam: claims.fam } : {});
     // Decided under the users lock, so two uses of one refresh token cannot both rotate.
     const outcome = claims.fam
-      ? await this.deps.users.rotateRefreshFamily(claims.fam, claims.jti, refresh.claims.jti)
+      ? await this.deps.users.rotateRefreshFamily(
+          claims.fam,
+          claims.jti,
+          refresh.claims.jti,
+          this.deps.now() + this.deps.tokens.lifetimeOf('refresh') * 1000,
+        )
       : 'gone';
     if (outcome === 'revoked') {
       this.deps.audit.warn(
@@ -255,7 +277,7 @@ export class AccountService {
     if (this.deps.users.list().length > 0) return;
     const password = randomBytes(15).toString('base64url');
     await this.deps.users.add({
-      username: 'admin',
+      username: initialAdminName,
       kind: 'user',
       roles: ['Administrators'],
       passwordHash: await hashPassword(password),
@@ -263,6 +285,8 @@ export class AccountService {
     });
     const file = join(stateDir, initialAdminPasswordFile);
     await writeFile(file, `${password}\n`, { mode: 0o600 });
+    // writeFile's mode applies only to a new file; a leftover must not keep a wider one.
+    await chmod(file, 0o600);
     this.deps.audit.info(
       { event: 'account-created', username: 'admin' },
       'initial admin account created',
@@ -304,6 +328,14 @@ export class AccountService {
       token: this.deps.tokens.issue('access', user).token,
       refreshToken: refresh.token,
     };
+  }
+
+  // Entries live as long as their preauth token; abandoned sign-ins must not pile up.
+  private forgetExpiredTwoFactorFailures(): void {
+    const now = this.deps.now();
+    for (const [jti, entry] of this.twoFactorFailures) {
+      if (entry.expiresAt <= now) this.twoFactorFailures.delete(jti);
+    }
   }
 
   private permissionsOf(user: UserRecord): ReadonlySet<Permission> {

@@ -9,6 +9,9 @@ import { DurableJsonFile } from '../profile/durable-json-file.js';
 import { withFileLock } from '../state/file-lock.js';
 import type { RoleName } from './permissions.js';
 
+/** Sign-ins (refresh families) an account keeps; beyond, the oldest is dropped. */
+export const maxRefreshFamiliesPerAccount = 20;
+
 /** File name of the users database in the state directory. */
 export const usersFileName = 'users.json';
 
@@ -86,7 +89,9 @@ export class UserStore {
       // Watch the folder, not the file: an atomic save replaces the file's inode.
       this.watcher = watch(this.options.stateDir, (_event, name) => {
         if (name === usersFileName) {
-          this.reload().catch((error) =>
+          // Through the queue, so reloads finish in the order they started and never race a save.
+          const run = this.queue.then(() => this.reload());
+          this.queue = run.catch((error) =>
             this.options.logger?.error({ err: error }, 'users reload failed'),
           );
         }
@@ -202,6 +207,12 @@ export class UserStore {
   async addRefreshFamily(family: RefreshFamily): Promise<void> {
     await this.mutate((data) => {
       data.refreshFamilies.push(family);
+      // An account keeps its newest sign-ins only, so users.json cannot grow without bound.
+      const own = data.refreshFamilies.filter((candidate) => candidate.userId === family.userId);
+      const excess = new Set(own.slice(0, Math.max(0, own.length - maxRefreshFamiliesPerAccount)));
+      if (excess.size > 0) {
+        data.refreshFamilies = data.refreshFamilies.filter((candidate) => !excess.has(candidate));
+      }
     });
   }
 
@@ -219,6 +230,7 @@ export class UserStore {
     id: string,
     expectedJti: string,
     nextJti: string,
+    expiresAt: number,
   ): Promise<'rotated' | 'revoked' | 'gone'> {
     return this.mutate((data) => {
       const family = data.refreshFamilies.find((candidate) => candidate.id === id);
@@ -228,6 +240,8 @@ export class UserStore {
         return 'revoked';
       }
       family.currentJti = nextJti;
+      // The family lives as long as its newest refresh token.
+      family.expiresAt = expiresAt;
       return 'rotated';
     });
   }
@@ -240,8 +254,9 @@ export class UserStore {
         await this.reload();
         const result = change(this.db.data);
         const now = (this.options.now ?? Date.now)();
+        // Expired and revoked families serve no one; users.json must not grow with them.
         this.db.data.refreshFamilies = this.db.data.refreshFamilies.filter(
-          (family) => family.expiresAt > now,
+          (family) => family.expiresAt > now && !family.revoked,
         );
         await this.db.write();
         this.index();

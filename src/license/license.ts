@@ -58,7 +58,10 @@ export const vendorPublicKey: KeyObject = createPublicKey(vendorPublicKeyPem);
 
 /** The canonical bytes that are signed: the terms as JSON with keys in sorted order. */
 export function canonicalTerms(terms: LicenseTerms): Buffer {
-  const sorted = Object.fromEntries(Object.entries(terms).sort(([a], [b]) => a.localeCompare(b)));
+  // Code-point order: the signed bytes must not depend on the machine's locale.
+  const sorted = Object.fromEntries(
+    Object.entries(terms).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
   return Buffer.from(JSON.stringify(sorted), 'utf8');
 }
 

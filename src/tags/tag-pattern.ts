@@ -19,21 +19,35 @@ export function compileTagPattern(source: string): TagMatcher {
   const problem = tagPathProblem(source, true);
   if (problem !== undefined) throw new InvalidTagPathError(source, problem);
   if (!isPattern(source)) return (fullTagId) => fullTagId === source;
-  const pattern = source.split('/');
-  return (fullTagId) => matchSegments(pattern, 0, fullTagId.split('/'), 0);
+  // `**/**` means the same as `**`; collapsing keeps the search small.
+  const pattern = source
+    .split('/')
+    .filter((segment, i, all) => !(segment === '**' && all[i - 1] === '**'));
+  return (fullTagId) => matchSegments(pattern, 0, fullTagId.split('/'), 0, new Map());
 }
 
-// Paths have at most 16 segments, so backtracking over `**` stays small.
-function matchSegments(pattern: string[], p: number, path: string[], t: number): boolean {
-  if (p === pattern.length) return t === path.length;
-  const segment = pattern[p];
-  if (segment === '**') {
-    for (let next = t; next <= path.length; next++) {
-      if (matchSegments(pattern, p + 1, path, next)) return true;
+// Memoised on (pattern position, path position): at most 17 × 17 states, so even a pattern
+// of many `**` segments costs microseconds, never exponential backtracking.
+function matchSegments(
+  pattern: string[],
+  p: number,
+  path: string[],
+  t: number,
+  memo: Map<number, boolean>,
+): boolean {
+  const key = p * 32 + t;
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  let result: boolean;
+  if (p === pattern.length) result = t === path.length;
+  else if (pattern[p] === '**') {
+    result = false;
+    for (let next = t; next <= path.length && !result; next++) {
+      result = matchSegments(pattern, p + 1, path, next, memo);
     }
-    return false;
-  }
-  if (t === path.length) return false;
-  if (segment !== '*' && segment !== path[t]) return false;
-  return matchSegments(pattern, p + 1, path, t + 1);
+  } else if (t === path.length) result = false;
+  else if (pattern[p] !== '*' && pattern[p] !== path[t]) result = false;
+  else result = matchSegments(pattern, p + 1, path, t + 1, memo);
+  memo.set(key, result);
+  return result;
 }

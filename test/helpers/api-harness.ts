@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ExecutionContext } from 'ava';
+import type { Logger } from 'pino';
 import { type ApiDeps, createApp } from '../../src/api/app.js';
 import { AccountService } from '../../src/auth/account-service.js';
 import { hashPassword } from '../../src/auth/password.js';
@@ -61,11 +62,26 @@ export interface ApiHarness {
   ): Promise<ApiResponse>;
 }
 
+/** What the harness builds before the app, for deps that need it. */
+export interface ApiHarnessBase {
+  store: TagStore;
+  clock: ManualClock;
+  logs: ReturnType<typeof captureLogs>;
+  audit: Logger;
+  secretBox: SecretBox;
+  stateDir: string;
+}
+
 /** Options of {@link startApi}. */
 export interface ApiHarnessOptions {
   lifetimes?: Partial<TokenLifetimes>;
-  /** Extra deps for createApp (history, DBC catalogue, …). */
-  deps?: Partial<ApiDeps>;
+  /**
+   * Extra deps for createApp (history, DBC catalogue, …), or a function building them from the
+   * harness's own store, clock and logs (collections on the store, publishers on the clock).
+   */
+  deps?:
+    | Partial<ApiDeps>
+    | ((base: ApiHarnessBase) => Partial<ApiDeps> | Promise<Partial<ApiDeps>>);
 }
 
 /**
@@ -98,6 +114,10 @@ export async function startApi(
     now,
   });
   const store = new TagStore({ clock });
+  const extra =
+    typeof options.deps === 'function'
+      ? await options.deps({ store, clock, logs, audit, secretBox, stateDir })
+      : options.deps;
   const deps: ApiDeps = {
     store,
     logger: logs.logger,
@@ -105,7 +125,7 @@ export async function startApi(
     accounts,
     audit,
     now,
-    ...options.deps,
+    ...extra,
   };
   const server: Server = createServer(createApp(deps).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

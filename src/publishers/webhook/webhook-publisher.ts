@@ -1,0 +1,441 @@
+/**
+ * One webhook publisher (spec §3.1, §6, §7; DESIGN.md §4 "Webhook publisher"): every Update
+ * Interval it selects a batch by its Logging mode and delivers it as one POST, one delivery in
+ * flight at a time, keeping its status, last delivery, counters and health tags.
+ */
+
+import { X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../clock.js';
+import type { Collections } from '../../tags/collections.js';
+import type { Sample } from '../../tags/sample.js';
+import type { TagStore } from '../../tags/tag-store.js';
+import {
+  type DeliveryRecord,
+  deliveryFailedMessage,
+  type PublisherCounters,
+  type PublisherState,
+  type PublisherStatus,
+} from '../publisher.js';
+import {
+  type DeliveryOutcome,
+  deliveryAttempts,
+  isCredentialRejection,
+  WebhookDelivery,
+} from './delivery.js';
+import { buildPayload, type PayloadEntry } from './payload.js';
+import type { WebhookConfig } from './schema.js';
+import { type BatchSelector, createSelector } from './selection.js';
+
+/** Dependencies of a {@link WebhookPublisher}. */
+export interface WebhookPublisherDeps {
+  /** Where members are read and health tags written. */
+  store: TagStore;
+  /** The collections members come from, re-read every tick. */
+  collections: Collections;
+  /** Runs the interval and the retry waits. */
+  clock: Clock;
+  /** The daemon's logger; the publisher logs through a child naming it. */
+  logger: Logger;
+  /** tagd's version, for the User-Agent. */
+  version: string;
+  /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
+  baseDir?: string;
+}
+
+/** The reason an Off publisher gives after Stop (PublisherManager contract). */
+export const stoppedReason = 'stopped';
+
+/** The ids of a publisher's health tags (spec §2.4, DESIGN.md §4). */
+export function healthTagIds(name: string): {
+  status: string;
+  lastDeliverySuccess: string;
+  lastDeliveryError: string;
+} {
+  return {
+    status: `Publishers/${name}/Status`,
+    lastDeliverySuccess: `Publishers/${name}/LastDeliverySuccess`,
+    lastDeliveryError: `Publishers/${name}/LastDeliveryError`,
+  };
+}
+
+/**
+ * A webhook publisher. It does not check its run conditions (license, collections): the
+ * manager does, then calls {@link start}. Counters and the last delivery survive stop, start
+ * and reconfiguration.
+ */
+export class WebhookPublisher {
+  private current: WebhookConfig;
+  private status: PublisherStatus = 'Off';
+  private reason: string | undefined;
+  private lastDelivery: DeliveryRecord | undefined;
+  private readonly counters: PublisherCounters = {
+    batches: 0,
+    samples: 0,
+    failures: 0,
+    skippedTicks: 0,
+    droppedSamples: 0,
+  };
+  private readonly log: Logger;
+  private readonly health: ReturnType<typeof healthTagIds>;
+  // Set while running.
+  private timer: TimerHandle | undefined;
+  private selector: BatchSelector | undefined;
+  private delivery: WebhookDelivery | undefined;
+  private abort: AbortController | undefined;
+  private stopMembersAdded: (() => void) | undefined;
+  private inFlight: Promise<void> | undefined;
+  private members: string[] = [];
+  /** Everything mode only: the members as a set, for filtering updates. */
+  private memberSet = new Set<string>();
+  private droppedAtLastTick = 0;
+  private missingWarned = new Set<string>();
+
+  constructor(
+    config: WebhookConfig,
+    private readonly deps: WebhookPublisherDeps,
+  ) {
+    this.current = config;
+    this.log = deps.logger.child({ component: 'webhook', publisher: config.name });
+    this.health = healthTagIds(config.name);
+    deps.store.define([
+      {
+        fullTagId: this.health.status,
+        metadata: { description: `Status of webhook publisher ${config.name}: On, Off or Error` },
+      },
+      {
+        fullTagId: this.health.lastDeliverySuccess,
+        metadata: { description: 'true when the most recent delivery succeeded' },
+      },
+      {
+        fullTagId: this.health.lastDeliveryError,
+        metadata: { description: 'Empty when healthy, else why the last delivery failed' },
+      },
+    ]);
+    this.writeHealth(this.health.status, 'Off');
+  }
+
+  /** The publisher's name. */
+  get name(): string {
+    return this.current.name;
+  }
+
+  /** The configuration in force. */
+  get config(): WebhookConfig {
+    return this.current;
+  }
+
+  /** True while On or Error (the timer runs). */
+  get running(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Status, reason, last delivery and counters, as the management API shows them. */
+  state(): PublisherState {
+    return {
+      name: this.current.name,
+      status: this.status,
+      ...(this.status === 'Off' && this.reason !== undefined ? { reason: this.reason } : {}),
+      ...(this.lastDelivery ? { lastDelivery: { ...this.lastDelivery } } : {}),
+      counters: { ...this.counters },
+    };
+  }
+
+  /**
+   * Starts publishing: status On, a tick every Update Interval. Reads `caFile` first; when it
+   * cannot be read or holds no usable certificate the publisher stays Off with that reason.
+   * Idempotent.
+   */
+  async start(): Promise<void> {
+    if (this.running) return;
+    let extraCa: string | undefined;
+    if (this.current.caFile !== undefined) {
+      const caFile = resolve(this.deps.baseDir ?? process.cwd(), this.current.caFile);
+      try {
+        extraCa = checkCaFile(await readFile(caFile, 'utf8'));
+      } catch (error) {
+        const why = (error as { code?: string }).code ?? (error as Error).message;
+        this.setOff(`The CA file ${caFile} cannot be used (${why}).`);
+        this.log.error(`Webhook publisher '${this.name}' stays Off: ${this.reason}`);
+        return;
+      }
+      if (this.running) return; // started meanwhile by a concurrent call
+    }
+    const config = this.current;
+    this.delivery = new WebhookDelivery(config, {
+      clock: this.deps.clock,
+      version: this.deps.version,
+      ...(extraCa !== undefined ? { extraCa } : {}),
+    });
+    this.abort = new AbortController();
+    this.refreshMembers();
+    if (config.loggingMode === 'Everything') {
+      // Everything filters every update by membership, so tags joining a collection between
+      // ticks join at once (the store announces a new tag before its first update).
+      this.stopMembersAdded = this.deps.collections.onMembersAdded((collection, ids) => {
+        if (!this.current.collections.includes(collection)) return;
+        for (const id of ids) {
+          if (this.memberSet.has(id)) continue;
+          this.memberSet.add(id);
+          this.members.push(id);
+        }
+      });
+    }
+    this.selector = createSelector(config.loggingMode, {
+      store: this.deps.store,
+      isMember: (id) => this.memberSet.has(id),
+      counters: this.counters,
+      everythingBufferSize: config.everythingBufferSize,
+    });
+    this.selector.start();
+    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.timer = this.deps.clock.setInterval(
+      () => this.tick(),
+      config.updateIntervalSeconds * 1000,
+    );
+    this.setStatus('On');
+    this.log.info(
+      `Webhook publisher '${this.name}' started: ${config.loggingMode} every ` +
+        `${config.updateIntervalSeconds} s to the destination.`,
+    );
+  }
+
+  /**
+   * Stops publishing: cancels a delivery in flight (its batch is neither counted as delivered
+   * nor as failed), then status Off with `reason`. Idempotent.
+   * @param reason why it is Off. Default: "stopped".
+   */
+  async stop(reason: string = stoppedReason): Promise<void> {
+    if (this.running) {
+      await this.teardown();
+      this.log.info(`Webhook publisher '${this.name}' stopped (${reason}).`);
+    }
+    this.setOff(reason);
+  }
+
+  /** Records why a publisher that does not run is Off (the manager's run conditions). */
+  setOff(reason: string): void {
+    this.reason = reason;
+    this.setStatus('Off');
+  }
+
+  /**
+   * Takes a new configuration (same name). A running publisher is stopped and started again
+   * with it; the caller decides whether a stopped one starts.
+   */
+  async reconfigure(config: WebhookConfig): Promise<void> {
+    const wasRunning = this.running;
+    // No stop(): the status stays On (or Error) across the swap instead of flickering Off.
+    if (wasRunning) await this.teardown();
+    this.current = config;
+    this.missingWarned.clear();
+    if (wasRunning) await this.start();
+  }
+
+  /** Resolves when no delivery is in flight. */
+  async idle(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+  }
+
+  /** Cancels the timer, the selection and a delivery in flight; leaves the status alone. */
+  private async teardown(): Promise<void> {
+    this.deps.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.stopMembersAdded?.();
+    this.stopMembersAdded = undefined;
+    this.selector?.stop();
+    this.abort?.abort();
+    await this.idle();
+    this.delivery?.close();
+    this.selector = undefined;
+    this.delivery = undefined;
+    this.abort = undefined;
+  }
+
+  private tick(): void {
+    const selector = this.selector;
+    const delivery = this.delivery;
+    if (selector === undefined || delivery === undefined) return;
+    this.logDrops();
+    if (this.inFlight !== undefined) {
+      // On Change and Everything keep accumulating and send at the next tick; a Snapshot tick
+      // would only repeat the sample set, so it is skipped and counted.
+      if (this.current.loggingMode === 'Snapshot') {
+        this.counters.skippedTicks++;
+        this.log.debug('Snapshot tick skipped: the previous delivery is still in flight.');
+      }
+      return;
+    }
+    this.refreshMembers();
+    const samples = selector.select(this.members);
+    const entries = buildPayload(samples);
+    if (entries.length === 0) {
+      selector.delivered();
+      return;
+    }
+    const signal = (this.abort as AbortController).signal;
+    const flight = this.deliver(delivery, selector, entries, signal).finally(() => {
+      if (this.inFlight === flight) this.inFlight = undefined;
+    });
+    this.inFlight = flight;
+  }
+
+  private async deliver(
+    delivery: WebhookDelivery,
+    selector: BatchSelector,
+    entries: PayloadEntry[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await delivery.send(entries, {
+        signal,
+        onRetry: (attempt, failure, waitMs) =>
+          this.log.warn(
+            { attempt, httpStatus: failure.httpStatus },
+            `Webhook attempt ${attempt} of ${deliveryAttempts} to the destination failed ` +
+              `(${failure.error}); trying again in ${waitMs / 1000} s.`,
+          ),
+      });
+    } catch (error) {
+      // send() reports failures in its outcome; this is a bug, not a delivery failure.
+      this.log.error({ err: error }, 'Webhook delivery failed unexpectedly.');
+      return;
+    }
+    if (outcome.aborted) return;
+    const record: DeliveryRecord = {
+      at: new Date(outcome.endedAt).toISOString(),
+      ok: outcome.ok,
+      ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
+      attempts: outcome.attempts,
+      durationMs: outcome.endedAt - outcome.startedAt,
+      samples: entries.length,
+    };
+    if (outcome.ok) {
+      this.lastDelivery = record;
+      this.counters.batches++;
+      this.counters.samples += entries.length;
+      selector.delivered();
+      this.writeHealth(this.health.lastDeliverySuccess, true);
+      this.writeHealth(this.health.lastDeliveryError, '');
+      if (this.status === 'Error') {
+        this.setStatus('On');
+        this.log.info(
+          `Webhook publisher '${this.name}' delivered again (HTTP ${outcome.httpStatus}); status On.`,
+        );
+      }
+      return;
+    }
+    const last = outcome.failures[outcome.failures.length - 1];
+    const error = last?.error ?? 'unknown error';
+    this.lastDelivery = { ...record, error };
+    this.counters.failures++;
+    selector.dropped();
+    this.writeHealth(this.health.lastDeliverySuccess, false);
+    this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
+    this.setStatus('Error');
+    const credential = isCredentialRejection(last?.httpStatus)
+      ? ' The receiver refused the request as unauthorized: the credential is likely wrong; ' +
+        'check the publisher\u2019s authentication settings.'
+      : '';
+    this.log.error(
+      {
+        batchId: outcome.batchId,
+        attempts: outcome.attempts,
+        httpStatus: last?.httpStatus,
+        errors: outcome.failures.map((failure) => failure.error),
+      },
+      `Webhook publisher '${this.name}': delivery to the destination failed after ` +
+        `${outcome.attempts} attempts (${error}); the batch of ${entries.length} samples was ` +
+        `dropped; status Error.${credential}`,
+    );
+  }
+
+  /** Everything mode: logs the updates dropped since the last tick, at most once a tick. */
+  private logDrops(): void {
+    const dropped = this.counters.droppedSamples - this.droppedAtLastTick;
+    if (dropped === 0) return;
+    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.log.warn(
+      { dropped, bufferSize: this.current.everythingBufferSize },
+      `Everything buffer full: the ${dropped} oldest updates were dropped since the last ` +
+        `publish (the buffer holds ${this.current.everythingBufferSize}).`,
+    );
+  }
+
+  /** Re-reads the union of the collections' members, in collection order. */
+  private refreshMembers(): void {
+    const collections = this.deps.collections;
+    const present: string[] = [];
+    for (const name of this.current.collections) {
+      if (collections.has(name)) {
+        this.missingWarned.delete(name);
+        if (!present.includes(name)) present.push(name);
+      } else if (!this.missingWarned.has(name)) {
+        this.missingWarned.add(name);
+        this.log.warn(
+          `Collection '${name}' of webhook publisher '${this.name}' no longer exists; ` +
+            'its tags are not published.',
+        );
+      }
+    }
+    const everything = this.current.loggingMode === 'Everything';
+    // The common case: one collection, whose member list has no duplicates; only Everything
+    // needs the set (it filters updates between ticks). Saves a 10,000-entry set per tick.
+    if (present.length === 1 && !everything) {
+      // members() hands out a fresh array, so it is ours to keep.
+      this.members = collections.members(present[0] as string) as string[];
+      return;
+    }
+    const members: string[] = [];
+    const seen = new Set<string>();
+    for (const name of present) {
+      for (const id of collections.members(name)) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+        members.push(id);
+      }
+    }
+    this.members = members;
+    this.memberSet = seen;
+  }
+
+  private setStatus(status: PublisherStatus): void {
+    if (status !== 'Off') this.reason = undefined;
+    if (this.status === status) return;
+    this.status = status;
+    this.writeHealth(this.health.status, status);
+  }
+
+  private writeHealth(fullTagId: string, value: string | boolean): void {
+    const sample: Sample = {
+      fullTagId,
+      utcTimestamp: new Date(this.deps.clock.now()).toISOString(),
+      quality: 'Good',
+      value,
+    };
+    this.deps.store.write([sample]);
+  }
+}
+
+const pemCertificate = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * Checks the contents of a `caFile`: at least one PEM certificate, every one of them parsable.
+ * @returns the contents unchanged.
+ * @throws Error saying what is wrong.
+ */
+export function checkCaFile(text: string): string {
+  const blocks = text.match(pemCertificate) ?? [];
+  if (blocks.length === 0) throw new Error('it holds no PEM certificate');
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch {
+      throw new Error('a certificate in it cannot be parsed');
+    }
+  }
+  return text;
+}
