@@ -223,6 +223,7 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
             const index = webhooks.findIndex((existing) => existing.name === params.name);
             if (index < 0) throw notFound(params.name);
             const incoming = { ...body, name: params.name };
+            refuseCredentialsToNewOrigin(incoming, webhooks[index]);
             const config = validated(unmaskSecrets(webhookConfigSchema, incoming, webhooks[index]));
             webhooks[index] = config;
             replaced = config;
@@ -448,4 +449,36 @@ function acceptingMask(schema: z.ZodType): z.ZodType {
           issue.code === 'invalid_union' ? issue.errors.at(-1)?.[0]?.message : undefined,
       });
   }
+}
+
+/**
+ * A kept credential (sent back as the mask) may only go where it went before: whoever can edit a
+ * publisher must not be able to redirect its stored token to a host of their choosing without
+ * knowing the token. Changing the destination's origin requires entering the credentials again.
+ * @throws ValidationError naming each masked credential.
+ */
+function refuseCredentialsToNewOrigin(incoming: unknown, stored: unknown): void {
+  const url = (value: unknown) =>
+    (value as { destinationUrl?: unknown } | undefined)?.destinationUrl;
+  const next = url(incoming);
+  if (typeof next !== 'string' || next === secretMask) return;
+  const origin = (text: unknown) => {
+    try {
+      return new URL(String(text)).origin;
+    } catch {
+      return undefined;
+    }
+  };
+  if (origin(next) === origin(url(stored))) return;
+  const masked = findSecrets(webhookConfigSchema, incoming).filter(
+    (found) => found.value === secretMask && found.path.join('.') !== 'destinationUrl',
+  );
+  if (masked.length === 0) return;
+  throw new ValidationError(
+    'The destination changed: enter its credentials again.',
+    masked.map((found) => ({
+      path: formatPath(found.path),
+      message: 'Enter this credential again: the destination URL now points elsewhere.',
+    })),
+  );
 }

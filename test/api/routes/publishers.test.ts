@@ -900,3 +900,33 @@ test('start and stop are audited with the resulting status', async (t) => {
     },
   ]);
 });
+
+test('a kept (masked) credential cannot follow the destination to another origin', async (t) => {
+  const { call, profile } = await setup(t);
+  const receiver = await startReceiver(t);
+  await call(basePath, { method: 'POST', body: feedConfig(receiver.url) });
+  const body = {
+    destinationUrl: 'http://attacker.invalid:9/steal',
+    authentication: { mode: 'Bearer token', bearerToken: '********' },
+    collections: ['Line1'],
+  };
+  const refused = await call(`${basePath}/plant-feed`, { method: 'PUT', body });
+  t.is(refused.status, 400);
+  t.deepEqual(refused.json.errors, [
+    {
+      path: 'authentication.bearerToken',
+      message: 'Enter this credential again: the destination URL now points elsewhere.',
+    },
+  ]);
+  t.is(profile.current().publishers.webhooks[0]?.destinationUrl, receiver.url, 'nothing saved');
+  const sameOrigin = await call(`${basePath}/plant-feed`, {
+    method: 'PUT',
+    body: { ...body, destinationUrl: `${receiver.url}/other-path` },
+  });
+  t.is(sameOrigin.status, 200, 'another path on the same origin keeps the credential');
+  const reentered = await call(`${basePath}/plant-feed`, {
+    method: 'PUT',
+    body: { ...body, authentication: { mode: 'Bearer token', bearerToken: 'a new token' } },
+  });
+  t.is(reentered.status, 200, 'entering the credential again allows the move');
+});
