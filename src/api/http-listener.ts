@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { ListenerError } from '../errors.js';
+import { bindServer, closeServer, serverUrl } from './server-lifecycle.js';
 
 /** Options of {@link HttpListener}. */
 export interface HttpListenerOptions {
@@ -47,14 +48,7 @@ export class HttpListener {
       this.options.handler,
     );
     server.keepAliveTimeout = 5_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error) =>
-        reject(
-          new ListenerError(`Cannot listen on ${host}:${port}: ${error.message}`, { cause: error }),
-        ),
-      );
-      server.listen(port, host, () => resolve());
-    });
+    await bindServer(server, host, port, 'HTTP');
     this.server = server;
     logger.info({ url: this.url() }, 'API listening');
   }
@@ -64,19 +58,12 @@ export class HttpListener {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const timer = setTimeout(() => server.closeAllConnections(), this.options.drainMs ?? 3_000);
-    await closed;
-    clearTimeout(timer);
+    await closeServer(server, this.options.drainMs ?? 3_000);
   }
 
   /** The bound address as a URL, e.g. `http://127.0.0.1:8080`; undefined while stopped. */
   url(): string | undefined {
-    const address = this.server?.address();
-    if (!address || typeof address === 'string') return undefined;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return `http://${host}:${address.port}`;
+    return serverUrl(this.server, 'http');
   }
 }
 

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:https';
 import { createSecureContext, type SecureVersion } from 'node:tls';
 import type { Logger } from 'pino';
 import { ListenerError } from '../errors.js';
+import { bindServer, closeServer, serverUrl } from './server-lifecycle.js';
 
 /** Options of {@link HttpsListener}. */
 export interface HttpsListenerOptions {
@@ -59,16 +60,7 @@ export class HttpsListener {
     server.on('tlsClientError', (error, socket) => {
       logger.debug({ err: error, remoteAddress: socket.remoteAddress }, 'TLS handshake failed');
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error) =>
-        reject(
-          new ListenerError(`Cannot listen on ${host}:${port} (HTTPS): ${error.message}`, {
-            cause: error,
-          }),
-        ),
-      );
-      server.listen(port, host, () => resolve());
-    });
+    await bindServer(server, host, port, 'HTTPS');
     this.server = server;
     logger.info({ url: this.url(), minVersion, certificateExpires: expires }, 'API listening');
   }
@@ -78,19 +70,12 @@ export class HttpsListener {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const timer = setTimeout(() => server.closeAllConnections(), this.options.drainMs ?? 3_000);
-    await closed;
-    clearTimeout(timer);
+    await closeServer(server, this.options.drainMs ?? 3_000);
   }
 
   /** The bound address as a URL, e.g. `https://0.0.0.0:8443`; undefined while stopped. */
   url(): string | undefined {
-    const address = this.server?.address();
-    if (!address || typeof address === 'string') return undefined;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return `https://${host}:${address.port}`;
+    return serverUrl(this.server, 'https');
   }
 
   // Each file is parsed on its own first, so an error names the file at fault.
