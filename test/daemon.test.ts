@@ -7,28 +7,16 @@ import test from 'ava';
 import { initialAdminPasswordFile } from '../src/auth/account-service.js';
 import { Daemon } from '../src/daemon.js';
 import { canonicalTerms, type LicenseTerms } from '../src/license/license.js';
+import { demoDaemon as startableDemo } from './helpers/demo-daemon.js';
 import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { tempDir } from './helpers/temp-dir.js';
 
 const demoProfile = new URL('../config/demo.json', import.meta.url);
 
-async function demoDaemon(t: import('ava').ExecutionContext, profile?: unknown) {
-  const folder = await tempDir(t);
-  const profileFile = join(folder, 'profile.json');
-  if (profile === undefined) await copyFile(demoProfile, profileFile);
-  else await writeFile(profileFile, JSON.stringify(profile));
-  const logs = captureLogs();
-  const clock = new ManualClock();
-  const daemon = new Daemon({
-    profileFile,
-    stateDir: join(folder, 'state'),
-    logger: logs.logger,
-    clock,
-    listen: { host: '127.0.0.1', port: 0 },
-  });
-  t.teardown(() => daemon.stop());
-  return { daemon, logs, clock, profileFile, folder };
+/** The demo profile (or `profile`) on an in-process daemon, not started yet. */
+function demoDaemon(t: import('ava').ExecutionContext, profile?: unknown) {
+  return startableDemo(t, { profile, start: false, clock: new ManualClock() });
 }
 
 test('the demo profile starts: simulator tags are Good and the API answers', async (t) => {

@@ -2,14 +2,10 @@
  * `tagd users …` and `tagd tokens …` run as real processes against the state directory of a
  * running daemon: the daemon follows users.json, so a revoked token gets 401 within moments.
  */
-import { copyFile } from 'node:fs/promises';
-import { join } from 'node:path';
+
 import test, { type ExecutionContext } from 'ava';
-import { Daemon } from '../../src/daemon.js';
-import { captureLogs } from '../helpers/log-capture.js';
-import { ManualClock } from '../helpers/manual-clock.js';
-import { repoRoot, startTagd } from '../helpers/tagd-process.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { demoDaemon } from '../helpers/demo-daemon.js';
+import { startTagd } from '../helpers/tagd-process.js';
 
 const sample = '/api/v2/Tags/Sample/Demo/Line1/Temperature';
 const password = 'correct horse battery';
@@ -22,21 +18,9 @@ interface Running {
 }
 
 async function runningDaemon(t: ExecutionContext): Promise<Running> {
-  const folder = await tempDir(t);
-  const profileFile = join(folder, 'profile.json');
-  await copyFile(join(repoRoot, 'config/demo.json'), profileFile);
-  const stateDir = join(folder, 'state');
-  const daemon = new Daemon({
-    profileFile,
-    stateDir,
-    logger: captureLogs().logger,
-    clock: new ManualClock(Date.now()),
-    listen: { host: '127.0.0.1', port: 0 },
-  });
-  t.teardown(() => daemon.stop());
   // The first start creates 'admin', so the accounts added below are not the first.
-  await daemon.start();
-  return { url: daemon.url() as string, stateDir };
+  const { url, stateDir } = await demoDaemon(t);
+  return { url, stateDir };
 }
 
 /** Runs `tagd ARGS…` on the daemon's state directory; fails the test on a non-zero exit. */

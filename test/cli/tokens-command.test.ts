@@ -1,12 +1,10 @@
-import { copyFile, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { hashPassword } from '../../src/auth/password.js';
 import { type UserRecord, UserStore } from '../../src/auth/user-store.js';
-import { Daemon } from '../../src/daemon.js';
-import { captureLogs } from '../helpers/log-capture.js';
-import { ManualClock } from '../helpers/manual-clock.js';
-import { repoRoot, startTagd } from '../helpers/tagd-process.js';
+import { demoDaemon } from '../helpers/demo-daemon.js';
+import { startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const sample = '/api/v2/Tags/Sample/Demo/Line1/Temperature';
@@ -47,19 +45,8 @@ async function tokenVersion(stateDir: string, username: string): Promise<number 
 }
 
 /** The demo profile served on an ephemeral loopback port, on the given state directory. */
-async function demoDaemon(t: ExecutionContext, stateDir: string): Promise<string> {
-  const profileFile = join(await tempDir(t), 'profile.json');
-  await copyFile(join(repoRoot, 'config/demo.json'), profileFile);
-  const daemon = new Daemon({
-    profileFile,
-    stateDir,
-    logger: captureLogs().logger,
-    clock: new ManualClock(Date.now()),
-    listen: { host: '127.0.0.1', port: 0 },
-  });
-  t.teardown(() => daemon.stop());
-  await daemon.start();
-  return daemon.url() as string;
+async function servedOn(t: ExecutionContext, stateDir: string): Promise<string> {
+  return (await demoDaemon(t, { stateDir })).url;
 }
 
 function read(url: string, token: string): Promise<Response> {
@@ -83,7 +70,7 @@ test('generate prints only the token, which reads tags through the API', async (
   t.regex(run.stderr, /shown only this once/);
   t.is(await tokenVersion(stateDir, 'scada'), 2);
 
-  const url = await demoDaemon(t, stateDir);
+  const url = await servedOn(t, stateDir);
   const response = await read(url, token);
   t.is(response.status, 200);
   const body = (await response.json()) as { fullTagId?: string; quality?: string };
@@ -101,7 +88,7 @@ test('generating again voids the previous token', async (t) => {
   t.regex(current, jwtPattern);
   t.not(old, current);
   t.is(await tokenVersion(stateDir, 'scada'), 3);
-  const url = await demoDaemon(t, stateDir);
+  const url = await servedOn(t, stateDir);
   t.is((await read(url, old)).status, 401);
   t.is((await read(url, current)).status, 200);
 });

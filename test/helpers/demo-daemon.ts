@@ -1,0 +1,47 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { Daemon } from '../../src/daemon.js';
+import { captureLogs } from './log-capture.js';
+import { ManualClock } from './manual-clock.js';
+import { repoRoot } from './tagd-process.js';
+import { tempDir } from './temp-dir.js';
+
+/** Options of {@link demoDaemon}. */
+export interface DemoDaemonOptions {
+  /** State directory. Default: `<temp>/state`. */
+  stateDir?: string;
+  /** Changes the demo profile before it is written (or a whole profile to use instead). */
+  profile?: ((demo: Record<string, unknown>) => void) | unknown;
+  /** Clock of the daemon. Default: a ManualClock at the current time. */
+  clock?: ManualClock;
+  /** Start it. Default true. */
+  start?: boolean;
+}
+
+/**
+ * The demo profile (or a variant) served by an in-process Daemon on an ephemeral loopback port,
+ * from a temporary folder, stopped when the test ends.
+ */
+export async function demoDaemon(t: ExecutionContext, options: DemoDaemonOptions = {}) {
+  const folder = await tempDir(t);
+  const profileFile = join(folder, 'profile.json');
+  const demo = JSON.parse(await readFile(join(repoRoot, 'config/demo.json'), 'utf8'));
+  let profile: unknown = demo;
+  if (typeof options.profile === 'function') options.profile(demo);
+  else if (options.profile !== undefined) profile = options.profile;
+  await writeFile(profileFile, JSON.stringify(profile));
+  const stateDir = options.stateDir ?? join(folder, 'state');
+  const logs = captureLogs();
+  const clock = options.clock ?? new ManualClock(Date.now());
+  const daemon = new Daemon({
+    profileFile,
+    stateDir,
+    logger: logs.logger,
+    clock,
+    listen: { host: '127.0.0.1', port: 0 },
+  });
+  t.teardown(() => daemon.stop());
+  if (options.start ?? true) await daemon.start();
+  return { daemon, url: daemon.url() as string, stateDir, profileFile, folder, logs, clock };
+}
