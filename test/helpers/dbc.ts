@@ -1,0 +1,68 @@
+/**
+ * Helpers of the DBC tests: the shared fixture folder, loading a fixture, and a compact view of a
+ * decoded frame that a test can compare with hand-derived expectations in one `deepEqual`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { compileMessageDecoder } from '../../src/dbc/decode.js';
+import type { DbcDatabase, DbcMessage } from '../../src/dbc/model.js';
+import { parseDbc } from '../../src/dbc/parse-dbc.js';
+
+/**
+ * The DBC fixtures, in the shared folder CI clones beside the repository
+ * (`…/main` and `…/shared`).
+ */
+export const dbcFixtures = new URL('../../../shared/fixtures/dbc/', import.meta.url);
+
+/** File names of every `.dbc` fixture, sorted. */
+export function dbcFixtureNames(): string[] {
+  return readdirSync(dbcFixtures)
+    .filter((name) => name.endsWith('.dbc'))
+    .sort();
+}
+
+/** The bytes of a fixture file. */
+export function readDbcFixture(name: string): Buffer {
+  return readFileSync(new URL(name, dbcFixtures));
+}
+
+/** Parses a fixture file. */
+export function loadDbcFixture(name: string): DbcDatabase {
+  return parseDbc(readDbcFixture(name), name);
+}
+
+/** A message by name; throws when the database lacks it. */
+export function messageNamed(database: DbcDatabase, name: string): DbcMessage {
+  const message = database.messages.find((candidate) => candidate.name === name);
+  if (message === undefined) throw new Error(`no message ${name} in ${database.file}`);
+  return message;
+}
+
+/** What a decoded signal looks like to a test: its numbers, or why it has none. */
+export type DecodedView =
+  | { raw: number | bigint; value: number; valueText?: string }
+  | 'inactive'
+  | 'truncated';
+
+/**
+ * Decodes one frame of a message and returns every signal by name: `{ raw, value, valueText? }`
+ * when decoded, otherwise its status.
+ */
+export function decodeView(
+  message: DbcMessage,
+  bytes: readonly number[],
+  length?: number,
+): Record<string, DecodedView> {
+  const results = compileMessageDecoder(message).decode(Uint8Array.from(bytes), length);
+  const view: Record<string, DecodedView> = {};
+  for (const result of results) {
+    if (result.status !== 'decoded') {
+      view[result.signal.name] = result.status;
+      continue;
+    }
+    view[result.signal.name] =
+      result.valueText === undefined
+        ? { raw: result.raw, value: result.value }
+        : { raw: result.raw, value: result.value, valueText: result.valueText };
+  }
+  return view;
+}
