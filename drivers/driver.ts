@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../src/clock.js';
+import type { DbcSignalCatalog } from '../src/dbc/signal-catalog.js';
 import type { TagStore } from '../src/tags/tag-store.js';
 
 /** Lifecycle state of a driver. */
@@ -19,6 +20,8 @@ export interface DriverStatus {
   message?: string;
   /** Number of tags the driver serves. */
   tagCount: number;
+  /** Driver-specific running totals, e.g. frames received or ignored (CAN). */
+  counters?: Record<string, number>;
 }
 
 /** A running connection to one piece of equipment; its name is the first segment of its tags. */
@@ -43,6 +46,13 @@ export interface DriverDeps {
   logger: Logger;
   /** The daemon's state directory (for certificates, caches). */
   stateDir: string;
+  /**
+   * Folder of the profile file: relative file paths in a driver's config (a DBC file, a replay
+   * log) are resolved from here. Default: the working directory.
+   */
+  profileDir?: string;
+  /** Where CAN drivers register their DBC, for the API's DBC route. Default: not registered. */
+  dbc?: DbcSignalCatalog;
 }
 
 /** Builds a driver from its validated config; constructors only assign, start does the I/O. */

@@ -5,11 +5,15 @@
  */
 import { z } from 'zod';
 import { DriverLoadError } from '../src/errors.js';
+import { canDriverSchema } from './can/schema.js';
 import type { Driver, DriverDeps, DriverFactory } from './driver.js';
 import { simulatorDriverSchema } from './simulator/schema.js';
 
 /** Every driver entry a profile may hold, told apart by `type`. */
-export const driverConfigSchema = z.discriminatedUnion('type', [simulatorDriverSchema]);
+export const driverConfigSchema = z.discriminatedUnion('type', [
+  simulatorDriverSchema,
+  canDriverSchema,
+]);
 
 /** A validated driver entry. */
 export type DriverConfig = z.infer<typeof driverConfigSchema>;
@@ -23,6 +27,7 @@ type Loaders = {
 
 const loaders: Loaders = {
   simulator: async () => (await import('./simulator/index.js')).createSimulatorDriver,
+  can: async () => (await import('./can/index.js')).createCanDriver,
 };
 
 /** The names of every known driver type. */

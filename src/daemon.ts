@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import type { DriverDeps } from '../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
 import { createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
@@ -10,6 +11,7 @@ import { SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
+import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
@@ -108,7 +110,11 @@ export class Daemon {
         stop: () => collections.stop(),
       });
 
-      for (const config of profile.drivers) await this.startDriver(config, store, clock);
+      // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
+      const dbc = new DbcSignalCatalog();
+      for (const config of profile.drivers) {
+        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc });
+      }
 
       const now = () => clock.now();
       const users = new UserStore({
@@ -168,6 +174,7 @@ export class Daemon {
         collections,
         publishers,
         license: () => license,
+        dbc,
       });
       const listener = new HttpListener({
         ...http,
@@ -284,7 +291,10 @@ export class Daemon {
     this.started.push(component);
   }
 
-  private async startDriver(config: DriverConfig, store: TagStore, clock: Clock): Promise<void> {
+  private async startDriver(
+    config: DriverConfig,
+    shared: Pick<DriverDeps, 'store' | 'clock' | 'profileDir' | 'dbc'>,
+  ): Promise<void> {
     const logger = this.options.logger.child({ component: config.name, driver: config.type });
     if (!config.enabled) {
       logger.info('driver disabled in the profile');
@@ -292,8 +302,7 @@ export class Daemon {
     }
     try {
       const driver = await createDriver(config, {
-        store,
-        clock,
+        ...shared,
         logger,
         stateDir: this.options.stateDir,
       });

@@ -1,5 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { packageRoot } from './package-root.js';
 
 /** File name of the demo profile copy in the state directory. */
@@ -15,11 +15,7 @@ export const demoProfileFileName = 'demo-profile.json';
 export async function prepareDemoProfile(stateDir: string): Promise<string> {
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const target = join(stateDir, demoProfileFileName);
-  const profile = JSON.parse(await readFile(join(packageRoot, 'config/demo.json'), 'utf8'));
-  // The copy lives elsewhere: point it at the shipped schema and license by absolute path.
-  profile.$schema = join(packageRoot, 'config/profile.schema.json');
-  if (profile.license?.file)
-    profile.license.file = join(packageRoot, 'config', profile.license.file);
+  const profile = await demoProfileDocument();
   try {
     await writeFile(target, `${JSON.stringify(profile, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
   } catch (error) {
@@ -27,4 +23,23 @@ export async function prepareDemoProfile(stateDir: string): Promise<string> {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   return target;
+}
+
+/**
+ * config/demo.json with every file it names (schema, license, CAN DBC and replay log) made
+ * absolute, so the document works from any folder.
+ */
+export async function demoProfileDocument(): Promise<Record<string, unknown>> {
+  const profile = JSON.parse(await readFile(join(packageRoot, 'config/demo.json'), 'utf8'));
+  profile.$schema = join(packageRoot, 'config/profile.schema.json');
+  if (profile.license?.file)
+    profile.license.file = join(packageRoot, 'config', profile.license.file);
+  for (const driver of profile.drivers ?? []) {
+    if (driver.type !== 'can') continue;
+    driver.dbcFile = resolve(packageRoot, 'config', driver.dbcFile);
+    if (driver.transport?.kind === 'replay') {
+      driver.transport.file = resolve(packageRoot, 'config', driver.transport.file);
+    }
+  }
+  return profile;
 }

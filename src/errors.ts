@@ -215,7 +215,10 @@ export const errorCodes = {
   'payload-too-large': { status: 413, meaning: 'The request body is over the size limit.' },
   'unsupported-media-type': { status: 415, meaning: 'The request body is not JSON.' },
   'validation-failed': { status: 400, meaning: 'A request or document failed validation.' },
-  'dbc-invalid': { status: 400, meaning: 'A DBC file is malformed or a signal does not fit its message.' },
+  'dbc-invalid': {
+    status: 400,
+    meaning: 'A DBC file is malformed or a signal does not fit its message.',
+  },
   'invalid-tag-path': { status: 400, meaning: 'A tag path breaks the path rules.' },
   'tag-not-found': { status: 404, meaning: 'No tag with that path exists.' },
   'collection-not-found': { status: 404, meaning: 'No collection with that name exists.' },

@@ -35,7 +35,7 @@ test('the demo profile starts: simulator tags are Good and the API answers', asy
     'Demo/Line1/MachineState',
   ]);
   t.deepEqual(
-    [...store.ids()].filter((id) => !id.startsWith('Demo/')),
+    [...store.ids()].filter((id) => id.startsWith('Publishers/')),
     [
       'Publishers/demo-receiver/Status',
       'Publishers/demo-receiver/LastDeliverySuccess',
@@ -68,7 +68,13 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   const { daemon, logs } = await demoDaemon(t);
   await daemon.start();
   const ready = logs.lines.find((line) => line.msg === 'tagd ready');
-  t.is(ready?.tags, 10, 'seven simulator tags and three publisher health tags');
+  const canSignals = [...(daemon.store?.ids() ?? [])].filter((id) => id.startsWith('Vehicle/'));
+  t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
+  t.is(
+    ready?.tags,
+    7 + 3 + canSignals.length,
+    'simulator tags, publisher health tags, CAN signals',
+  );
   t.is(ready?.url, daemon.url());
   t.is(typeof ready?.startupMs, 'number');
 });

@@ -1,10 +1,10 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { Daemon } from '../../src/daemon.js';
+import { demoProfileDocument } from '../../src/demo-profile.js';
 import { captureLogs } from './log-capture.js';
 import { ManualClock } from './manual-clock.js';
-import { repoRoot } from './tagd-process.js';
 import { tempDir } from './temp-dir.js';
 
 /** Options of {@link demoDaemon}. */
@@ -26,7 +26,7 @@ export interface DemoDaemonOptions {
 export async function demoDaemon(t: ExecutionContext, options: DemoDaemonOptions = {}) {
   const folder = await tempDir(t);
   const profileFile = join(folder, 'profile.json');
-  const demo = JSON.parse(await readFile(join(repoRoot, 'config/demo.json'), 'utf8'));
+  const demo = await demoProfileDocument();
   let profile: unknown = demo;
   if (typeof options.profile === 'function') options.profile(demo);
   else if (options.profile !== undefined) profile = options.profile;

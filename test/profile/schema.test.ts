@@ -6,18 +6,23 @@ import { validateProfile } from '../../src/profile/validate-profile.js';
 const demoUrl = new URL('../../config/demo.json', import.meta.url);
 const demo: unknown = JSON.parse(readFileSync(demoUrl, 'utf8'));
 
-test('config/demo.json validates with one driver holding every simulator kind', (t) => {
+test('config/demo.json validates with a simulator holding every kind and a replayed CAN bus', (t) => {
   const result = validateProfile(demo);
   t.deepEqual(result.errors, []);
   t.true(result.ok);
   const profile = result.profile;
   if (profile === undefined) return t.fail('no profile');
-  t.is(profile.drivers.length, 1);
-  const driver = profile.drivers[0];
-  t.is(driver?.name, 'Demo');
-  t.is(driver?.type, 'simulator');
   t.deepEqual(
-    driver?.tags.map((tag) => tag.kind),
+    profile.drivers.map((driver) => [driver.name, driver.type]),
+    [
+      ['Demo', 'simulator'],
+      ['Vehicle', 'can'],
+    ],
+  );
+  const driver = profile.drivers[0];
+  if (driver?.type !== 'simulator') return t.fail('the first driver is the simulator');
+  t.deepEqual(
+    driver.tags.map((tag) => tag.kind),
     ['sine', 'ramp', 'randomWalk', 'square', 'counter', 'boolean', 'string'],
   );
   t.deepEqual(profile.collections, [{ name: 'Line1', members: ['Demo/Line1/**'] }]);
@@ -28,6 +33,7 @@ test('config/demo.json gets defaults for what it leaves out', (t) => {
   t.deepEqual(profile.server, { http: { host: '127.0.0.1', port: 8080, allowInsecure: false } });
   t.is(profile.$schema, './profile.schema.json');
   const driver = profile.drivers[0];
+  if (driver?.type !== 'simulator') return t.fail('the first driver is the simulator');
   t.is(driver?.enabled, true);
   t.is(driver?.scanIntervalMs, 1000);
   t.is(driver?.staleAfterMs, 5000);
@@ -81,7 +87,9 @@ test('tag defaults are applied per kind', (t) => {
       },
     ],
   });
-  t.deepEqual(profile.drivers[0]?.tags, [
+  const driver = profile.drivers[0];
+  if (driver?.type !== 'simulator') return t.fail('a simulator');
+  t.deepEqual(driver.tags, [
     { name: 'a', kind: 'sine', amplitude: 1, offset: 0, periodSeconds: 60 },
     { name: 'b', kind: 'string', values: ['Idle', 'Running', 'Stopped'], periodSeconds: 30 },
   ]);

@@ -42,7 +42,7 @@ const expectedErrors: FieldError[] = [
   { path: 'histroy', message: "Unknown key 'histroy'." },
   { path: 'server.http.prot', message: "Unknown key 'prot'." },
   { path: 'server.http.port', message: 'Invalid input: expected number, received string' },
-  { path: 'drivers[0].type', message: 'Must be one of: simulator.' },
+  { path: 'drivers[0].type', message: 'Must be one of: simulator, can.' },
   {
     path: 'drivers[1].tags[0].name',
     message: 'Invalid tag path: it has an empty segment (leading, trailing or double slash)',
