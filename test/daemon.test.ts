@@ -4,10 +4,9 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
-import { initialAdminPasswordFile } from '../src/auth/account-service.js';
 import { Daemon } from '../src/daemon.js';
 import { canonicalTerms, type LicenseTerms } from '../src/license/license.js';
-import { demoDaemon as startableDemo } from './helpers/demo-daemon.js';
+import { adminToken, demoDaemon as startableDemo } from './helpers/demo-daemon.js';
 import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -164,29 +163,6 @@ async function until(check: () => boolean, what: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-/** Signs in as the first-start admin, changing its one-time password; returns a token. */
-async function adminToken(url: string, stateDir: string): Promise<string> {
-  const password = (await readFile(join(stateDir, initialAdminPasswordFile), 'utf8')).trim();
-  const post = async (path: string, body: unknown, token?: string) => {
-    const response = await fetch(`${url}${path}`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-    return (await response.json()) as Record<string, string>;
-  };
-  const first = await post('/api/v2/Users/Authenticate', { username: 'admin', password });
-  const changed = await post(
-    '/api/v2/Users/Current/ChangePassword',
-    { currentPassword: password, newPassword: 'a long new admin password' },
-    first.preAuthToken,
-  );
-  return changed.token as string;
 }
 
 async function getJson(url: string, token: string) {

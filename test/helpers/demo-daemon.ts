@@ -1,6 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
+import { initialAdminPasswordFile } from '../../src/auth/account-service.js';
 import { Daemon } from '../../src/daemon.js';
 import { demoProfileDocument } from '../../src/demo-profile.js';
 import { captureLogs } from './log-capture.js';
@@ -44,4 +45,30 @@ export async function demoDaemon(t: ExecutionContext, options: DemoDaemonOptions
   t.teardown(() => daemon.stop());
   if (options.start ?? true) await daemon.start();
   return { daemon, url: daemon.url() as string, stateDir, profileFile, folder, logs, clock };
+}
+
+/**
+ * Signs in as the first-start admin of a daemon on `stateDir`, changing its one-time password
+ * as a newcomer must; returns an access token (Administrators hold every permission).
+ */
+export async function adminToken(url: string, stateDir: string): Promise<string> {
+  const password = (await readFile(join(stateDir, initialAdminPasswordFile), 'utf8')).trim();
+  const post = async (path: string, body: unknown, token?: string) => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    return (await response.json()) as Record<string, string>;
+  };
+  const first = await post('/api/v2/Users/Authenticate', { username: 'admin', password });
+  const changed = await post(
+    '/api/v2/Users/Current/ChangePassword',
+    { currentPassword: password, newPassword: 'a long new admin password' },
+    first.preAuthToken,
+  );
+  return changed.token as string;
 }

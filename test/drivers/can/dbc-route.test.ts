@@ -1,38 +1,6 @@
-/**
- * End to end through the Daemon: the demo profile's CAN component replays the bundled log
- * (config/can/) and the API's DBC route answers with the decoded values, their unit and label.
- */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import test from 'ava';
-import { initialAdminPasswordFile } from '../../../src/auth/account-service.js';
-import { demoDaemon } from '../../helpers/demo-daemon.js';
+import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-
-/** The demo profile copied elsewhere: its CAN files are named by absolute path. */
-
-/** Signs in as the first-start admin (Administrators hold DBCView), changing its password. */
-async function adminToken(url: string, stateDir: string): Promise<string> {
-  const password = (await readFile(join(stateDir, initialAdminPasswordFile), 'utf8')).trim();
-  const post = async (path: string, body: unknown, token?: string) => {
-    const response = await fetch(`${url}${path}`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-    return (await response.json()) as Record<string, string>;
-  };
-  const first = await post('/api/v2/Users/Authenticate', { username: 'admin', password });
-  const changed = await post(
-    '/api/v2/Users/Current/ChangePassword',
-    { currentPassword: password, newPassword: 'a long new admin password' },
-    first.preAuthToken,
-  );
-  return changed.token as string;
-}
 
 test('the DBC route answers the demo CAN bus with decoded values, unit, label and raw', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 6));
