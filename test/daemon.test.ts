@@ -1,7 +1,5 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import { Daemon } from '../src/daemon.js';
@@ -10,6 +8,7 @@ import { adminToken, demoDaemon as startableDemo } from './helpers/demo-daemon.j
 import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { startReceiver } from './helpers/webhook-receiver.js';
 
 const demoProfile = new URL('../config/demo.json', import.meta.url);
 
@@ -135,36 +134,6 @@ test('a refused listener stops the drivers that had started', async (t) => {
 
 const demoLicense = new URL('../config/demo-license.json', import.meta.url);
 
-/** A webhook receiver on 127.0.0.1 keeping every POST. */
-async function webhookReceiver(t: import('ava').ExecutionContext) {
-  const received: { headers: IncomingHttpHeaders; body: unknown }[] = [];
-  const server = createServer((request, response) => {
-    let text = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk) => {
-      text += chunk;
-    });
-    request.on('end', () => {
-      received.push({ headers: request.headers, body: JSON.parse(text) });
-      response.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tags` };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 async function getJson(url: string, token: string) {
   const response = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
@@ -178,7 +147,7 @@ async function demoWithPublisherAt(url: string) {
 }
 
 test('the demo publisher delivers Line1 to a local receiver; GET shows it On with counters', async (t) => {
-  const receiver = await webhookReceiver(t);
+  const receiver = await startReceiver(t);
   const { daemon, logs, clock, folder, profileFile } = await demoDaemon(
     t,
     await demoWithPublisherAt(receiver.url),
@@ -194,11 +163,10 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
   t.false(onDisk.includes(receiver.url), 'the destination URL is sealed in the profile');
 
   clock.advance(10_000);
-  await until(() => receiver.received.length === 1, 'the first publish');
-  const [publish] = receiver.received;
+  const [publish] = await receiver.waitForRequests(1);
   t.regex(String(publish?.headers['user-agent']), /^tagd\//);
   t.is(publish?.headers['content-type'], 'application/json');
-  const entries = publish?.body as { fullTagId: string; quality: string; value: unknown }[];
+  const entries = publish?.json as { fullTagId: string; quality: string; value: unknown }[];
   // Booleans and strings are not finite numbers: PumpRunning and MachineState are left out.
   t.deepEqual(
     entries.map((entry) => entry.fullTagId),
@@ -253,7 +221,7 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
 });
 
 test('without its license file the demo publisher stays Off and the publisher routes answer 403', async (t) => {
-  const receiver = await webhookReceiver(t);
+  const receiver = await startReceiver(t);
   const { daemon, logs, clock, folder } = await demoDaemon(
     t,
     await demoWithPublisherAt(receiver.url),
@@ -268,7 +236,7 @@ test('without its license file the demo publisher stays Off and the publisher ro
   t.is(daemon.license?.edition, 'unlicensed');
   clock.advance(30_000);
   await new Promise((resolve) => setTimeout(resolve, 50));
-  t.is(receiver.received.length, 0);
+  t.is(receiver.requests.length, 0);
   const url = daemon.url() as string;
   const token = await adminToken(url, join(folder, 'state'));
   const status = await getJson(`${url}/api/v2/Tags/Sample/Publishers/demo-receiver/Status`, token);

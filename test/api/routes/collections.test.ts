@@ -1,6 +1,4 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { LicenseState } from '../../../src/license/license.js';
@@ -11,6 +9,7 @@ import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { type ApiResponse, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { startReceiver, waitUntil } from '../../helpers/webhook-receiver.js';
 
 const serverLicense: LicenseState = {
   edition: 'server',
@@ -54,42 +53,12 @@ const baseProfile = {
   ],
 };
 const basePath = '/api/v2/Collections';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const _sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Call = (
   path: string,
   options?: { method?: string; body?: unknown; token?: string },
 ) => Promise<ApiResponse>;
-
-/** A receiver on 127.0.0.1 keeping each POSTed array. */
-async function startReceiver(t: ExecutionContext) {
-  const bodies: unknown[] = [];
-  const server = createServer((request, response) => {
-    let text = '';
-    request.setEncoding('utf8');
-    request.on('data', (chunk) => {
-      text += chunk;
-    });
-    request.on('end', () => {
-      bodies.push(JSON.parse(text));
-      response.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { bodies, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/in` };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 /** The API with a real profile service, collections and publishers (see publishers.test.ts). */
 async function setup(t: ExecutionContext, license: LicenseState = serverLicense) {
@@ -180,8 +149,8 @@ test('a collection created over the API can be published at once', async (t) => 
   const created = await publish(receiver.url, ['Pressures']);
   t.like(created.json.state, { status: 'On' });
   api.clock.advance(5000);
-  await until(() => receiver.bodies.length === 1, 'a POST');
-  t.deepEqual(receiver.bodies[0], [pressure]);
+  await receiver.waitForRequests(1);
+  t.deepEqual(receiver.requests[0]?.json, [pressure]);
 });
 
 test('a wrong body lists every field, a name in use is 409, and nothing is saved', async (t) => {
@@ -237,8 +206,8 @@ test('PUT replaces the members; a running publisher sends the new members next i
   const receiver = await startReceiver(t);
   await publish(receiver.url, ['Line1']);
   api.clock.advance(5000);
-  await until(() => receiver.bodies.length === 1, 'the first POST');
-  t.deepEqual(receiver.bodies[0], [temperature, pressure]);
+  await receiver.waitForRequests(1);
+  t.deepEqual(receiver.requests[0]?.json, [temperature, pressure]);
 
   const replaced = await call(`${basePath}/Line1`, {
     method: 'PUT',
@@ -252,10 +221,14 @@ test('PUT replaces the members; a running publisher sends the new members next i
     baseProfile.collections[1],
   ]);
   // Let the first delivery's outcome land before the next tick (one delivery at a time).
-  await until(() => publishers.get('feed')?.lastDelivery !== undefined, 'the first outcome');
+  await waitUntil(
+    () => publishers.get('feed')?.lastDelivery !== undefined,
+    5_000,
+    'the first outcome',
+  );
   api.clock.advance(5000);
-  await until(() => receiver.bodies.length === 2, 'the second POST');
-  t.deepEqual(receiver.bodies[1], [temperature, flow]);
+  await receiver.waitForRequests(2);
+  t.deepEqual(receiver.requests[1]?.json, [temperature, flow]);
 
   const withName = await call(`${basePath}/Line2`, {
     method: 'PUT',
@@ -295,8 +268,8 @@ test('DELETE is allowed while a publisher uses it: it keeps publishing the rest,
   const feed = await call('/api/v2/Publishers/Webhooks/feed');
   t.like(feed.json, { collections: ['Line1', 'Line2'], state: { status: 'On' } });
   api.clock.advance(5000);
-  await until(() => receiver.bodies.length === 1, 'a POST');
-  t.deepEqual(receiver.bodies[0], [temperature, pressure]);
+  await receiver.waitForRequests(1);
+  t.deepEqual(receiver.requests[0]?.json, [temperature, pressure]);
   t.true(
     api.logs.lines.some(
       (line) =>
