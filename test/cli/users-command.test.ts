@@ -15,6 +15,7 @@ import { cliSource, repoRoot, startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const password = 'correct horse battery';
+const onTerminal = join(repoRoot, 'test', 'helpers', 'on-terminal.py');
 
 interface Run {
   code: number | string;
@@ -495,19 +496,14 @@ test('a state directory owned by someone else is refused (the daemon could not r
   await t.throwsAsync(() => usersFile(stateDir), { code: 'ENOENT' });
 });
 
-// `script` gives the command a terminal as stdin, the case of an operator at a shell.
+// The command gets a pseudo-terminal as stdin, the case of an operator at a shell.
 test('on a terminal, add does not wait for input: it generates the password', async (t) => {
-  const script = await promisify(execFile)('script', ['--version']).catch(() => undefined);
-  if (!script) return t.pass('util-linux script is not installed');
   const stateDir = await tempDir(t);
-  const command = [process.execPath, '--import', 'tsx', cliSource, 'users', 'add', 'erin']
-    .map((word) => `'${word}'`)
-    .join(' ');
-  const { stdout } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], {
-    cwd: repoRoot,
-    env: { ...process.env, TAGD_STATE_DIR: stateDir },
-    timeout: 20_000,
-  });
+  const { stdout } = await promisify(execFile)(
+    '/usr/bin/python3',
+    [onTerminal, process.execPath, '--import', 'tsx', cliSource, 'users', 'add', 'erin'],
+    { cwd: repoRoot, env: { ...process.env, TAGD_STATE_DIR: stateDir }, timeout: 40_000 },
+  );
   const generated = /^([A-Za-z0-9_-]{20})\r?$/m.exec(stdout)?.[1];
   if (!generated) return t.fail(stdout);
   const erin = await account(stateDir, 'erin');
