@@ -603,12 +603,16 @@ test('real time: a receiver that never answers fails each attempt after 10 s', a
   await s.publisher.start();
   await receiver.waitForRequests(1, 3_000);
   await waitUntil(() => s.health().status === 'Error', 40_000, 'status Error');
-  const [first, second, third] = receiver.requests.map((request) => request.at) as [
+  // A loaded machine may let the next tick's batch begin before this line runs: that is a new
+  // delivery, so only the first three requests belong to the batch that failed.
+  const [first, second, third, nextBatch] = receiver.requests.map((request) => request.at) as [
     number,
     number,
     number,
+    number | undefined,
   ];
-  t.is(receiver.requests.length, 3);
+  t.true(receiver.requests.length >= 3, `${receiver.requests.length} requests`);
+  if (nextBatch !== undefined) t.true(nextBatch - third >= 10_000, 'the next batch came later');
   // Attempt, 10 s timeout, 1 s wait, attempt, 10 s timeout, 2 s wait, attempt.
   t.true(second - first >= 11_000, `${second - first} ms`);
   t.true(third - second >= 12_000, `${third - second} ms`);
