@@ -616,8 +616,9 @@ test('real time: a receiver that never answers fails each attempt after 10 s', a
   // Attempt, 10 s timeout, 1 s wait, attempt, 10 s timeout, 2 s wait, attempt.
   t.true(second - first >= 11_000, `${second - first} ms`);
   t.true(third - second >= 12_000, `${third - second} ms`);
-  t.true(second - first < 12_000, `${second - first} ms`);
-  t.true(third - second < 13_000, `${third - second} ms`);
+  // Upper bounds with room for a loaded machine: they catch a doubled timeout, not jitter.
+  t.true(second - first < 14_000, `${second - first} ms`);
+  t.true(third - second < 15_000, `${third - second} ms`);
   t.like(s.publisher.state().lastDelivery, {
     ok: false,
     attempts: 3,
