@@ -11,11 +11,31 @@ import { readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type BenchmarkCase, type CaseResult, formatReport, runCase } from './harness.js';
+import {
+  type BenchmarkCase,
+  type CaseInfo,
+  type CaseResult,
+  formatReport,
+  runCase,
+} from './harness.js';
 import { isLoadCase, type LoadCase, runLoadCase } from './load-harness.js';
 
-/** A case of either kind: timed synchronous code, or an HTTP load (bench/load-harness.ts). */
-type AnyCase = BenchmarkCase | LoadCase;
+/** A case of any kind: timed synchronous code, an HTTP load (bench/load-harness.ts), or measured. */
+type AnyCase = BenchmarkCase | LoadCase | MeasuredCase;
+
+/**
+ * A case that measures itself asynchronously and returns its result in the harness's format,
+ * for work that is neither a synchronous loop nor an HTTP load (e.g. bench/opcua.bench.ts:
+ * client CPU per notification from a server in a child process).
+ */
+interface MeasuredCase extends CaseInfo {
+  kind: 'measured';
+  measure(): Promise<CaseResult>;
+}
+
+function isMeasuredCase(value: AnyCase): value is MeasuredCase {
+  return (value as { kind?: unknown }).kind === 'measured';
+}
 
 const suffix = '.bench.ts';
 const folder = path.dirname(fileURLToPath(import.meta.url));
@@ -65,6 +85,12 @@ process.stdout.write(
 const results: CaseResult[] = [];
 for (const benchmark of selected) {
   process.stdout.write(`running ${benchmark.name} …\n`);
-  results.push(isLoadCase(benchmark) ? await runLoadCase(benchmark) : runCase(benchmark));
+  results.push(
+    isLoadCase(benchmark)
+      ? await runLoadCase(benchmark)
+      : isMeasuredCase(benchmark)
+        ? await benchmark.measure()
+        : runCase(benchmark),
+  );
 }
 process.stdout.write(`\n${formatReport(results)}`);

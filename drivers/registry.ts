@@ -7,12 +7,16 @@ import { z } from 'zod';
 import { DriverLoadError } from '../src/errors.js';
 import { canDriverSchema } from './can/schema.js';
 import type { Driver, DriverDeps, DriverFactory } from './driver.js';
+import { modbusDriverSchema } from './modbus/schema.js';
+import { opcuaDriverSchema } from './opcua/schema.js';
 import { simulatorDriverSchema } from './simulator/schema.js';
 
 /** Every driver entry a profile may hold, told apart by `type`. */
 export const driverConfigSchema = z.discriminatedUnion('type', [
   simulatorDriverSchema,
   canDriverSchema,
+  modbusDriverSchema,
+  opcuaDriverSchema,
 ]);
 
 /** A validated driver entry. */
@@ -28,6 +32,8 @@ type Loaders = {
 const loaders: Loaders = {
   simulator: async () => (await import('./simulator/index.js')).createSimulatorDriver,
   can: async () => (await import('./can/index.js')).createCanDriver,
+  modbus: async () => (await import('./modbus/index.js')).createModbusDriver,
+  opcua: async () => (await import('./opcua/index.js')).createOpcuaDriver,
 };
 
 /** The names of every known driver type. */

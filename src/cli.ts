@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { opcuaCommand } from './cli/opcua-command.js';
 import { tokensCommand } from './cli/tokens-command.js';
 import { usersCommand } from './cli/users-command.js';
 import { prepareDemoProfile } from './demo-profile.js';
@@ -27,6 +28,8 @@ Usage:
   tagd users add|list|disable|enable|roles|passwd|2fa …
                                                      manage accounts ('tagd users help')
   tagd tokens generate NAME                          print a service account's token
+  tagd opcua list|trust FILE|THUMBPRINT              OPC UA server certificates: list,
+                                                     trust a rejected one ('tagd opcua help')
   tagd version                                       print the version
 
 Environment:
@@ -47,6 +50,8 @@ export async function cli(argv: string[]): Promise<void> {
       return usersCommand(rest);
     case 'tokens':
       return tokensCommand(rest);
+    case 'opcua':
+      return opcuaCommand(rest);
     case 'version':
     case '--version':
       process.stdout.write(`${version}\n`);

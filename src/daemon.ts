@@ -12,6 +12,7 @@ import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
+import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
@@ -50,8 +51,9 @@ interface Component {
 
 /**
  * The running gateway: loads the profile and the license, then starts the tag store,
- * collections, drivers, the API listeners (loopback HTTP, then HTTPS when the profile has it)
- * and the webhook publishers in that order, and stops them in reverse (publishers first).
+ * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
+ * then HTTPS when the profile has it) and the webhook publishers in that order, and stops them
+ * in reverse (publishers first).
  * Constructing does nothing.
  */
 export class Daemon {
@@ -61,6 +63,8 @@ export class Daemon {
   profile: Profile | undefined;
   /** The license in force; available after start(). */
   license: LicenseState | undefined;
+  /** The history, when the profile has a history section; available after start(). */
+  history: HistoryService | undefined;
   private readonly started: Component[] = [];
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
@@ -109,6 +113,12 @@ export class Daemon {
         start: () => collections.start(),
         stop: () => collections.stop(),
       });
+
+      // Before the drivers, so their first samples are logged; stopped after the API, so
+      // the last batch is stored once nothing can write any more.
+      const history = profile.history
+        ? await this.startHistory(profile.history, store, collections, clock)
+        : undefined;
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
@@ -175,6 +185,7 @@ export class Daemon {
         publishers,
         license: () => license,
         dbc,
+        ...(history ? { history } : {}),
       });
       const listener = new HttpListener({
         ...http,
@@ -284,6 +295,28 @@ export class Daemon {
       logger.info('no license in the profile: licensed features (data relay) are unavailable');
     }
     return license;
+  }
+
+  private async startHistory(
+    config: NonNullable<Profile['history']>,
+    store: TagStore,
+    collections: Collections,
+    clock: Clock,
+  ): Promise<HistoryService> {
+    const logger = this.options.logger.child({ component: 'history' });
+    const backend = await createHistoryBackend(config, {
+      stateDir: this.options.stateDir,
+      clock,
+      logger,
+    });
+    const history = new HistoryService({ backend, store, collections, config, clock, logger });
+    this.history = history;
+    await this.startComponent({
+      name: 'history',
+      start: () => history.start(),
+      stop: () => history.stop(),
+    });
+    return history;
   }
 
   private async startComponent(component: Component): Promise<void> {

@@ -199,6 +199,17 @@ export class ServiceBusyError extends TagdError {
   }
 }
 
+/** The history backend cannot be read (e.g. PostgreSQL unreachable); retry later (HTTP 503). */
+export class HistoryUnavailableError extends TagdError {
+  constructor() {
+    super(
+      'history-unavailable',
+      503,
+      'The history store cannot be read right now; the gateway logs the cause. Retry shortly.',
+    );
+  }
+}
+
 /** Stand-in for an error tagd did not raise on purpose; clients see only this, never internals. */
 export class InternalError extends TagdError {
   constructor() {
@@ -259,6 +270,10 @@ export const errorCodes = {
     meaning: 'A per-account limit (e.g. 100 query sets) is reached.',
   },
   busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
+  'history-unavailable': {
+    status: 503,
+    meaning: 'The history store cannot be read right now (e.g. its database is down).',
+  },
   internal: { status: 500, meaning: 'An unexpected error (details in the log only).' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

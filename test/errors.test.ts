@@ -47,6 +47,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.RequestError('method-not-allowed', 405, 'm'),
     new errors.RequestError('not-implemented', 501, 'n'),
     new errors.ServiceBusyError('b'),
+    new errors.HistoryUnavailableError(),
     new errors.InternalError(),
   ];
   const classes = Object.values(errors).filter(

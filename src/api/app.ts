@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AccountService } from '../auth/account-service.js';
 import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import { RequestError } from '../errors.js';
+import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
 import type { ProfileService } from '../profile/profile-service.js';
 import type { PublisherManager } from '../publishers/publisher.js';
@@ -56,6 +57,11 @@ export interface ApiDeps {
    * publisher route answers 403 `feature-unavailable`.
    */
   license?: () => LicenseState;
+  /**
+   * The history store read by Logged query bindings. Absent: Logged bindings answer 409
+   * `history-not-configured`.
+   */
+  history?: HistoryService;
 }
 
 /** Every documented API route, in the order the OpenAPI document lists them. */

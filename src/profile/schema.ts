@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
+import { historyConfigSchema } from '../history/history-config.js';
 import { webhookConfigSchema } from '../publishers/webhook/schema.js';
 import { tagPathProblem } from '../tags/tag-path.js';
 import { secret } from './secret-fields.js';
@@ -129,6 +130,7 @@ export const profileSchema = z
       .describe('Field drivers, one per device or bus.'),
     collections: z.array(collectionSchema).default([]),
     license: licenseSchema.optional(),
+    history: historyConfigSchema.optional(),
     publishers: publishersSchema.prefault({}),
   })
   .describe('tagd profile');

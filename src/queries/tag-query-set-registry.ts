@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Sample } from '../tags/sample.js';
+import type { LoggedCursor } from './logged-reads.js';
 
 /** Where a binding reads: realtime values, or the history store. */
 export type BindingStore = 'Local' | 'Logged';
@@ -70,6 +71,8 @@ export class TagQuerySet {
   // Per binding index: fullTagId → the sample last reported. Samples in the store are never
   // mutated (a write replaces the object), so keeping the reference is safe and costs no copy.
   private seen: Map<string, Sample>[];
+  /** Per Logged binding index: where its client stands in the history log. */
+  private cursors = new Map<number, LoggedCursor>();
 
   constructor(id: string, ownerId: string, bindings: readonly TagQueryBinding[], now: number) {
     this.id = id;
@@ -77,6 +80,16 @@ export class TagQuerySet {
     this.currentBindings = bindings;
     this.lastUsedAt = now;
     this.seen = bindings.map(() => new Map());
+  }
+
+  /** Where a Logged binding's client stands in the history log; undefined before its first read. */
+  loggedCursor(bindingIndex: number): LoggedCursor | undefined {
+    return this.cursors.get(bindingIndex);
+  }
+
+  /** Records what a Logged binding's client has been given. */
+  setLoggedCursor(bindingIndex: number, cursor: LoggedCursor): void {
+    this.cursors.set(bindingIndex, cursor);
   }
 
   /** The bindings, in the order the client sent them (QueryValue.binding indexes them). */
@@ -88,6 +101,7 @@ export class TagQuerySet {
   replaceBindings(bindings: readonly TagQueryBinding[]): void {
     this.currentBindings = bindings;
     this.seen = bindings.map(() => new Map());
+    this.cursors = new Map();
   }
 
   /**

@@ -40,6 +40,7 @@ test('the JSON Schema rejects unknown keys and lists the top-level sections', (t
     'drivers',
     'collections',
     'license',
+    'history',
     'publishers',
   ]);
   // Every section has a default, so an editor must not demand any of them.

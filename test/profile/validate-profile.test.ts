@@ -1,5 +1,6 @@
 import test from 'ava';
 import { z } from 'zod';
+import { driverTypes } from '../../drivers/registry.js';
 import type { FieldError } from '../../src/errors.js';
 import { formatPath, toFieldErrors, validateProfile } from '../../src/profile/validate-profile.js';
 
@@ -16,7 +17,7 @@ const broken = {
   histroy: { days: 7 },
   server: { http: { prot: 8080, port: '8080' } },
   drivers: [
-    { type: 'modbus', name: 'Plc', tags: [] },
+    { type: 'profibus', name: 'Plc', tags: [] },
     {
       type: 'simulator',
       name: 'A',
@@ -42,7 +43,7 @@ const expectedErrors: FieldError[] = [
   { path: 'histroy', message: "Unknown key 'histroy'." },
   { path: 'server.http.prot', message: "Unknown key 'prot'." },
   { path: 'server.http.port', message: 'Invalid input: expected number, received string' },
-  { path: 'drivers[0].type', message: 'Must be one of: simulator, can.' },
+  { path: 'drivers[0].type', message: `Must be one of: ${driverTypes.join(', ')}.` },
   {
     path: 'drivers[1].tags[0].name',
     message: 'Invalid tag path: it has an empty segment (leading, trailing or double slash)',

@@ -1,5 +1,12 @@
 import { z } from 'zod';
 import { ConflictError, type FieldError, ValidationError } from '../../errors.js';
+import type { HistoryService } from '../../history/history-service.js';
+import {
+  countLogged,
+  type LoggedAnswer,
+  readLogged,
+  readLoggedDelta,
+} from '../../queries/logged-reads.js';
 import {
   type TagQueryBinding,
   type TagQuerySet,
@@ -185,17 +192,22 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         `an account holds at most 100 (409 limit-reached). At most ` +
         `${maxBindingsPerSet.toLocaleString('en')} bindings; a request whose answer would ` +
         `exceed ${maxValuesPerResponse.toLocaleString('en')} values is refused with 400 (the ` +
-        'detail says how many it would be): the bindings must be narrowed, so it is a ' +
-        'validation failure of the request, not a size problem of its body (413). Logged ' +
-        'bindings are validated, then answered 409 history-not-configured until a ' +
-        'time-series database is configured in the profile.',
+        'detail says how many it would be): the bindings or time ranges must be narrowed, so ' +
+        'it is a validation failure of the request, not a size problem of its body (413). ' +
+        'A Logged binding answers the samples logged in its time range (Raw; each with its ' +
+        'stored quality), or one value per window of `aggregationWindow` aligned to the UTC ' +
+        'epoch (Aggregated; utcTimestamp = window start; Bad and Unavailable samples are ' +
+        'skipped, Count counts good values, a window of only skipped samples is Bad without a ' +
+        'value). Without a history section in the profile, Logged bindings answer 409 ' +
+        'history-not-configured; an unreachable history database answers 503 ' +
+        'history-unavailable.',
       access: { kind: 'permission', permission: 'TagView' },
       body: tagQuerySetRequestSchema,
       responses: {
         200: { description: 'The set and its values.', schema: tagQuerySetResponseSchema },
       },
-      problems: [400, 404, 409],
-      handle: ({ body, principal }): TagQuerySetResponse => {
+      problems: [400, 404, 409, 503],
+      handle: async ({ body, principal }): Promise<TagQuerySetResponse> => {
         if (!principal) throw new Error('unreachable: route requires a token');
         const ownerId = principal.user.id;
         const rangeErrors = rangeOrderErrors(body.bindings, now());
@@ -205,21 +217,44 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         const existing =
           body.srcSetId !== undefined ? registry.use(ownerId, body.srcSetId) : undefined;
         const logged = body.bindings.findIndex((binding) => binding.store === 'Logged');
-        if (logged >= 0) {
+        const history = deps.history;
+        if (logged >= 0 && history === undefined) {
           throw new ConflictError(
             'history-not-configured',
             `bindings[${logged}] uses store Logged, but ${historyDetail}`,
           );
         }
-        const current = currentSamples(deps.store, body.bindings);
-        const total = current.reduce((sum, samples) => sum + samples.length, 0);
-        if (total > maxValuesPerResponse) {
-          const message =
-            `The bindings match ${total.toLocaleString('en')} values; a response carries at ` +
-            `most ${maxValuesPerResponse.toLocaleString('en')}. Narrow the sources.`;
-          throw new ValidationError(message, [{ path: 'bindings', message }]);
-        }
         const bindings = body.bindings as TagQueryBinding[];
+        const local = bindings.map((binding) => (binding.store === 'Local' ? binding : undefined));
+        const current = currentSamples(deps.store, local);
+        let total = current.reduce((sum, samples) => sum + samples.length, 0);
+        const loggedAnswers = new Map<number, LoggedAnswer>();
+        if (history !== undefined && logged >= 0) {
+          const at = now();
+          // Taken before reading: the next Delta answers what is logged after this position.
+          const mark = await history.lastSeq();
+          const tagIds = await resolveLogged(history, bindings);
+          for (const [index, binding] of bindings.entries()) {
+            if (binding.store !== 'Logged') continue;
+            const ids = tagIds.get(binding.source) ?? [];
+            const budget = Math.max(0, maxValuesPerResponse - total);
+            const answer = await readLogged(history, binding, ids, at, mark, budget);
+            if (answer.over) {
+              throw await tooManyLoggedValues(
+                history,
+                bindings,
+                tagIds,
+                at,
+                current,
+                loggedAnswers,
+                { index, budget },
+              );
+            }
+            loggedAnswers.set(index, answer);
+            total += answer.samples.length;
+          }
+        }
+        if (total > maxValuesPerResponse) throw tooManyValues(total, true, logged >= 0);
         let set: TagQuerySet;
         if (existing) {
           existing.replaceBindings(bindings);
@@ -227,6 +262,12 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         } else set = registry.create(ownerId, bindings);
         const values: QueryValue[] = [];
         current.forEach((samples, index) => {
+          const answer = loggedAnswers.get(index);
+          if (answer !== undefined) {
+            set.setLoggedCursor(index, answer.cursor);
+            for (const sample of answer.samples) values.push({ ...sample, binding: index });
+            return;
+          }
           for (const sample of set.observe(index, samples).samples) {
             values.push({ ...sample, binding: index });
           }
@@ -243,22 +284,53 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
       description:
         'For each Local binding, the samples whose value, quality or timestamp changed since ' +
         'the previous poll of the set (or since it was created or replaced), including tags ' +
-        'that appeared since and match a binding. Nothing changed: an empty list. A poll ' +
+        'that appeared since and match a binding. For each Logged binding, the samples logged ' +
+        'since the previous poll that lie in its range (a relative range slides with now), or ' +
+        'for Aggregated the windows that received samples, recomputed. Nothing changed: an ' +
+        'empty list. A poll ' +
         'extends the set’s life by 10 minutes. Another account’s set, or an expired one, is ' +
         `404. At most ${maxValuesPerResponse.toLocaleString('en')} values per response: when ` +
         'more changed, `truncated` is true and the rest come with the next poll.',
       access: { kind: 'permission', permission: 'TagView' },
       params: sourceSetParams,
       responses: { 200: { description: 'The changed values.', schema: tagQuerySetResponseSchema } },
-      problems: [400, 404],
-      handle: ({ params, principal }): TagQuerySetResponse => {
+      problems: [400, 404, 503],
+      handle: async ({ params, principal }): Promise<TagQuerySetResponse> => {
         if (!principal) throw new Error('unreachable: route requires a token');
         const set = registry.use(principal.user.id, params.sourceSet);
         const values: QueryValue[] = [];
         let truncated = false;
-        // Sets hold only Local bindings: Logged ones are refused while no history store exists.
-        const current = currentSamples(deps.store, set.bindings);
+        const bindings = set.bindings;
+        const local = bindings.map((binding) => (binding.store === 'Local' ? binding : undefined));
+        const current = currentSamples(deps.store, local);
+        // A set holds Logged bindings only when history was configured at its creation.
+        const history = deps.history;
+        const hasLogged = history !== undefined && bindings.some((b) => b.store === 'Logged');
+        const at = now();
+        const mark = hasLogged ? await history.lastSeq() : '0';
+        const tagIds = hasLogged ? await resolveLogged(history, bindings) : new Map();
         for (const [index, samples] of current.entries()) {
+          const binding = bindings[index] as TagQueryBinding;
+          if (binding.store === 'Logged') {
+            if (!history) continue;
+            const previous = set.loggedCursor(index) ?? { afterSeq: mark };
+            const answer = await readLoggedDelta(
+              history,
+              binding,
+              tagIds.get(binding.source) ?? [],
+              at,
+              previous,
+              mark,
+              maxValuesPerResponse - values.length,
+            );
+            set.setLoggedCursor(index, answer.cursor);
+            for (const sample of answer.samples) values.push({ ...sample, binding: index });
+            if (answer.over) {
+              truncated = true;
+              break;
+            }
+            continue;
+          }
           const observed = set.observe(index, samples, maxValuesPerResponse - values.length);
           for (const sample of observed.samples) values.push({ ...sample, binding: index });
           if (observed.truncated) {
@@ -272,10 +344,70 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
   ];
 }
 
-/** The current samples of each binding; a source shared by several bindings is matched once. */
-function currentSamples(store: TagStore, bindings: readonly TagQueryBinding[]): Sample[][] {
+/** The history tags of each Logged binding's source, resolved once per source. */
+async function resolveLogged(
+  history: HistoryService,
+  bindings: readonly TagQueryBinding[],
+): Promise<Map<string, string[]>> {
+  const bySource = new Map<string, string[]>();
+  for (const binding of bindings) {
+    if (binding.store !== 'Logged' || bySource.has(binding.source)) continue;
+    bySource.set(binding.source, await history.resolve(binding.source));
+  }
+  return bySource;
+}
+
+function tooManyValues(total: number, exact: boolean, logged: boolean): ValidationError {
+  const message =
+    `The bindings match ${exact ? '' : 'at least '}${total.toLocaleString('en')} values; a ` +
+    `response carries at most ${maxValuesPerResponse.toLocaleString('en')}. Narrow the ` +
+    (logged ? 'sources, shorten the time ranges, or aggregate over longer windows.' : 'sources.');
+  return new ValidationError(message, [{ path: 'bindings', message }]);
+}
+
+/**
+ * The limit problem once a Logged binding overflowed: Local and Raw values are counted exactly
+ * (the backend counts without reading); Aggregated windows are known only for the bindings
+ * answered before the overflow, so with others the number is a lower bound.
+ */
+async function tooManyLoggedValues(
+  history: HistoryService,
+  bindings: readonly TagQueryBinding[],
+  tagIds: Map<string, string[]>,
+  nowMs: number,
+  current: readonly Sample[][],
+  answered: ReadonlyMap<number, LoggedAnswer>,
+  overflowed: { index: number; budget: number },
+): Promise<ValidationError> {
+  let total = current.reduce((sum, samples) => sum + samples.length, 0);
+  let exact = true;
+  for (const [index, binding] of bindings.entries()) {
+    if (binding.store !== 'Logged') continue;
+    if (binding.seriesMode !== 'Aggregated') {
+      total += await countLogged(history, binding, tagIds.get(binding.source) ?? [], nowMs);
+    } else if (answered.has(index)) {
+      total += answered.get(index)?.samples.length ?? 0;
+    } else {
+      exact = false;
+      // The overflowing binding alone went past its budget.
+      if (index === overflowed.index) total += overflowed.budget + 1;
+    }
+  }
+  return tooManyValues(total, exact, true);
+}
+
+/**
+ * The current samples of each Local binding (an empty list for the others); a source shared by
+ * several bindings is matched once.
+ */
+function currentSamples(
+  store: TagStore,
+  bindings: readonly (TagQueryBinding | undefined)[],
+): Sample[][] {
   const bySource = new Map<string, Sample[]>();
-  return bindings.map(({ source }) => {
+  return bindings.map((binding) => {
+    if (binding === undefined) return [];
+    const source = binding.source;
     let samples = bySource.get(source);
     if (samples === undefined) {
       if (isPattern(source)) {

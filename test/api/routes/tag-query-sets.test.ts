@@ -1,4 +1,8 @@
+import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import type { HistoryBackend, LoggedSample } from '../../../src/history/history-backend.js';
+import { HistoryService } from '../../../src/history/history-service.js';
+import { createSqliteBackend } from '../../../src/history/sqlite-backend.js';
 import type { Sample, TagValue } from '../../../src/tags/sample.js';
 import { type ApiHarness, type ApiResponse, startApi } from '../../helpers/api-harness.js';
 
@@ -510,5 +514,294 @@ test('both routes need a token (401) and TagView (403)', async (t) => {
       'This route needs the TagView permission.',
       `/api/v2/TagQuerySet/Delta/${id}`,
     ),
+  );
+});
+
+// ---- Logged bindings, with a sqlite history ----
+
+interface HistorySetup extends Setup {
+  backend: HistoryBackend;
+  history: HistoryService;
+  /** A whole minute an hour before the harness clock's start: the logged data's origin. */
+  base: number;
+}
+
+async function historySetup(t: ExecutionContext): Promise<HistorySetup> {
+  let backend: HistoryBackend | undefined;
+  let history: HistoryService | undefined;
+  const api = await startApi(t, {
+    deps: async ({ store, clock, logs, stateDir }) => {
+      backend = createSqliteBackend({ file: join(stateDir, 'history.db'), logger: logs.logger });
+      history = new HistoryService({
+        backend,
+        store,
+        config: {
+          backend: 'sqlite',
+          file: 'history.db',
+          synchronous: 'normal',
+          retentionDays: 3650,
+          bufferLimit: 100_000,
+          log: [{ source: 'Live/**', mode: 'onChange' }],
+        },
+        clock,
+        logger: logs.logger,
+      });
+      await history.start();
+      return { history };
+    },
+  });
+  t.teardown(() => history?.stop());
+  api.store.write([pressTemp, pressSpeed, pumpFlow]);
+  const token = await api.serviceToken('hmi', ['Viewers']);
+  return {
+    api,
+    token,
+    backend: backend as HistoryBackend,
+    history: history as HistoryService,
+    base: Math.floor(api.clock.now() / minute) * minute - 60 * minute,
+    post: (body, as = token) =>
+      api.request('/api/v2/TagQuerySet', { method: 'POST', token: as, body }),
+    delta: (id, as = token) =>
+      api.request(`/api/v2/TagQuerySet/Delta/${encodeURIComponent(id)}`, { token: as }),
+  };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function loggedGood(fullTagId: string, epochMs: number, value: TagValue): LoggedSample {
+  return { fullTagId, epochMs, quality: 'Good', value };
+}
+
+function logged(source: string, start: string, stop: string, extra: Record<string, string> = {}) {
+  return { source, store: 'Logged', timeRangeStart: start, timeRangeStop: stop, ...extra };
+}
+
+test('Logged Raw: the samples in the range, by tag then time, with their stored quality', async (t) => {
+  const s = await historySetup(t);
+  const { base } = s;
+  await s.backend.append([
+    loggedGood('Hist/b', base + 1_000, 'on'),
+    loggedGood('Hist/a', base + 2_000, 1.5),
+    loggedGood('Hist/a', base + 1_000, 1),
+    { fullTagId: 'Hist/a', epochMs: base + 3_000, quality: 'Bad', reason: 'DecodeError' },
+    loggedGood('Hist/a', base + 9_000, 9), // after the range
+    loggedGood('Other/x', base + 1_000, 0),
+  ]);
+  const response = await s.post({
+    bindings: [local('Line2/**'), logged('Hist/**', iso(base), iso(base + 3_000))],
+  });
+  t.is(response.status, 200, JSON.stringify(response.body));
+  t.deepEqual(response.json.values, [
+    { ...pumpFlow, binding: 0 },
+    { fullTagId: 'Hist/a', utcTimestamp: iso(base + 1_000), quality: 'Good', value: 1, binding: 1 },
+    {
+      fullTagId: 'Hist/a',
+      utcTimestamp: iso(base + 2_000),
+      quality: 'Good',
+      value: 1.5,
+      binding: 1,
+    },
+    {
+      fullTagId: 'Hist/a',
+      utcTimestamp: iso(base + 3_000),
+      quality: 'Bad',
+      reason: 'DecodeError',
+      binding: 1,
+    },
+    {
+      fullTagId: 'Hist/b',
+      utcTimestamp: iso(base + 1_000),
+      quality: 'Good',
+      value: 'on',
+      binding: 1,
+    },
+  ]);
+});
+
+test('Logged Aggregated: one value per UTC-aligned window, stamped with the window start', async (t) => {
+  const s = await historySetup(t);
+  const { base } = s;
+  await s.backend.append([
+    loggedGood('Agg/a', base + 10_000, 2),
+    loggedGood('Agg/a', base + 50_000, 4),
+    loggedGood('Agg/a', base + minute + 5_000, 10),
+    { fullTagId: 'Agg/a', epochMs: base + minute + 6_000, quality: 'Bad' },
+    { fullTagId: 'Agg/a', epochMs: base + 2 * minute + 1, quality: 'Unavailable' },
+  ]);
+  // Starts mid-window: the first window starts before the range, only in-range samples count.
+  const range = [iso(base + 30_000), iso(base + 3 * minute)] as const;
+  const post = (fn: string) =>
+    s.post({
+      bindings: [
+        logged('Agg/a', ...range, {
+          seriesMode: 'Aggregated',
+          aggregationWindow: '1m',
+          aggregationFunction: fn,
+        }),
+      ],
+    });
+  const avg = await post('Avg');
+  t.is(avg.status, 200, JSON.stringify(avg.body));
+  t.deepEqual(avg.json.values, [
+    { fullTagId: 'Agg/a', utcTimestamp: iso(base), quality: 'Good', value: 4, binding: 0 },
+    {
+      fullTagId: 'Agg/a',
+      utcTimestamp: iso(base + minute),
+      quality: 'Good',
+      value: 10,
+      binding: 0,
+    },
+    {
+      fullTagId: 'Agg/a',
+      utcTimestamp: iso(base + 2 * minute),
+      quality: 'Bad',
+      message: 'No Good or Stale value in this window.',
+      binding: 0,
+    },
+  ]);
+  const count = await post('Count');
+  t.deepEqual(
+    (count.json.values as Sample[]).map((v) => [v.quality, v.value]),
+    [
+      ['Good', 1],
+      ['Good', 1],
+      ['Good', 0],
+    ],
+  );
+});
+
+test('Logged: a range over 100,000 values is a 400 that says how many it would return', async (t) => {
+  const s = await historySetup(t);
+  const { base } = s;
+  const rows = Array.from({ length: 100_001 }, (_, i) => loggedGood('Many/a', base + i, i));
+  await s.backend.append(rows);
+  const response = await s.post({
+    bindings: [local('Line1/**'), logged('Many/**', iso(base), iso(base + 200_000))],
+  });
+  t.is(response.status, 400);
+  const message =
+    'The bindings match 100,003 values; a response carries at most 100,000. Narrow the ' +
+    'sources, shorten the time ranges, or aggregate over longer windows.';
+  t.deepEqual(
+    response.body,
+    problem(400, 'validation-failed', message, '/api/v2/TagQuerySet', {
+      errors: [{ path: 'bindings', message }],
+    }),
+  );
+  // Aggregated, the same range fits.
+  const aggregated = await s.post({
+    bindings: [
+      logged('Many/**', iso(base), iso(base + 200_000), {
+        seriesMode: 'Aggregated',
+        aggregationWindow: '10s',
+        aggregationFunction: 'Max',
+      }),
+    ],
+  });
+  t.is(aggregated.status, 200);
+  t.is((aggregated.json.values as Sample[]).length, 11);
+});
+
+test('Delta on Logged Raw: the samples logged since the previous poll, in the sliding range', async (t) => {
+  const s = await historySetup(t);
+  const now = s.api.clock.now();
+  await s.backend.append([loggedGood('Delta/a', now - 10 * minute, 1)]);
+  const id = await createSet(t, s, [logged('Delta/**', 'now-1h', 'now')]);
+  // Appended after the POST: a late sample from the past, a new one, one outside the range.
+  await s.backend.append([
+    loggedGood('Delta/a', now - 20 * minute, 0),
+    loggedGood('Delta/b', now - minute, 5),
+    loggedGood('Delta/a', now - 2 * 3_600_000, -1),
+  ]);
+  const first = await s.delta(id);
+  t.is(first.status, 200);
+  t.deepEqual(
+    (first.json.values as Sample[]).map((v) => [v.fullTagId, v.value]),
+    [
+      ['Delta/a', 0],
+      ['Delta/b', 5],
+    ],
+  );
+  t.deepEqual((await s.delta(id)).json.values, [], 'nothing twice');
+  // The range slides with now: five minutes later, a sample logged then is in range.
+  s.api.clock.advance(5 * minute);
+  await s.backend.append([loggedGood('Delta/a', s.api.clock.now() - 1_000, 2)]);
+  const later = await s.delta(id);
+  t.deepEqual(
+    (later.json.values as (Sample & { binding: number })[]).map((v) => [v.value, v.binding]),
+    [[2, 0]],
+  );
+});
+
+test('Delta on Logged Aggregated: the windows that received samples, recomputed', async (t) => {
+  const s = await historySetup(t);
+  const { base } = s;
+  await s.backend.append([
+    loggedGood('Win/a', base + 1_000, 1),
+    loggedGood('Win/a', base + minute + 1_000, 10),
+  ]);
+  const id = await createSet(t, s, [
+    logged('Win/a', iso(base), iso(base + 10 * minute), {
+      seriesMode: 'Aggregated',
+      aggregationWindow: 'PT1M',
+      aggregationFunction: 'Sum',
+    }),
+  ]);
+  await s.backend.append([loggedGood('Win/a', base + 2_000, 2)]);
+  const delta = await s.delta(id);
+  t.deepEqual(delta.json.values, [
+    { fullTagId: 'Win/a', utcTimestamp: iso(base), quality: 'Good', value: 3, binding: 0 },
+  ]);
+  t.deepEqual((await s.delta(id)).json.values, []);
+});
+
+test('a mixed set: Local changes and newly logged samples in one Delta, each with its binding', async (t) => {
+  const s = await historySetup(t);
+  const id = await createSet(t, s, [logged('Live/**', 'now-1h', 'now'), local('Live/**')]);
+  const at = s.api.clock.now();
+  // Written to the store: the Local binding sees it at once, history logs it (onChange).
+  s.api.store.write([good('Live/x', 7, at)]);
+  await s.history.flush();
+  const delta = await s.delta(id);
+  t.is(delta.status, 200);
+  t.deepEqual(delta.json.values, [
+    { fullTagId: 'Live/x', utcTimestamp: iso(at), quality: 'Good', value: 7, binding: 0 },
+    { ...good('Live/x', 7, at), binding: 1 },
+  ]);
+  t.deepEqual((await s.delta(id)).json.values, []);
+});
+
+test('an unreadable history store answers 503 history-unavailable', async (t) => {
+  const s = await historySetup(t);
+  await s.backend.stop();
+  const response = await s.post({ bindings: [logged('Hist/**', 'now-1h', 'now')] });
+  t.is(response.status, 503);
+  t.is(response.json.code, 'history-unavailable');
+});
+
+test('Delta on Logged Raw pages beyond 100,000 new samples, answering each once', async (t) => {
+  const s = await historySetup(t);
+  const now = s.api.clock.now();
+  const id = await createSet(t, s, [logged('Page/**', 'now-1h', 'now')]);
+  await s.backend.append(
+    Array.from({ length: 100_002 }, (_, i) => loggedGood('Page/a', now - 200_000 + i, i)),
+  );
+  const first = await s.delta(id);
+  t.is(first.json.truncated, true);
+  const values = first.json.values as Sample[];
+  t.is(values.length, 100_000);
+  t.is(values[99_999]?.value, 99_999);
+  // Logged meanwhile: answered after the paged slice is done.
+  await s.backend.append([loggedGood('Page/a', now - 1, 'late')]);
+  const second = await s.delta(id);
+  t.deepEqual(
+    (second.json.values as Sample[]).map((v) => v.value),
+    [100_000, 100_001],
+  );
+  t.false('truncated' in second.json);
+  const third = await s.delta(id);
+  t.deepEqual(
+    (third.json.values as Sample[]).map((v) => v.value),
+    ['late'],
   );
 });

@@ -1,0 +1,235 @@
+/**
+ * Modbus polling cost: 10,000 contiguous holding registers polled every 100 ms (100,000
+ * registers per second) from a minimal Modbus TCP server in a child process on loopback (its
+ * CPU is not counted; test/helpers/modbus-bench-server.ts). What is measured is the CPU time of this process (user + system,
+ * process.cpuUsage) per register read while polls run.
+ *
+ * - baseline: a plain modbus-serial client loop reading the same registers with the same
+ *   schedule, 125 per request, one request at a time, only summing the values.
+ * - subject: the tagd Modbus driver (10,000 uint16 tags, block planner, decode, one
+ *   TagStore.write per poll).
+ *
+ * Rates are registers per CPU second (higher is cheaper). The budget (DESIGN.md §6) is
+ * 100,000 registers/s at under 15 % of one core, i.e. at least 666,667 registers per CPU
+ * second; the CPU per 100,000 registers and the share of a core are printed for each sample,
+ * with the driver's requests per poll against the minimum ⌈10,000 / 125⌉ = 80.
+ */
+import { pino } from 'pino';
+import { startModbusBenchServer } from '../test/helpers/modbus-bench-server.js';
+import type { CaseResult, SideResult } from './harness.js';
+
+/** Registers polled (one uint16 tag each), from address 0. */
+const registerCount = 10_000;
+/** Poll interval, ms: 10,000 registers every 100 ms = 100,000 registers per second. */
+const intervalMs = 100;
+/** Registers counted per timed sample (5 s of polling). */
+const window = 500_000;
+/** Timed samples per side. */
+const samples = 3;
+/** The budget: 100,000 registers per second at 15 % of one core. */
+const minRegistersPerCpuSecond = 100_000 / 0.15;
+const minimumRequests = Math.ceil(registerCount / 125);
+
+interface ModbusSide {
+  name: string;
+  start(port: number): Promise<void>;
+  /** Registers read so far. */
+  count(): number;
+  /** Requests per poll, when the side knows it. */
+  requestsPerPoll(): number | undefined;
+  stop(): Promise<void>;
+}
+
+async function until(ready: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function baselineSide(): ModbusSide {
+  let read = 0;
+  let sink = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let client: import('modbus-serial/ModbusRTU.js').ModbusRTU | undefined;
+  let busy = false;
+  return {
+    name: 'plain modbus-serial client loop',
+    async start(port) {
+      // modbus-serial is CommonJS: its module.exports is also its `default`.
+      const ModbusRTU = (await import('modbus-serial')).default.default;
+      const connected = new ModbusRTU();
+      await connected.connectTCP('127.0.0.1', { port });
+      connected.setID(1);
+      connected.setTimeout(1000);
+      client = connected;
+      const poll = async () => {
+        if (busy) return;
+        busy = true;
+        try {
+          for (let start = 0; start < registerCount; start += 125) {
+            const answer = await connected.readHoldingRegisters(
+              start,
+              Math.min(125, registerCount - start),
+            );
+            for (const value of answer.data) sink += value;
+            read += answer.data.length;
+          }
+        } finally {
+          busy = false;
+        }
+      };
+      timer = setInterval(() => void poll(), intervalMs);
+      void poll();
+    },
+    count: () => read + (sink > Number.MAX_VALUE ? 1 : 0),
+    requestsPerPoll: () => undefined,
+    async stop() {
+      clearInterval(timer);
+      await until(() => !busy, 'the last poll ended');
+      await new Promise<void>((resolve) => client?.close(() => resolve()) ?? resolve());
+      client = undefined;
+    },
+  };
+}
+
+function driverSide(): ModbusSide {
+  let driver: import('../drivers/modbus/modbus-driver.js').ModbusDriver | undefined;
+  let read = 0;
+  return {
+    name: 'tagd Modbus driver + TagStore.write',
+    async start(port) {
+      const { ModbusDriver } = await import('../drivers/modbus/modbus-driver.js');
+      const { modbusDriverSchema } = await import('../drivers/modbus/schema.js');
+      const { TagStore } = await import('../src/tags/tag-store.js');
+      const { systemClock } = await import('../src/clock.js');
+      const config = modbusDriverSchema.parse({
+        type: 'modbus',
+        name: 'Bench',
+        transport: { kind: 'tcp', host: '127.0.0.1', port },
+        pollIntervalMs: intervalMs,
+        tags: Array.from({ length: registerCount }, (_, i) => ({
+          name: `R${i}`,
+          table: 'holdingRegister',
+          address: i,
+        })),
+      });
+      const store = new TagStore({ clock: systemClock });
+      store.subscribe((updates) => {
+        for (let i = 0; i < updates.length; i++) if (updates[i]?.sample.quality === 'Good') read++;
+      });
+      driver = new ModbusDriver(config, {
+        store,
+        clock: systemClock,
+        logger: pino({ level: 'silent' }),
+        stateDir: '/nonexistent',
+      });
+      await driver.start();
+    },
+    count: () => read,
+    requestsPerPoll() {
+      const counters = driver?.status().counters;
+      const polls = (counters?.polls ?? 0) - (counters?.pollsSkipped ?? 0);
+      return polls > 0 ? (counters?.requests ?? 0) / (counters?.polls ?? 1) : undefined;
+    },
+    async stop() {
+      await driver?.stop();
+      driver = undefined;
+      read = 0;
+    },
+  };
+}
+
+/** One timed sample: registers per CPU second while `window` registers were read. */
+async function sample(
+  side: ModbusSide,
+  port: number,
+  log: (line: string) => void,
+): Promise<number> {
+  await side.start(port);
+  try {
+    await until(() => side.count() >= 3 * registerCount, `${side.name}: the first three polls`);
+    const startCount = side.count();
+    const startCpu = process.cpuUsage();
+    const startWall = process.hrtime.bigint();
+    await until(() => side.count() - startCount >= window, `${side.name}: ${window} registers`);
+    const cpu = process.cpuUsage(startCpu);
+    const wallSeconds = Number(process.hrtime.bigint() - startWall) / 1e9;
+    const registers = side.count() - startCount;
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    const perPoll = side.requestsPerPoll();
+    log(
+      `  ${side.name}: ${((cpuSeconds * 1000 * 100_000) / registers).toFixed(1)} ms CPU per 100,000 registers, ` +
+        `${(registers / wallSeconds).toFixed(0)} registers/s at ${((cpuSeconds / wallSeconds) * 100).toFixed(1)} % of one core` +
+        (perPoll !== undefined
+          ? `, ${perPoll.toFixed(2)} requests per poll (minimum ${minimumRequests})`
+          : ''),
+    );
+    return registers / cpuSeconds;
+  } finally {
+    await side.stop();
+  }
+}
+
+function sideResult(name: string, rates: number[]): SideResult {
+  const sorted = [...rates].sort((a, b) => a - b);
+  const medianRate = sorted[sorted.length >> 1] as number;
+  const minRate = sorted[0] as number;
+  const maxRate = sorted[sorted.length - 1] as number;
+  return {
+    name,
+    iterationsPerSample: window,
+    rates,
+    medianRate,
+    minRate,
+    maxRate,
+    spread: (maxRate - minRate) / medianRate,
+  };
+}
+
+const info = {
+  name: `Modbus: ${registerCount.toLocaleString('en')} registers every ${intervalMs} ms, gateway CPU`,
+  unit: 'registers per CPU',
+  budget: {
+    minRatePerSecond: minRegistersPerCpuSecond,
+    description: '100,000 registers per second polled at under 15 % of one core (DESIGN.md §6)',
+  },
+};
+
+/** Runs the case: server up, sides alternated, server down. */
+async function measure(): Promise<CaseResult> {
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  const server = await startModbusBenchServer(registerCount);
+  try {
+    const sides = [baselineSide(), driverSide()] as const;
+    const rates: [number[], number[]] = [[], []];
+    for (let round = 0; round < samples; round++) {
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const index of order) {
+        rates[index]?.push(await sample(sides[index] as ModbusSide, server.port, log));
+      }
+    }
+    const baseline = sideResult(sides[0].name, rates[0]);
+    const subject = sideResult(sides[1].name, rates[1]);
+    const ratio = subject.medianRate / baseline.medianRate;
+    const perHundredThousand = (rate: number) => `${((100_000 / rate) * 1000).toFixed(1)} ms`;
+    log(
+      `  median CPU per 100,000 registers: baseline ${perHundredThousand(baseline.medianRate)}, ` +
+        `tagd driver ${perHundredThousand(subject.medianRate)} ` +
+        `(${((100_000 / subject.medianRate) * 100).toFixed(1)} % of one core at 100,000 registers/s)`,
+    );
+    return {
+      benchmark: info,
+      baseline,
+      subject,
+      ratio,
+      verdict: subject.medianRate >= minRegistersPerCpuSecond ? 'met' : 'NOT met',
+    };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The case, for bench/run.ts (a `measured` case: it runs itself). */
+export const cases = [{ kind: 'measured' as const, ...info, measure }];

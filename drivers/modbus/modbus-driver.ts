@@ -1,0 +1,494 @@
+/**
+ * The Modbus driver: one connection (TCP or a serial line) to a device or a gateway, polling
+ * its tags in groups by interval. Each group's tags are read with the fewest requests the
+ * limits allow (see block-planner.ts) and written as one batch per poll. A refused block
+ * ("illegal data address") is split into one request per tag, so only the tags at addresses
+ * the device lacks turn Bad. A lost connection turns every tag Unavailable and the driver
+ * reconnects with a doubling, capped wait on the injected clock.
+ */
+import type { TimerHandle } from '../../src/clock.js';
+import type { Sample } from '../../src/tags/sample.js';
+import type { Driver, DriverDeps, DriverState, DriverStatus } from '../driver.js';
+import { decodeBit, decodeRegisters } from './codec.js';
+import {
+  type ModbusTagState,
+  type PlannedRequest,
+  type PollGroup,
+  planPolls,
+  splitRequest,
+  tagStates,
+} from './poll-plan.js';
+import { illegalDataAddress, ModbusRequestError } from './request-error.js';
+import type { ModbusDriverConfig } from './schema.js';
+import { ModbusConnection } from './transports/connection.js';
+import type { ModbusFramer } from './transports/framer.js';
+import { MbapFramer } from './transports/mbap-framer.js';
+import { RtuFramer } from './transports/rtu-framer.js';
+import { serialStreamOpener } from './transports/serial-stream.js';
+import type { StreamOpener } from './transports/stream.js';
+import { tcpStreamOpener } from './transports/tcp-stream.js';
+
+/** The running totals a Modbus driver reports in its status `counters`. */
+export interface ModbusCounters {
+  /** Polls started (one per group and interval). */
+  polls: number;
+  /** Poll ticks skipped because the group's previous poll had not finished. */
+  pollsSkipped: number;
+  /** Read requests sent. */
+  requests: number;
+  /** Exception answers. */
+  exceptions: number;
+  /** Requests without an answer within timeoutMs. */
+  timeouts: number;
+  /** Answers that did not fit their request. */
+  malformed: number;
+  /** Blocks refused with "illegal data address" and since read one tag per request. */
+  blocksSplit: number;
+  /** Connections lost or given up after repeated timeouts. */
+  disconnects: number;
+  /** Connection attempts that failed (refused, timed out, no such port). */
+  connectsFailed: number;
+}
+
+/** Optional collaborators of {@link ModbusDriver}, for tests. */
+export interface ModbusDriverOptions {
+  /** Opens the byte stream instead of the transport the config describes. */
+  opener?: StreamOpener;
+}
+
+/** A Modbus device polled over TCP or RTU. */
+export class ModbusDriver implements Driver {
+  readonly type = 'modbus';
+  readonly name: string;
+  private state: DriverState = 'Stopped';
+  private since: number;
+  private message: string | undefined;
+  private readonly counters: ModbusCounters = {
+    polls: 0,
+    pollsSkipped: 0,
+    requests: 0,
+    exceptions: 0,
+    timeouts: 0,
+    malformed: 0,
+    blocksSplit: 0,
+    disconnects: 0,
+    connectsFailed: 0,
+  };
+  private tags: ModbusTagState[] = [];
+  private groups: PollGroup[] = [];
+  private connection: ModbusConnection | undefined;
+  private pollTimers: TimerHandle[] = [];
+  /** Groups with a poll under way on the current connection. */
+  private busy = new Set<PollGroup>();
+  private starting: Promise<void> | undefined;
+  private running = false;
+  /** Bumped on every stop: a connection attempt of an earlier run is discarded. */
+  private run = 0;
+  private reconnectTimer: TimerHandle | undefined;
+  /** Aborts the connection attempt under way, if any. */
+  private opening: AbortController | undefined;
+  private reconnectDelayMs: number;
+  private attempts = 0;
+  private lastFailure: string | undefined;
+  private consecutiveTimeouts = 0;
+  /** True once every tag has been written Unavailable for the current outage. */
+  private markedUnavailable = false;
+  /** Bumped whenever the tags are written Unavailable: a poll that began before is dropped. */
+  private outage = 0;
+
+  constructor(
+    private readonly config: ModbusDriverConfig,
+    private readonly deps: DriverDeps,
+    private readonly options: ModbusDriverOptions = {},
+  ) {
+    this.name = config.name;
+    this.since = deps.clock.now();
+    this.reconnectDelayMs = config.reconnectDelayMs;
+  }
+
+  /** Declares the tags and starts connecting (resolves before the connection is made). */
+  start(): Promise<void> {
+    if (this.running) return Promise.resolve();
+    this.starting ??= this.begin().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    await this.starting?.catch(() => {});
+    if (!this.running) return;
+    this.running = false;
+    this.run++;
+    this.deps.clock.clearTimer(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.opening?.abort();
+    this.opening = undefined;
+    await this.dropConnection();
+    this.markedUnavailable = false;
+    this.writeUnavailable('The driver is stopped.');
+    this.setState('Stopped');
+    this.deps.logger.info({ counters: { ...this.counters } }, 'Modbus driver stopped');
+  }
+
+  status(): DriverStatus {
+    return {
+      state: this.state,
+      since: new Date(this.since).toISOString(),
+      ...(this.message !== undefined ? { message: this.message } : {}),
+      tagCount: this.tags.length,
+      counters: { ...this.counters },
+    };
+  }
+
+  /** The requests of each poll group, in planning order (for tests and the benchmark). */
+  plannedRequests(): {
+    intervalMs: number;
+    requests: { table: string; start: number; count: number }[];
+  }[] {
+    return this.groups.map((group) => ({
+      intervalMs: group.intervalMs,
+      requests: group.requests.map(({ table, start, count }) => ({ table, start, count })),
+    }));
+  }
+
+  private async begin(): Promise<void> {
+    const { store, logger } = this.deps;
+    this.tags = tagStates(this.config);
+    this.groups = planPolls(this.config, this.tags);
+    const staleAfterMs = this.config.staleAfterMs;
+    store.define(
+      this.tags.map((tag) => ({
+        fullTagId: tag.fullTagId,
+        metadata: tag.metadata,
+        ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
+      })),
+    );
+    this.running = true;
+    this.markedUnavailable = false;
+    this.attempts = 0;
+    this.lastFailure = undefined;
+    this.reconnectDelayMs = this.config.reconnectDelayMs;
+    this.setState('Starting');
+    logger.info(
+      {
+        transport: this.describe(),
+        tags: this.tags.length,
+        requestsPerPoll: this.groups.map((group) => ({
+          intervalMs: group.intervalMs,
+          requests: group.requests.length,
+        })),
+      },
+      'Modbus driver started',
+    );
+    void this.connect(this.run);
+  }
+
+  private describe(): string {
+    const transport = this.config.transport;
+    return transport.kind === 'tcp'
+      ? `tcp://${transport.host}:${transport.port}`
+      : `rtu:${transport.path}@${transport.baudRate}`;
+  }
+
+  private opener(): StreamOpener {
+    if (this.options.opener) return this.options.opener;
+    const { clock } = this.deps;
+    const { transport, timeoutMs } = this.config;
+    return transport.kind === 'tcp'
+      ? tcpStreamOpener({ host: transport.host, port: transport.port, timeoutMs, clock })
+      : serialStreamOpener({ ...transport, timeoutMs, clock });
+  }
+
+  private framer(): ModbusFramer {
+    return this.config.transport.kind === 'tcp' ? new MbapFramer() : new RtuFramer();
+  }
+
+  private async connect(run: number): Promise<void> {
+    if (run !== this.run) return;
+    this.attempts++;
+    let connection: ModbusConnection | undefined;
+    const opening = new AbortController();
+    this.opening = opening;
+    try {
+      connection = await ModbusConnection.open(
+        this.opener(),
+        this.framer(),
+        {
+          timeoutMs: this.config.timeoutMs,
+          maxInFlight: this.config.maxConcurrentRequests,
+          clock: this.deps.clock,
+        },
+        (error) => {
+          if (run === this.run && connection !== undefined && connection === this.connection)
+            this.lost(error);
+        },
+        opening.signal,
+      );
+    } catch (error) {
+      if (this.opening === opening) this.opening = undefined;
+      if (run !== this.run) return;
+      this.counters.connectsFailed++;
+      this.failed(error as Error, true);
+      return;
+    }
+    if (this.opening === opening) this.opening = undefined;
+    if (run !== this.run) {
+      await connection.close();
+      return;
+    }
+    const { logger, clock } = this.deps;
+    this.connection = connection;
+    this.busy = new Set();
+    this.consecutiveTimeouts = 0;
+    if (this.attempts > 1) {
+      logger.info(
+        { transport: this.describe(), attempts: this.attempts },
+        'Modbus device connected again',
+      );
+    } else logger.info({ transport: this.describe() }, 'Modbus device connected');
+    this.setState('Running');
+    for (const group of this.groups) {
+      this.pollTimers.push(clock.setInterval(() => this.poll(group, connection), group.intervalMs));
+    }
+    for (const group of this.groups) this.poll(group, connection);
+  }
+
+  /** The connection closed on its own: tags Unavailable, reconnect. */
+  private lost(error: Error): void {
+    this.counters.disconnects++;
+    this.attempts = 0;
+    void this.dropConnection();
+    this.failed(error, true);
+  }
+
+  private async dropConnection(): Promise<void> {
+    for (const timer of this.pollTimers) this.deps.clock.clearTimer(timer);
+    this.pollTimers = [];
+    const connection = this.connection;
+    this.connection = undefined;
+    await connection?.close();
+  }
+
+  /** Waits, then connects again; `unavailable` writes the tags Unavailable meanwhile. */
+  private failed(error: Error, unavailable: boolean): void {
+    const message = error.message;
+    if (unavailable) this.writeUnavailable(message);
+    const { logger, clock } = this.deps;
+    // The same failure again and again (a switched-off device) is logged once, not every retry.
+    if (message !== this.lastFailure) {
+      logger.warn({ retryInMs: this.reconnectDelayMs }, `Modbus connection failed: ${message}`);
+    } else logger.debug({ retryInMs: this.reconnectDelayMs }, 'Modbus connection failed again');
+    this.lastFailure = message;
+    this.setState('Reconnecting', message);
+    const delay = this.reconnectDelayMs;
+    this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, this.config.maxReconnectDelayMs);
+    const run = this.run;
+    this.deps.clock.clearTimer(this.reconnectTimer);
+    this.reconnectTimer = clock.setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.connect(run);
+    }, delay);
+  }
+
+  private poll(group: PollGroup, connection: ModbusConnection): void {
+    if (connection !== this.connection) return;
+    const busy = this.busy;
+    if (busy.has(group)) {
+      this.counters.pollsSkipped++;
+      return;
+    }
+    busy.add(group);
+    this.counters.polls++;
+    const outage = this.outage;
+    const samples: Sample[] = [];
+    const requests = group.requests;
+    const reads: Promise<void>[] = new Array(requests.length);
+    for (let i = 0; i < requests.length; i++) {
+      reads[i] = this.execute(connection, requests[i] as PlannedRequest, samples);
+    }
+    Promise.all(reads)
+      .then(() => {
+        busy.delete(group);
+        // Tags written Unavailable since the poll began stay so: the results are out of date.
+        if (outage !== this.outage || samples.length === 0) return;
+        this.markedUnavailable = false;
+        this.deps.store.write(samples);
+      })
+      .catch((error: unknown) => {
+        busy.delete(group);
+        this.deps.logger.error({ err: error }, 'Modbus poll failed');
+      });
+  }
+
+  private async execute(
+    connection: ModbusConnection,
+    request: PlannedRequest,
+    samples: Sample[],
+  ): Promise<void> {
+    if (request.parts !== undefined) {
+      await Promise.all(request.parts.map((part) => this.execute(connection, part, samples)));
+      return;
+    }
+    this.counters.requests++;
+    let data: Uint8Array;
+    try {
+      data = await connection.read(
+        request.unitId,
+        request.functionCode,
+        request.start,
+        request.count,
+      );
+    } catch (error) {
+      if (!(error instanceof ModbusRequestError)) throw error;
+      await this.refused(connection, request, error, samples);
+      return;
+    }
+    if (connection === this.connection) {
+      this.consecutiveTimeouts = 0;
+      this.attempts = 0;
+      this.lastFailure = undefined;
+      this.reconnectDelayMs = this.config.reconnectDelayMs;
+    }
+    this.decode(request, data, samples);
+  }
+
+  private async refused(
+    connection: ModbusConnection,
+    request: PlannedRequest,
+    error: ModbusRequestError,
+    samples: Sample[],
+  ): Promise<void> {
+    const counters = this.counters;
+    switch (error.failure) {
+      case 'closed':
+        return;
+      case 'exception':
+        counters.exceptions++;
+        if (error.exceptionCode === illegalDataAddress && request.tags.length > 1) {
+          counters.blocksSplit++;
+          request.parts = splitRequest(request);
+          this.deps.logger.warn(
+            {
+              unitId: request.unitId,
+              table: request.table,
+              start: request.start,
+              count: request.count,
+            },
+            `the device refused a block of ${request.count} addresses (illegal data address); its ${request.tags.length} tags are read one by one from now on`,
+          );
+          await this.execute(connection, request, samples);
+          return;
+        }
+        this.bad(request.tags, 'DeviceException', error.message, samples);
+        return;
+      case 'malformed':
+        counters.malformed++;
+        this.bad(request.tags, 'DecodeError', error.message, samples);
+        return;
+      case 'timeout':
+        counters.timeouts++;
+        this.bad(request.tags, 'Timeout', error.message, samples);
+        if (connection !== this.connection) return;
+        this.consecutiveTimeouts++;
+        if (this.consecutiveTimeouts >= this.config.timeoutsBeforeReconnect) {
+          this.counters.disconnects++;
+          const message = `${this.consecutiveTimeouts} requests in a row were not answered within ${this.config.timeoutMs} ms; reconnecting`;
+          this.deps.logger.warn(message);
+          void this.dropConnection();
+          // The tags are Bad (Timeout) already; they turn Unavailable only if reconnecting fails.
+          this.failed(new Error(message), false);
+        }
+        return;
+    }
+  }
+
+  private decode(request: PlannedRequest, data: Uint8Array, samples: Sample[]): void {
+    const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
+    const tags = request.tags;
+    for (let i = 0; i < tags.length; i++) {
+      const tag = tags[i] as ModbusTagState;
+      const config = tag.config;
+      const offset = config.address - request.start;
+      let value: number | boolean | string;
+      if (tag.type === 'bool') value = decodeBit(data, offset);
+      else {
+        value = decodeRegisters(
+          data,
+          offset * 2,
+          tag.type,
+          config.order,
+          config.bit,
+          config.length,
+        );
+        if (typeof value === 'number') {
+          if (config.scale !== 1 || config.offset !== 0)
+            value = value * config.scale + config.offset;
+          if (!Number.isFinite(value)) {
+            this.bad([tag], 'DecodeError', 'The register holds NaN or an infinity.', samples);
+            continue;
+          }
+          if (config.deadband !== undefined) {
+            const last = tag.lastReported;
+            if (last !== undefined && Math.abs(value - last) <= config.deadband) value = last;
+            else tag.lastReported = value;
+          }
+        }
+      }
+      samples.push({
+        fullTagId: tag.fullTagId,
+        utcTimestamp,
+        quality: 'Good',
+        value,
+        metadata: tag.metadata,
+      });
+    }
+  }
+
+  private bad(
+    tags: readonly ModbusTagState[],
+    reason: 'DeviceException' | 'Timeout' | 'DecodeError',
+    message: string,
+    samples: Sample[],
+  ): void {
+    const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
+    for (const tag of tags) {
+      tag.lastReported = undefined;
+      samples.push({
+        fullTagId: tag.fullTagId,
+        utcTimestamp,
+        quality: 'Bad',
+        reason,
+        message,
+        metadata: tag.metadata,
+      });
+    }
+  }
+
+  /** Writes every tag Unavailable (Disconnected), once per outage. */
+  private writeUnavailable(message: string): void {
+    if (this.markedUnavailable || this.tags.length === 0) return;
+    this.markedUnavailable = true;
+    this.outage++;
+    const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
+    this.deps.store.write(
+      this.tags.map((tag) => {
+        tag.lastReported = undefined;
+        return {
+          fullTagId: tag.fullTagId,
+          utcTimestamp,
+          quality: 'Unavailable' as const,
+          reason: 'Disconnected' as const,
+          message,
+          metadata: tag.metadata,
+        };
+      }),
+    );
+  }
+
+  private setState(state: DriverState, message?: string): void {
+    if (state !== this.state) this.since = this.deps.clock.now();
+    this.state = state;
+    this.message = message;
+  }
+}

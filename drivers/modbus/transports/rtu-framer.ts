@@ -1,0 +1,96 @@
+import type { ModbusFrame, ModbusFramer } from './framer.js';
+
+/**
+ * Modbus RTU framing: unit id, PDU, CRC-16 (polynomial 0xA001, low byte first). RTU frames
+ * carry no transaction id, so only one request is in flight; an answer's length follows from
+ * its function code and byte count.
+ */
+export class RtuFramer implements ModbusFramer {
+  readonly matchesById = false;
+  private pending: Uint8Array = new Uint8Array(0);
+  /** Answers whose CRC did not match, counted for the driver's status. */
+  crcErrors = 0;
+
+  encodeRead(
+    _id: number,
+    unit: number,
+    functionCode: number,
+    address: number,
+    count: number,
+  ): Uint8Array {
+    const bytes = new Uint8Array(8);
+    bytes[0] = unit;
+    bytes[1] = functionCode;
+    bytes[2] = address >> 8;
+    bytes[3] = address & 0xff;
+    bytes[4] = count >> 8;
+    bytes[5] = count & 0xff;
+    const crc = crc16(bytes, 6);
+    bytes[6] = crc & 0xff;
+    bytes[7] = crc >> 8;
+    return bytes;
+  }
+
+  push(chunk: Uint8Array, frame: (frame: ModbusFrame) => void): void {
+    let bytes: Uint8Array;
+    if (this.pending.length === 0) bytes = chunk;
+    else {
+      bytes = new Uint8Array(this.pending.length + chunk.length);
+      bytes.set(this.pending);
+      bytes.set(chunk, this.pending.length);
+    }
+    let at = 0;
+    while (bytes.length - at >= 5) {
+      const functionCode = bytes[at + 1] as number;
+      let length: number;
+      if (functionCode & 0x80) length = 5;
+      else if (functionCode >= 1 && functionCode <= 4) length = 5 + (bytes[at + 2] as number);
+      else {
+        // Not an answer to a read: the stream is out of step, drop what we have.
+        at = bytes.length;
+        break;
+      }
+      if (bytes.length - at < length) break;
+      const crc = crc16(bytes.subarray(at), length - 2);
+      if (
+        (bytes[at + length - 2] as number) !== (crc & 0xff) ||
+        (bytes[at + length - 1] as number) !== crc >> 8
+      ) {
+        this.crcErrors++;
+        at = bytes.length;
+        break;
+      }
+      frame({
+        id: undefined,
+        unit: bytes[at] as number,
+        functionCode,
+        body: bytes.subarray(at + 2, at + length - 2),
+      });
+      at += length;
+    }
+    this.pending = at === bytes.length ? new Uint8Array(0) : bytes.slice(at);
+  }
+
+  reset(): void {
+    this.pending = new Uint8Array(0);
+  }
+}
+
+const crcTable = (() => {
+  const table = new Uint16Array(256);
+  for (let n = 0; n < 256; n++) {
+    let crc = n;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xa001 : crc >>> 1;
+    table[n] = crc;
+  }
+  return table;
+})();
+
+/** Modbus CRC-16 of the first `length` bytes. */
+export function crc16(bytes: Uint8Array, length: number): number {
+  let crc = 0xffff;
+  for (let i = 0; i < length; i++) {
+    crc = (crc >>> 8) ^ (crcTable[(crc ^ (bytes[i] as number)) & 0xff] as number);
+  }
+  return crc;
+}

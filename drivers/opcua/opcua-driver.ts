@@ -1,0 +1,614 @@
+/**
+ * The OPC UA driver: one server endpoint, one session, the tags monitored through
+ * subscriptions (subscription-plan.ts). Every notification message of a subscription becomes
+ * one store write. node-opcua keeps the session: when the connection drops every tag turns
+ * Unavailable (Disconnected), node-opcua reconnects, reactivates the session and transfers the
+ * subscriptions (or recreates them when the server restarted), and the values resume. A
+ * connection that cannot be made at all (server certificate not trusted, user refused, no
+ * matching endpoint) is retried from scratch with a doubling, capped wait on the injected clock.
+ */
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import {
+  AttributeIds,
+  type ClientMonitoredItemBase,
+  ClientMonitoredItemGroup,
+  type ClientSession,
+  type ClientSubscription,
+  DataChangeFilter,
+  DataChangeTrigger,
+  type DataValue,
+  DeadbandType,
+  MessageSecurityMode,
+  OPCUACertificateManager,
+  OPCUAClient,
+  type OPCUAClientOptions,
+  SecurityPolicy,
+  TimestampsToReturn,
+  type UserIdentityInfo,
+  UserTokenType,
+  VariableIds,
+} from 'node-opcua';
+import type { TimerHandle } from '../../src/clock.js';
+import type { Sample, SampleMetadata } from '../../src/tags/sample.js';
+import {
+  type Driver,
+  type DriverDeps,
+  type DriverState,
+  type DriverStatus,
+  driverTagId,
+} from '../driver.js';
+import { routeNodeOpcuaLogs } from './node-opcua-logging.js';
+import { opcuaPkiDir } from './pki.js';
+import { dataValueSample, type MappedTag, statusSample } from './sample-mapping.js';
+import { effectiveSecurityPolicy, type OpcuaDriverConfig } from './schema.js';
+import { type MonitoredItemBatch, planSubscriptions } from './subscription-plan.js';
+
+/** The running totals an OPC UA driver reports in its status `counters`. */
+export interface OpcuaCounters {
+  /** Value changes received (one per monitored item per notification). */
+  notifications: number;
+  /** Notification messages received (each one store write). */
+  notificationMessages: number;
+  /** Subscriptions created on the current session. */
+  subscriptions: number;
+  /** Monitored items the server accepted. */
+  monitoredItems: number;
+  /** Monitored items the server refused (unknown NodeId, …): their tags are Bad. */
+  monitoredItemsFailed: number;
+  /** CreateMonitoredItems calls made. */
+  createCalls: number;
+  /** Connections lost while running. */
+  disconnects: number;
+  /** Connections node-opcua restored (session and subscriptions carried over or recreated). */
+  reconnects: number;
+  /** Connection attempts that failed before a session was up. */
+  failedAttempts: number;
+  /** Tags read after a reconnection because no notification had brought them back. */
+  valuesReadAfterReconnect: number;
+}
+
+interface OpcuaTag extends MappedTag {
+  nodeId: string;
+  publishingIntervalMs: number;
+  samplingIntervalMs: number;
+  deadband: number | undefined;
+}
+
+/** The live objects of one connection attempt. */
+interface Connection {
+  client: OPCUAClient;
+  certificates: OPCUACertificateManager;
+  session: ClientSession | undefined;
+  subscriptions: ClientSubscription[];
+}
+
+const securityModes: Record<OpcuaDriverConfig['securityMode'], MessageSecurityMode> = {
+  None: MessageSecurityMode.None,
+  Sign: MessageSecurityMode.Sign,
+  SignAndEncrypt: MessageSecurityMode.SignAndEncrypt,
+};
+
+const securityPolicies: Record<ReturnType<typeof effectiveSecurityPolicy>, SecurityPolicy> = {
+  None: SecurityPolicy.None,
+  Basic256Sha256: SecurityPolicy.Basic256Sha256,
+  Aes128_Sha256_RsaOaep: SecurityPolicy.Aes128_Sha256_RsaOaep,
+  Aes256_Sha256_RsaPss: SecurityPolicy.Aes256_Sha256_RsaPss,
+};
+
+/** How long node-opcua may still hold a timer after disconnecting, ms. */
+const closeSettleMs = 150;
+
+/** Most variables read by one Read call after a reconnection. */
+const refreshBatch = 500;
+
+/** Keep-alive of a subscription: a message at least this often when nothing changes, ms. */
+const keepAliveMs = 10_000;
+
+/** A server's OPC UA variables as tags. */
+export class OpcuaDriver implements Driver {
+  readonly type = 'opcua';
+  readonly name: string;
+  private state: DriverState = 'Stopped';
+  private since: number;
+  private message: string | undefined;
+  private readonly counters: OpcuaCounters = {
+    notifications: 0,
+    notificationMessages: 0,
+    subscriptions: 0,
+    monitoredItems: 0,
+    monitoredItemsFailed: 0,
+    createCalls: 0,
+    disconnects: 0,
+    reconnects: 0,
+    failedAttempts: 0,
+    valuesReadAfterReconnect: 0,
+  };
+  private readonly tags: OpcuaTag[];
+  private connection: Connection | undefined;
+  private starting: Promise<void> | undefined;
+  private running = false;
+  /** Bumped on every stop and every new attempt: callbacks of an older one are ignored. */
+  private run = 0;
+  private retryTimer: TimerHandle | undefined;
+  private retryDelayMs: number;
+  private lastFailure: string | undefined;
+  /** True once every tag has been written Unavailable for the current outage. */
+  private markedUnavailable = false;
+  /** Samples of the notification message being dispatched, written in one batch. */
+  private pending: Sample[] = [];
+  private flushQueued = false;
+
+  constructor(
+    private readonly config: OpcuaDriverConfig,
+    private readonly deps: DriverDeps,
+  ) {
+    this.name = config.name;
+    this.since = deps.clock.now();
+    this.retryDelayMs = config.reconnectDelayMs;
+    this.tags = config.tags.map((tag) => {
+      const metadata: SampleMetadata = { source: `${config.endpointUrl}#${tag.nodeId}` };
+      if (tag.unit !== undefined) metadata.unit = tag.unit;
+      if (tag.description !== undefined) metadata.description = tag.description;
+      return {
+        fullTagId: driverTagId(config.name, tag.name),
+        metadata,
+        nodeId: tag.nodeId,
+        publishingIntervalMs: tag.publishingIntervalMs ?? config.publishingIntervalMs,
+        samplingIntervalMs: tag.samplingIntervalMs ?? config.samplingIntervalMs,
+        deadband: tag.deadband,
+      };
+    });
+  }
+
+  /** Declares the tags, prepares the PKI folder and starts connecting (does not wait for it). */
+  start(): Promise<void> {
+    if (this.running) return Promise.resolve();
+    this.starting ??= this.begin().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    await this.starting?.catch(() => {});
+    if (!this.running) return;
+    this.running = false;
+    this.run++;
+    this.deps.clock.clearTimer(this.retryTimer);
+    this.retryTimer = undefined;
+    this.pending = [];
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) {
+      await this.close(connection);
+      // node-opcua answers its own CloseSecureChannel request on a 100 ms timer of its own:
+      // stop resolves once that has run, so nothing of the driver is left behind.
+      await new Promise((resolve) => setTimeout(resolve, closeSettleMs));
+    }
+    this.markedUnavailable = false;
+    this.writeUnavailable('The driver is stopped.');
+    this.setState('Stopped');
+    this.deps.logger.info({ counters: { ...this.counters } }, 'OPC UA driver stopped');
+  }
+
+  status(): DriverStatus {
+    return {
+      state: this.state,
+      since: new Date(this.since).toISOString(),
+      ...(this.message !== undefined ? { message: this.message } : {}),
+      tagCount: this.tags.length,
+      counters: { ...this.counters },
+    };
+  }
+
+  /** The PKI folder of this driver: `<state>/opcua/pki`. */
+  get pkiDir(): string {
+    return opcuaPkiDir(this.deps.stateDir);
+  }
+
+  private async begin(): Promise<void> {
+    const { store, logger } = this.deps;
+    const identity = this.config.identity;
+    routeNodeOpcuaLogs(logger, identity.kind === 'username' ? identity.password : undefined);
+    store.define(
+      this.tags.map((tag) => ({
+        fullTagId: tag.fullTagId,
+        staleAfterMs: this.config.staleAfterMs,
+        metadata: tag.metadata,
+      })),
+    );
+    try {
+      await mkdir(this.pkiDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      const message = `Cannot create the OPC UA certificate folder ${this.pkiDir}: ${(error as Error).message}`;
+      this.setState('Error', message);
+      throw new Error(message, { cause: error });
+    }
+    this.running = true;
+    this.markedUnavailable = false;
+    this.lastFailure = undefined;
+    this.retryDelayMs = this.config.reconnectDelayMs;
+    this.setState('Starting');
+    logger.info(
+      {
+        endpointUrl: this.config.endpointUrl,
+        securityMode: this.config.securityMode,
+        securityPolicy: effectiveSecurityPolicy(this.config),
+        identity: identity.kind === 'username' ? `user ${identity.username}` : 'anonymous',
+        tags: this.tags.length,
+        pki: this.pkiDir,
+      },
+      'OPC UA driver started',
+    );
+    void this.connect(++this.run);
+  }
+
+  private clientOptions(certificates: OPCUACertificateManager): OPCUAClientOptions {
+    const config = this.config;
+    const baseDir = this.deps.profileDir ?? process.cwd();
+    return {
+      applicationName: config.applicationName,
+      clientName: this.name,
+      endpointMustExist: false,
+      securityMode: securityModes[config.securityMode],
+      securityPolicy: securityPolicies[effectiveSecurityPolicy(config)],
+      clientCertificateManager: certificates,
+      ...(config.certificateFile !== undefined && config.privateKeyFile !== undefined
+        ? {
+            certificateFile: resolve(baseDir, config.certificateFile),
+            privateKeyFile: resolve(baseDir, config.privateKeyFile),
+          }
+        : {}),
+      requestedSessionTimeout: config.sessionTimeoutMs,
+      keepSessionAlive: true,
+      // node-opcua reconnects a lost connection by itself, forever, with this backoff.
+      connectionStrategy: {
+        maxRetry: -1,
+        initialDelay: config.reconnectDelayMs,
+        maxDelay: config.maxReconnectDelayMs,
+        randomisationFactor: 0.1,
+      },
+    };
+  }
+
+  private identity(): UserIdentityInfo {
+    const identity = this.config.identity;
+    return identity.kind === 'username'
+      ? { type: UserTokenType.UserName, userName: identity.username, password: identity.password }
+      : { type: UserTokenType.Anonymous };
+  }
+
+  private async connect(run: number): Promise<void> {
+    if (run !== this.run || !this.running) return;
+    const { logger } = this.deps;
+    // A fresh certificate manager per attempt reads trusted/ and rejected/ anew, so a
+    // certificate trusted with `tagd opcua trust` meanwhile is honoured.
+    const certificates = new OPCUACertificateManager({
+      rootFolder: this.pkiDir,
+      automaticallyAcceptUnknownCertificate: false,
+      disableFileWatchers: true,
+    });
+    const client = OPCUAClient.create(this.clientOptions(certificates));
+    const connection: Connection = { client, certificates, session: undefined, subscriptions: [] };
+    this.connection = connection;
+    client.on('backoff', (count, delayMs) => {
+      if (run !== this.run) return;
+      const message = `Cannot reach ${this.config.endpointUrl}; connection attempt ${count + 2} in ${Math.round(delayMs)} ms.`;
+      this.writeUnavailable(message);
+      this.setState('Reconnecting', message);
+      // Once per outage, not once per attempt.
+      if (count === 0) logger.warn({ retryInMs: delayMs }, `OPC UA server unreachable: ${message}`);
+    });
+    try {
+      await client.connect(this.config.endpointUrl);
+      if (run !== this.run) return;
+      const session = await client.createSession(this.identity());
+      connection.session = session;
+      if (run !== this.run) return;
+      this.watch(connection, run);
+      await this.subscribe(connection, run);
+      if (run !== this.run) return;
+    } catch (error) {
+      if (run !== this.run) return;
+      await this.failed(connection, error as Error, run);
+      return;
+    }
+    logger.info(
+      {
+        subscriptions: connection.subscriptions.length,
+        monitoredItems: this.counters.monitoredItems,
+        failedItems: this.counters.monitoredItemsFailed,
+      },
+      'OPC UA session open, tags subscribed',
+    );
+    this.lastFailure = undefined;
+    this.retryDelayMs = this.config.reconnectDelayMs;
+    this.setState('Running');
+  }
+
+  /** Follows the connection: lost → Unavailable, restored by node-opcua → Running. */
+  private watch(connection: Connection, run: number): void {
+    const { client } = connection;
+    const { logger } = this.deps;
+    client.on('connection_lost', () => {
+      if (run !== this.run) return;
+      this.counters.disconnects++;
+      const message = `Connection to ${this.config.endpointUrl} lost; reconnecting.`;
+      logger.warn(message);
+      this.flush();
+      this.writeUnavailable(message);
+      this.setState('Reconnecting', message);
+    });
+    // 'after_reconnection' only says a new secure channel is up; 'connection_reestablished'
+    // comes once the session is reactivated (or recreated) and its subscriptions carried over.
+    client.on('connection_reestablished', () => {
+      if (run !== this.run) return;
+      this.counters.reconnects++;
+      logger.info('OPC UA connection restored, subscriptions carried over');
+      this.setState('Running');
+      void this.refresh(connection, run);
+    });
+  }
+
+  /**
+   * After a reconnection that kept the session, the server only republishes what was not yet
+   * acknowledged: a value that has not changed since would stay Unavailable. Reads the tags
+   * still marked Disconnected and writes what the server has now.
+   */
+  private async refresh(connection: Connection, run: number): Promise<void> {
+    const session = connection.session;
+    if (session === undefined) return;
+    const { store, clock } = this.deps;
+    const outage = (tag: OpcuaTag) => {
+      const sample = store.get(tag.fullTagId);
+      return sample?.quality === 'Unavailable' && sample.reason === 'Disconnected';
+    };
+    const waiting = this.tags.filter(outage);
+    try {
+      for (let start = 0; start < waiting.length; start += refreshBatch) {
+        const chunk = waiting.slice(start, start + refreshBatch);
+        const values = await session.read(
+          chunk.map((tag) => ({ nodeId: tag.nodeId, attributeId: AttributeIds.Value })),
+        );
+        if (run !== this.run) return;
+        const samples: Sample[] = [];
+        chunk.forEach((tag, index) => {
+          const dataValue = values[index];
+          // A notification that came in meanwhile is newer than this read.
+          if (dataValue !== undefined && outage(tag)) {
+            samples.push(dataValueSample(tag, dataValue, clock.now()));
+          }
+        });
+        this.counters.valuesReadAfterReconnect += samples.length;
+        if (samples.length > 0) {
+          this.markedUnavailable = false;
+          store.write(samples);
+        }
+      }
+    } catch (error) {
+      if (run === this.run) {
+        this.deps.logger.debug({ err: error }, 'reading the values after a reconnection failed');
+      }
+    }
+  }
+
+  /** Creates the subscriptions and their monitored items, batch by batch. */
+  private async subscribe(connection: Connection, run: number): Promise<void> {
+    const session = connection.session as ClientSession;
+    const perCall = await this.maxMonitoredItemsPerCall(session);
+    const plans = planSubscriptions(this.tags, perCall);
+    this.counters.subscriptions = 0;
+    this.counters.monitoredItems = 0;
+    this.counters.monitoredItemsFailed = 0;
+    for (const plan of plans) {
+      if (run !== this.run) return;
+      const keepAliveCount = Math.max(3, Math.ceil(keepAliveMs / plan.publishingIntervalMs));
+      const subscription = await session.createSubscription2({
+        requestedPublishingInterval: plan.publishingIntervalMs,
+        requestedMaxKeepAliveCount: keepAliveCount,
+        // The server keeps the subscription this long without a publish request: long enough
+        // to outlive a reconnection, so it can be transferred instead of recreated.
+        requestedLifetimeCount: Math.max(
+          3 * keepAliveCount,
+          Math.ceil(this.config.sessionTimeoutMs / plan.publishingIntervalMs),
+        ),
+        maxNotificationsPerPublish: 0,
+        publishingEnabled: true,
+        priority: 10,
+      });
+      // An 'error' event without a listener would throw out of node-opcua's socket handler.
+      subscription.on('error', (error: Error) => {
+        if (run === this.run) this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+      });
+      subscription.on('internal_error', (error: Error) => {
+        if (run === this.run) this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+      });
+      subscription.on('status_changed', (status) => {
+        if (run !== this.run) return;
+        // GoodSubscriptionTransferred after a reconnection is routine; a Bad one is not.
+        const level = status.isGood() ? 'debug' : 'warn';
+        this.deps.logger[level](
+          { subscriptionId: subscription.subscriptionId, status: status.name },
+          `OPC UA subscription status: ${status.name}`,
+        );
+      });
+      connection.subscriptions.push(subscription);
+      this.counters.subscriptions++;
+      for (const batch of plan.batches) {
+        if (run !== this.run) return;
+        await this.monitor(subscription, batch, run);
+      }
+    }
+  }
+
+  /** The server's MaxMonitoredItemsPerCall, 0 when it sets none or cannot tell. */
+  private async maxMonitoredItemsPerCall(session: ClientSession): Promise<number> {
+    try {
+      const dataValue = await session.read({
+        nodeId: `i=${VariableIds.Server_ServerCapabilities_OperationLimits_MaxMonitoredItemsPerCall}`,
+        attributeId: AttributeIds.Value,
+      });
+      const value: unknown = dataValue.value?.value;
+      return dataValue.statusCode.isGood() && typeof value === 'number' ? value : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** One CreateMonitoredItems call; refused items turn their tags Bad. */
+  private async monitor(
+    subscription: ClientSubscription,
+    batch: MonitoredItemBatch,
+    run: number,
+  ): Promise<void> {
+    const tags = batch.tags.map((index) => this.tags[index] as OpcuaTag);
+    const filter =
+      batch.deadband === undefined
+        ? null
+        : new DataChangeFilter({
+            trigger: DataChangeTrigger.StatusValue,
+            deadbandType: DeadbandType.Absolute,
+            deadbandValue: batch.deadband,
+          });
+    this.counters.createCalls++;
+    const group = ClientMonitoredItemGroup.create(
+      subscription,
+      tags.map((tag) => ({ nodeId: tag.nodeId, attributeId: AttributeIds.Value })),
+      { samplingInterval: batch.samplingIntervalMs, queueSize: 1, discardOldest: true, filter },
+      TimestampsToReturn.Both,
+    );
+    group.on('changed', (_item: ClientMonitoredItemBase, dataValue: DataValue, index: number) => {
+      if (run !== this.run) return;
+      const tag = tags[index];
+      if (tag === undefined) return;
+      this.counters.notifications++;
+      this.pending.push(dataValueSample(tag, dataValue, this.deps.clock.now()));
+      if (!this.flushQueued) {
+        // A notification message is dispatched synchronously: the microtask runs after its
+        // last value, so the whole message is one store write.
+        this.flushQueued = true;
+        queueMicrotask(() => this.flush());
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      group.once('initialized', () => resolve());
+      group.once('err', (message: string) => reject(new Error(message)));
+    });
+    const refused: Sample[] = [];
+    const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
+    group.monitoredItems.forEach((item, index) => {
+      const tag = tags[index];
+      if (tag === undefined) return;
+      const status = item.statusCode;
+      if (status === undefined || status.isGood()) {
+        this.counters.monitoredItems++;
+        return;
+      }
+      this.counters.monitoredItemsFailed++;
+      refused.push(statusSample(tag, status.name, status.value, utcTimestamp));
+    });
+    if (refused.length > 0) {
+      this.deps.logger.warn(
+        { tags: refused.slice(0, 10).map((sample) => `${sample.fullTagId}: ${sample.message}`) },
+        `the server refused ${refused.length} of ${tags.length} monitored items`,
+      );
+      this.deps.store.write(refused);
+    }
+  }
+
+  private flush(): void {
+    this.flushQueued = false;
+    if (this.pending.length === 0) return;
+    const samples = this.pending;
+    this.pending = [];
+    this.counters.notificationMessages++;
+    this.markedUnavailable = false;
+    this.deps.store.write(samples);
+  }
+
+  /** A connection attempt failed before the session was up: tags Unavailable, retry later. */
+  private async failed(connection: Connection, error: Error, run: number): Promise<void> {
+    this.counters.failedAttempts++;
+    if (this.connection === connection) this.connection = undefined;
+    await this.close(connection);
+    if (run !== this.run) return;
+    const message = describeFailure(error, this.pkiDir);
+    this.writeUnavailable(message);
+    const { logger, clock } = this.deps;
+    // The same failure again and again is logged once, not every retry.
+    if (message !== this.lastFailure) {
+      logger.warn({ retryInMs: this.retryDelayMs }, `OPC UA connection failed: ${message}`);
+    } else logger.debug({ retryInMs: this.retryDelayMs }, 'OPC UA connection failed again');
+    this.lastFailure = message;
+    this.setState('Reconnecting', message);
+    const delay = this.retryDelayMs;
+    this.retryDelayMs = Math.min(this.retryDelayMs * 2, this.config.maxReconnectDelayMs);
+    const next = ++this.run;
+    this.retryTimer = clock.setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.connect(next);
+    }, delay);
+  }
+
+  /** Closes the session (deleting its subscriptions), the connection and the store handles. */
+  private async close(connection: Connection): Promise<void> {
+    const { client, session, certificates } = connection;
+    client.removeAllListeners();
+    try {
+      if (session && client.isReconnecting === false) await session.close(true);
+    } catch {
+      // The server is gone or the session is already closed: nothing left to release there.
+    }
+    await client.disconnect().catch(() => {});
+    await certificates.dispose().catch(() => {});
+  }
+
+  /** Writes every tag Unavailable (Disconnected), once per outage. */
+  private writeUnavailable(message: string): void {
+    if (this.markedUnavailable || this.tags.length === 0) return;
+    this.markedUnavailable = true;
+    this.pending = [];
+    const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
+    this.deps.store.write(
+      this.tags.map((tag) => {
+        const sample: Sample = {
+          fullTagId: tag.fullTagId,
+          utcTimestamp,
+          quality: 'Unavailable',
+          reason: 'Disconnected',
+          message,
+        };
+        if (tag.metadata) sample.metadata = tag.metadata;
+        return sample;
+      }),
+    );
+  }
+
+  private setState(state: DriverState, message?: string): void {
+    if (state !== this.state) this.since = this.deps.clock.now();
+    this.state = state;
+    this.message = message;
+  }
+}
+
+/** The failure of a connection attempt in plain words, with what to do when there is a fix. */
+function describeFailure(error: Error, pkiDir: string): string {
+  const text = error.message.replace(/\s+/g, ' ').trim();
+  if (/server certificate verification failed/i.test(text)) {
+    return (
+      'The server certificate is not trusted; it was put in ' +
+      `${pkiDir}/rejected. Trust it with 'tagd opcua trust' if it is the right server.`
+    );
+  }
+  if (/BadSecurityChecksFailed|BadCertificateUntrusted/.test(text)) {
+    return (
+      'The server refused the secure channel: it may not trust the certificate of tagd yet ' +
+      `(${pkiDir}/own/certs/client_certificate.pem unless certificateFile is set).`
+    );
+  }
+  if (/BadUserAccessDenied|BadIdentityTokenRejected|BadIdentityTokenInvalid/i.test(text)) {
+    return `The server refused the user identity (${text.match(/Bad\w+/)?.[0] ?? 'refused'}).`;
+  }
+  return text;
+}

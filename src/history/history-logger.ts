@@ -1,0 +1,369 @@
+/**
+ * Decides what is logged and hands it to a history backend (README "History"): follows the tag
+ * store, applies each `history.log[]` entry (on change with a deadband, or sampled on an
+ * interval), batches appends to at most one transaction per flush period, buffers in memory
+ * while the backend is slow or down (dropping the oldest beyond a bound), and runs retention.
+ *
+ * Never blocks a driver or the API: the store subscriber only decides and queues; appends run
+ * on the clock, one at a time.
+ */
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../clock.js';
+import type { Collections } from '../tags/collections.js';
+import type { Sample } from '../tags/sample.js';
+import { compileTagPattern, type TagMatcher } from '../tags/tag-pattern.js';
+import type { TagStore, TagUpdate } from '../tags/tag-store.js';
+import type { HistoryBackend, LoggedSample } from './history-backend.js';
+import type { HistoryLogEntry } from './history-config.js';
+
+/** Options of {@link HistoryLogger}. */
+export interface HistoryLoggerOptions {
+  backend: HistoryBackend;
+  store: TagStore;
+  /** The running collections, for entries naming one. Absent: such entries log nothing. */
+  collections?: Collections;
+  entries: readonly HistoryLogEntry[];
+  /** Samples older than this many days are deleted. */
+  retentionDays: number;
+  /** Most samples buffered while the backend is slow or down; beyond, the oldest are dropped. */
+  bufferLimit: number;
+  clock: Clock;
+  logger: Logger;
+  /** Milliseconds between appends (one transaction each). Default 1,000. */
+  flushIntervalMs?: number;
+  /** Milliseconds between retention runs. Default 3,600,000 (one hour). */
+  retentionIntervalMs?: number;
+  /** Longest wait for the backend on stop, milliseconds. Default 10,000. */
+  stopTimeoutMs?: number;
+}
+
+/** Counters of a {@link HistoryLogger}, for tests and the log. */
+export interface HistoryLoggerStats {
+  /** Samples waiting in memory for the next append. */
+  buffered: number;
+  /** Samples stored by the backend since start. */
+  appended: number;
+  /** Samples dropped because the buffer was full, since start. */
+  dropped: number;
+  /** Appends that failed (the batch was kept to retry), since start. */
+  failedAppends: number;
+  /** Append transactions made since start. */
+  transactions: number;
+}
+
+const day = 86_400_000;
+
+/** What onChange logging needs to know about one tag. */
+interface ChangeRule {
+  /** Smallest numeric change that logs; a quality change always logs. */
+  deadband: number;
+}
+
+/** The onChange and interval logger of one history section. */
+export class HistoryLogger {
+  private readonly flushIntervalMs: number;
+  private readonly retentionIntervalMs: number;
+  private readonly matchers: (TagMatcher | undefined)[];
+  // Buffer as an array with a moving head: dropping the oldest costs no copy.
+  private buffer: LoggedSample[] = [];
+  private head = 0;
+  private busy: Promise<void> | undefined;
+  /** Samples in the append under way. */
+  private inFlight = 0;
+  private unsubscribe: (() => void) | undefined;
+  private timers: TimerHandle[] = [];
+  /** Per tag: the onChange rule, or null when no onChange entry covers it. */
+  private rules = new Map<string, ChangeRule | null>();
+  /** Collection definitions the rules were computed from; a change clears the rules. */
+  private ruleSources: unknown[] = [];
+  /** Per tag: the last sample logged on change. */
+  private readonly lastLogged = new Map<string, Sample>();
+  private outage = false;
+  private droppedInOutage = 0;
+  private readonly counters = {
+    appended: 0,
+    dropped: 0,
+    failedAppends: 0,
+    transactions: 0,
+  };
+
+  constructor(private readonly options: HistoryLoggerOptions) {
+    this.flushIntervalMs = options.flushIntervalMs ?? 1_000;
+    this.retentionIntervalMs = options.retentionIntervalMs ?? 3_600_000;
+    this.matchers = options.entries.map((entry) =>
+      entry.source !== undefined ? compileTagPattern(entry.source) : undefined,
+    );
+  }
+
+  /** Follows the store and starts the flush, interval and retention timers. Idempotent. */
+  async start(): Promise<void> {
+    if (this.unsubscribe) return;
+    const { clock, store, collections } = this.options;
+    for (const entry of this.options.entries) {
+      if (entry.collection !== undefined && !collections?.has(entry.collection)) {
+        this.options.logger.warn(
+          { collection: entry.collection },
+          `history: collection '${entry.collection}' does not exist; its entry logs nothing ` +
+            'until it does',
+        );
+      }
+    }
+    this.unsubscribe = store.subscribe((updates) => this.onUpdates(updates));
+    this.timers.push(clock.setInterval(() => this.flushSoon(), this.flushIntervalMs));
+    this.options.entries.forEach((entry, index) => {
+      if (entry.mode !== 'interval' || entry.intervalSeconds === undefined) return;
+      this.timers.push(clock.setInterval(() => this.sample(index), entry.intervalSeconds * 1000));
+    });
+    this.timers.push(clock.setInterval(() => this.retainSoon(), this.retentionIntervalMs));
+    // Tags already in the store: onChange logs their current sample as the first one.
+    const current: TagUpdate[] = [];
+    for (const id of store.ids()) {
+      const sample = store.get(id);
+      if (sample) current.push({ sample, previous: undefined, changed: true });
+    }
+    this.onUpdates(current);
+    this.retainSoon();
+  }
+
+  /**
+   * Stops following the store, waits for the append in flight, then appends what is still
+   * buffered (one attempt; what fails is counted and logged as lost). Idempotent.
+   */
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    const { clock } = this.options;
+    for (const timer of this.timers) clock.clearTimer(timer);
+    this.timers = [];
+    // A hung backend (a database that stopped answering) must not hold the daemon's stop.
+    let timer: TimerHandle | undefined;
+    const gaveUp = await Promise.race([
+      this.flush().then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = clock.setTimeout(() => resolve(true), this.options.stopTimeoutMs ?? 10_000);
+      }),
+    ]);
+    clock.clearTimer(timer);
+    if (gaveUp) {
+      this.options.logger.warn(
+        { inFlight: this.inFlight },
+        `history: the backend did not finish its append on stop; ${this.inFlight} samples may ` +
+          'be lost',
+      );
+    }
+    const lost = this.buffered;
+    if (lost > 0) {
+      this.options.logger.warn(
+        { lost },
+        `history: ${lost} samples could not be stored before stopping and are lost`,
+      );
+      this.buffer = [];
+      this.head = 0;
+    }
+  }
+
+  /** Appends everything buffered now (after the append in flight, if any). */
+  async flush(): Promise<void> {
+    while (this.busy) await this.busy;
+    if (this.buffered === 0) return;
+    this.busy = this.append().finally(() => {
+      this.busy = undefined;
+    });
+    await this.busy;
+  }
+
+  /** Current counters. */
+  stats(): HistoryLoggerStats {
+    return { buffered: this.buffered, ...this.counters };
+  }
+
+  private get buffered(): number {
+    return this.buffer.length - this.head;
+  }
+
+  private onUpdates(updates: readonly TagUpdate[]): void {
+    if (updates.length === 0) return;
+    this.refreshRules();
+    let queued = false;
+    for (const { sample } of updates) {
+      const rule = this.ruleOf(sample.fullTagId);
+      if (!rule) continue;
+      const last = this.lastLogged.get(sample.fullTagId);
+      if (last !== undefined && !changedBeyond(last, sample, rule.deadband)) continue;
+      this.lastLogged.set(sample.fullTagId, sample);
+      this.push(toLogged(sample, Date.parse(sample.utcTimestamp)));
+      queued = true;
+    }
+    if (queued) this.trim();
+  }
+
+  /** Interval entry: the current sample of every tag it covers, stamped with the sampling time. */
+  private sample(index: number): void {
+    const entry = this.options.entries[index] as HistoryLogEntry;
+    const { store } = this.options;
+    const now = this.options.clock.now();
+    for (const id of this.tagsOf(entry, index)) {
+      const current = store.get(id);
+      if (current) this.push(toLogged(current, now));
+    }
+    this.trim();
+  }
+
+  private tagsOf(entry: HistoryLogEntry, index: number): Iterable<string> {
+    if (entry.collection !== undefined) {
+      const collections = this.options.collections;
+      return collections?.has(entry.collection) ? collections.members(entry.collection) : [];
+    }
+    const matches = this.matchers[index] as TagMatcher;
+    return [...this.options.store.ids()].filter(matches);
+  }
+
+  // Collections can be replaced through the API: recompute the per-tag rules when one changed.
+  private refreshRules(): void {
+    const collections = this.options.collections;
+    const sources = this.options.entries.map((entry) =>
+      entry.collection !== undefined && collections?.has(entry.collection)
+        ? collections.definition(entry.collection)
+        : undefined,
+    );
+    if (sources.some((source, i) => source !== this.ruleSources[i])) {
+      this.ruleSources = sources;
+      this.rules.clear();
+    }
+  }
+
+  private ruleOf(fullTagId: string): ChangeRule | null {
+    const known = this.rules.get(fullTagId);
+    if (known !== undefined) return known;
+    let rule: ChangeRule | null = null;
+    for (const [index, entry] of this.options.entries.entries()) {
+      if (entry.mode !== 'onChange' || !this.covers(entry, index, fullTagId)) continue;
+      // Several entries cover the tag: the finest deadband wins.
+      const deadband = entry.deadband ?? 0;
+      if (rule === null || deadband < rule.deadband) rule = { deadband };
+    }
+    this.rules.set(fullTagId, rule);
+    return rule;
+  }
+
+  private covers(entry: HistoryLogEntry, index: number, fullTagId: string): boolean {
+    if (entry.collection === undefined) return (this.matchers[index] as TagMatcher)(fullTagId);
+    const collections = this.options.collections;
+    if (!collections?.has(entry.collection)) return false;
+    return collections
+      .definition(entry.collection)
+      .members.some((member) => compileTagPattern(member)(fullTagId));
+  }
+
+  private push(sample: LoggedSample): void {
+    this.buffer.push(sample);
+  }
+
+  /** Drops the oldest samples beyond the bound; one warning per outage, then a summary. */
+  private trim(): void {
+    const excess = this.buffered - this.options.bufferLimit;
+    if (excess <= 0) return;
+    this.head += excess;
+    this.counters.dropped += excess;
+    if (this.droppedInOutage === 0) {
+      this.options.logger.warn(
+        { bufferLimit: this.options.bufferLimit },
+        `history buffer full (${this.options.bufferLimit} samples): dropping the oldest until ` +
+          'the backend accepts appends again',
+      );
+    }
+    this.droppedInOutage += excess;
+    // Compact once the dropped head is the larger part, so memory stays near the bound.
+    if (this.head > this.buffer.length / 2) {
+      this.buffer = this.buffer.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private flushSoon(): void {
+    if (this.busy || this.buffered === 0) return;
+    this.busy = this.append().finally(() => {
+      this.busy = undefined;
+    });
+  }
+
+  /** One transaction with everything buffered; on failure the batch goes back to the front. */
+  private async append(): Promise<void> {
+    const batch = this.head === 0 ? this.buffer : this.buffer.slice(this.head);
+    this.buffer = [];
+    this.head = 0;
+    this.inFlight = batch.length;
+    try {
+      await this.options.backend.append(batch);
+      this.counters.transactions++;
+      this.counters.appended += batch.length;
+      if (this.outage) {
+        this.outage = false;
+        this.options.logger.info(
+          { dropped: this.droppedInOutage },
+          `history backend accepts appends again; ${this.droppedInOutage} samples were dropped ` +
+            'while it did not',
+        );
+        this.droppedInOutage = 0;
+      }
+    } catch (error) {
+      this.counters.failedAppends++;
+      // Samples that arrived meanwhile are newer: the failed batch goes before them.
+      this.buffer = batch.concat(this.buffer.slice(this.head));
+      this.head = 0;
+      if (!this.outage) {
+        this.outage = true;
+        this.options.logger.warn(
+          { err: error, buffered: this.buffered },
+          'history backend refused an append; buffering in memory and retrying every flush',
+        );
+      }
+      this.trim();
+    } finally {
+      this.inFlight = 0;
+    }
+  }
+
+  private retainSoon(): void {
+    const before = this.options.clock.now() - this.options.retentionDays * day;
+    // Chained after the append in flight, so the backend sees one operation at a time.
+    const previous = this.busy ?? Promise.resolve();
+    const run = previous
+      .then(() => this.options.backend.deleteBefore(before))
+      .then(
+        (deleted) => {
+          if (deleted) {
+            this.options.logger.info(
+              { deleted, before: new Date(before).toISOString() },
+              'history retention deleted old samples',
+            );
+          }
+        },
+        (error) => this.options.logger.warn({ err: error }, 'history retention failed'),
+      );
+    const chained: Promise<void> = run.finally(() => {
+      if (this.busy === chained) this.busy = undefined;
+    });
+    this.busy = chained;
+  }
+}
+
+/** True when `next` should be logged after `last` under `deadband`. */
+function changedBeyond(last: Sample, next: Sample, deadband: number): boolean {
+  if (last.quality !== next.quality) return true;
+  if (typeof last.value === 'number' && typeof next.value === 'number') {
+    return deadband > 0
+      ? Math.abs(next.value - last.value) > deadband
+      : !Object.is(next.value, last.value);
+  }
+  return !Object.is(last.value, next.value);
+}
+
+function toLogged(sample: Sample, epochMs: number): LoggedSample {
+  const logged: LoggedSample = { fullTagId: sample.fullTagId, epochMs, quality: sample.quality };
+  if (sample.value !== undefined && sample.quality !== 'Bad' && sample.quality !== 'Unavailable') {
+    logged.value = sample.value;
+  }
+  if (sample.reason !== undefined) logged.reason = sample.reason;
+  return logged;
+}

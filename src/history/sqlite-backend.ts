@@ -1,0 +1,478 @@
+/**
+ * The embedded history backend: one SQLite file (better-sqlite3, WAL) in the state directory.
+ *
+ * Table `samples`: `seq` (the rowid; positions never go back: retention records the highest
+ * position it deleted in `meta`, and the next append continues above it), the tag, integer epoch milliseconds, quality,
+ * value kind and value, reason. An index on (tag, t) serves ranges; the rowid serves Delta
+ * reads (`seq > afterSeq`). The tag is an integer id from a small `tags` table (id, path): an
+ * integer index key makes appends about a quarter faster than the path itself. Aggregates are
+ * computed in SQL, one indexed read per epoch-aligned window.
+ */
+import Database from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { Quality, QualityReason, TagValue } from '../tags/sample.js';
+import { compileTagPattern } from '../tags/tag-pattern.js';
+import type {
+  AggregateQuery,
+  AggregateValue,
+  HistoryBackend,
+  HistoryRange,
+  LoggedSample,
+  RawQuery,
+  StoredSample,
+} from './history-backend.js';
+
+/** SQLite's `PRAGMA synchronous` levels a profile may choose (see the README for loss windows). */
+export type SqliteSynchronous = 'off' | 'normal' | 'full';
+
+/** Options of {@link createSqliteBackend}. */
+export interface SqliteBackendOptions {
+  /** Path of the database file; created when missing. */
+  file: string;
+  /** Durability: `off` (fastest), `normal` (default; WAL survives a process crash), `full`. */
+  synchronous?: SqliteSynchronous;
+  logger: Logger;
+}
+
+const qualityCodes: Record<Quality, number> = { Good: 0, Stale: 1, Unavailable: 2, Bad: 3 };
+const qualityNames: readonly Quality[] = ['Good', 'Stale', 'Unavailable', 'Bad'];
+
+/** Value kinds in column `k`: none, number, boolean (stored 0/1), string. */
+const kindNone = 0;
+const kindNumber = 1;
+const kindBoolean = 2;
+const kindString = 3;
+
+interface SampleRow {
+  seq: number;
+  t: number;
+  q: number;
+  k: number;
+  v: number | string | null;
+  reason: string | null;
+}
+
+interface AggregateRow {
+  w: number;
+  /** Samples that went into the value. */
+  n: number;
+  /** The aggregate, or the value (with `k`) of the first/last sample. */
+  a: number | string | null;
+  k: number | null;
+}
+
+// A sample counts for aggregates when it is Good or Stale (q < 2) and carries a value.
+const usable = 'q < 2 AND k > 0';
+const numeric = `q < 2 AND k IN (${kindNumber}, ${kindBoolean})`;
+
+/** `n` = the samples a function of numbers uses, `a` = its value. */
+function numericColumns(fn: 'AVG' | 'MIN' | 'MAX' | 'SUM'): string {
+  return (
+    `COUNT(CASE WHEN ${numeric} THEN 1 END) AS n, ` +
+    `${fn}(CASE WHEN ${numeric} THEN v END) AS a, NULL AS k`
+  );
+}
+
+/** The samples Count, First and Last use: every usable one. */
+const usableN = `COUNT(CASE WHEN ${usable} THEN 1 END) AS n`;
+const usableCount = `${usableN}, NULL AS a, NULL AS k`;
+
+/** The SELECT list of one window's aggregate per function: `n` = samples used, `a` = value. */
+const aggregateColumns: Record<AggregateQuery['fn'], string> = {
+  Avg: numericColumns('AVG'),
+  Min: numericColumns('MIN'),
+  Max: numericColumns('MAX'),
+  Sum: numericColumns('SUM'),
+  Count: usableCount,
+  // First and Last take their value from a second, ordered read of the window.
+  First: usableCount,
+  Last: usableCount,
+};
+
+/** The SELECT list of a GROUP BY aggregate (Delta reads), per function. */
+const groupedColumns: Record<AggregateQuery['fn'], string> = {
+  ...aggregateColumns,
+  // SQLite's bare-column rule: with exactly one min()/max() in the SELECT, the bare columns
+  // (v, k) come from the row that holds it, so First/Last need no second pass.
+  First: `${usableN}, MIN(CASE WHEN ${usable} THEN t END) AS ft, v AS a, k`,
+  Last: `${usableN}, MAX(CASE WHEN ${usable} THEN t END) AS ft, v AS a, k`,
+};
+
+/** Creates the SQLite backend; nothing is opened before {@link HistoryBackend.start}. */
+export function createSqliteBackend(options: SqliteBackendOptions): HistoryBackend {
+  return new SqliteBackend(options);
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+class SqliteBackend implements HistoryBackend {
+  private db: Database.Database | undefined;
+  private insert: Statement | undefined;
+  private insertTag: Statement | undefined;
+  private insertAt: Statement | undefined;
+  /** Tag path → id in `tags`, as committed. */
+  private readonly tagIdsByPath = new Map<string, number>();
+  /** The highest position retention ever deleted (0: none); appends continue above it. */
+  private highWater = 0;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly options: SqliteBackendOptions) {}
+
+  async start(): Promise<void> {
+    if (this.db !== undefined) return;
+    let db: Database.Database;
+    try {
+      db = new Database(this.options.file);
+    } catch (error) {
+      throw new Error(
+        `Cannot open the history database ${this.options.file}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${this.options.synchronous ?? 'normal'}`);
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS samples (
+          seq INTEGER PRIMARY KEY,
+          tag INTEGER NOT NULL,
+          t INTEGER NOT NULL,
+          q INTEGER NOT NULL,
+          k INTEGER NOT NULL,
+          v,
+          reason TEXT
+        );
+        CREATE INDEX IF NOT EXISTS samples_tag_t ON samples (tag, t);
+        CREATE TABLE IF NOT EXISTS tags (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      `);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    this.db = db;
+    this.insert = db.prepare(
+      'INSERT INTO samples (tag, t, q, k, v, reason) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    this.insertTag = db.prepare('INSERT INTO tags (path) VALUES (?)');
+    this.insertAt = db.prepare(
+      'INSERT INTO samples (seq, tag, t, q, k, v, reason) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.loadTags();
+    this.highWater =
+      (
+        db.prepare("SELECT value FROM meta WHERE key = 'highWater'").get() as
+          | { value: number }
+          | undefined
+      )?.value ?? 0;
+    this.options.logger.info(
+      { file: this.options.file, synchronous: this.options.synchronous ?? 'normal' },
+      'sqlite history opened',
+    );
+  }
+
+  async stop(): Promise<void> {
+    const db = this.db;
+    if (db === undefined) return;
+    this.db = undefined;
+    this.insert = undefined;
+    this.insertTag = undefined;
+    this.insertAt = undefined;
+    this.tagIdsByPath.clear();
+    this.statements.clear();
+    db.close();
+  }
+
+  async append(samples: readonly LoggedSample[]): Promise<void> {
+    const db = this.open();
+    const insert = this.insert as Statement;
+    const ids = this.tagIdsByPath;
+    const added: string[] = [];
+    try {
+      db.transaction(() => {
+        // Plain rowids (no AUTOINCREMENT, which costs a bookkeeping write per row) could go
+        // back after retention deleted the newest rows: continue above the recorded mark.
+        let first = 0;
+        const floor = this.highWater;
+        if (floor > 0 && floor > this.maxSeq()) {
+          const s = samples[0];
+          if (s !== undefined) {
+            const tag = this.tagIdOf(s.fullTagId, added);
+            const [k, v] = encodeValue(s.value);
+            const row = [tag, s.epochMs, qualityCodes[s.quality], k, v, s.reason ?? null];
+            (this.insertAt as Statement).run(floor + 1, ...row);
+            first = 1;
+          }
+        }
+        for (let i = first; i < samples.length; i++) {
+          const s = samples[i] as LoggedSample;
+          let tag = ids.get(s.fullTagId);
+          if (tag === undefined) tag = this.tagIdOf(s.fullTagId, added);
+          const [k, v] = encodeValue(s.value);
+          insert.run(tag, s.epochMs, qualityCodes[s.quality], k, v, s.reason ?? null);
+        }
+      })();
+    } catch (error) {
+      // Rolled back: so were the tag ids it created.
+      for (const path of added) ids.delete(path);
+      throw error;
+    }
+  }
+
+  async raw(query: RawQuery): Promise<StoredSample[]> {
+    const statement = this.prepare(
+      query.afterSeq === undefined ? 'raw' : 'rawAfter',
+      query.afterSeq === undefined
+        ? 'SELECT seq, t, q, k, v, reason FROM samples WHERE tag = ? AND t BETWEEN ? AND ? ' +
+            'ORDER BY t, seq LIMIT ?'
+        : // Delta: few new rows, so walk the rowid from the position rather than the range.
+          'SELECT seq, t, q, k, v, reason FROM samples NOT INDEXED WHERE seq > ? AND tag = ? ' +
+            'AND t BETWEEN ? AND ? ORDER BY t, seq LIMIT ?',
+    );
+    const out: StoredSample[] = [];
+    for (const path of query.tagIds) {
+      const left = query.limit - out.length;
+      if (left <= 0) break;
+      const tag = this.tagIdsByPath.get(path);
+      if (tag === undefined) continue;
+      const rows = (
+        query.afterSeq === undefined
+          ? statement.all(tag, query.startMs, query.stopMs, left)
+          : statement.all(BigInt(query.afterSeq), tag, query.startMs, query.stopMs, left)
+      ) as SampleRow[];
+      for (const row of rows) out.push(decodeRow(path, row));
+    }
+    return out;
+  }
+
+  async aggregate(query: AggregateQuery): Promise<AggregateValue[]> {
+    const out: AggregateValue[] = [];
+    for (const path of query.tagIds) {
+      const left = query.limit - out.length;
+      if (left <= 0) break;
+      const tag = this.tagIdsByPath.get(path);
+      if (tag === undefined) continue;
+      const rows =
+        query.afterSeq === undefined
+          ? this.aggregateByWindow(tag, query, left)
+          : this.aggregateGrouped(tag, query, BigInt(query.afterSeq), left);
+      for (const row of rows) {
+        const item: AggregateValue = { fullTagId: path, windowStartMs: row.w, count: row.n };
+        if (row.n > 0) {
+          if (query.fn === 'Count') item.value = row.n;
+          else if (query.fn === 'First' || query.fn === 'Last') {
+            item.value = decodeValue(row.k ?? kindNone, row.a);
+          } else if (row.a !== null) item.value = Number(row.a);
+        }
+        out.push(item);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * One indexed range read per window, skipping empty stretches with a seek to the next
+   * sample. Faster than GROUP BY over a dense range (no temporary sort of every row: one day of
+   * a 1 s series to 1-minute windows is 1,440 short reads), bounded by `limit` windows on a
+   * huge one, and cheap on a sparse one (two reads per window that holds samples).
+   */
+  private aggregateByWindow(tag: number, query: AggregateQuery, limit: number): AggregateRow[] {
+    const fn = query.fn;
+    const stats = this.prepare(
+      `window:${fn}`,
+      `SELECT COUNT(*) AS total, ${aggregateColumns[fn]} FROM samples ` +
+        'WHERE tag = ? AND t BETWEEN ? AND ?',
+    );
+    const pick =
+      fn === 'First' || fn === 'Last'
+        ? this.prepare(
+            `pick:${fn}`,
+            `SELECT k, v FROM samples WHERE tag = ? AND t BETWEEN ? AND ? AND ${usable} ` +
+              (fn === 'First' ? 'ORDER BY t, seq LIMIT 1' : 'ORDER BY t DESC, seq DESC LIMIT 1'),
+          )
+        : undefined;
+    const next = this.prepare(
+      'nextTime',
+      'SELECT MIN(t) AS t FROM samples WHERE tag = ? AND t BETWEEN ? AND ?',
+    );
+    const { windowMs, startMs, stopMs } = query;
+    const rows: AggregateRow[] = [];
+    let w = Math.floor(startMs / windowMs) * windowMs;
+    while (w <= stopMs && rows.length < limit) {
+      const from = Math.max(w, startMs);
+      const to = Math.min(w + windowMs - 1, stopMs);
+      const row = stats.get(tag, from, to) as AggregateRow & { total: number };
+      if (row.total === 0) {
+        const found = (next.get(tag, from, stopMs) as { t: number | null }).t;
+        if (found === null) break;
+        w = Math.floor(found / windowMs) * windowMs;
+        continue;
+      }
+      if (pick !== undefined && row.n > 0) {
+        const picked = pick.get(tag, from, to) as { k: number; v: number | string | null };
+        row.k = picked.k;
+        row.a = picked.v;
+      }
+      rows.push({ w, n: row.n, a: row.a, k: row.k });
+      w += windowMs;
+    }
+    return rows;
+  }
+
+  /** Delta reads: GROUP BY over the few rows appended after a position (walked by rowid). */
+  private aggregateGrouped(
+    tag: number,
+    query: AggregateQuery,
+    after: bigint,
+    limit: number,
+  ): AggregateRow[] {
+    // Floor division that stays right for times before 1970 too.
+    const window = '(t - ((t % $w) + $w) % $w)';
+    const statement = this.prepare(
+      `grouped:${query.fn}`,
+      `SELECT ${window} AS w, ${groupedColumns[query.fn]} FROM samples NOT INDEXED ` +
+        'WHERE seq > $after AND tag = $tag AND t BETWEEN $start AND $stop ' +
+        'GROUP BY w ORDER BY w LIMIT $limit',
+    );
+    return statement.all({
+      w: query.windowMs,
+      tag,
+      start: query.startMs,
+      stop: query.stopMs,
+      after,
+      limit,
+    }) as AggregateRow[];
+  }
+
+  async count(range: HistoryRange & { afterSeq?: string }): Promise<number> {
+    const statement = this.prepare(
+      range.afterSeq === undefined ? 'count' : 'countAfter',
+      range.afterSeq === undefined
+        ? 'SELECT COUNT(*) AS n FROM samples WHERE tag = ? AND t BETWEEN ? AND ?'
+        : 'SELECT COUNT(*) AS n FROM samples NOT INDEXED ' +
+            'WHERE seq > ? AND tag = ? AND t BETWEEN ? AND ?',
+    );
+    let total = 0;
+    for (const path of range.tagIds) {
+      const tag = this.tagIdsByPath.get(path);
+      if (tag === undefined) continue;
+      const row = (
+        range.afterSeq === undefined
+          ? statement.get(tag, range.startMs, range.stopMs)
+          : statement.get(BigInt(range.afterSeq), tag, range.startMs, range.stopMs)
+      ) as { n: number };
+      total += row.n;
+    }
+    return total;
+  }
+
+  async tagIds(pattern: string): Promise<string[]> {
+    const matches = compileTagPattern(pattern);
+    return this.allTags().filter(matches);
+  }
+
+  async lastSeq(): Promise<string> {
+    return String(Math.max(this.maxSeq(), this.highWater));
+  }
+
+  async deleteBefore(beforeMs: number): Promise<number | undefined> {
+    const db = this.open();
+    const statement = this.prepare('deleteBefore', 'DELETE FROM samples WHERE tag = ? AND t < ?');
+    const forget = this.prepare(
+      'forgetTags',
+      'DELETE FROM tags WHERE NOT EXISTS (SELECT 1 FROM samples WHERE samples.tag = tags.id)',
+    );
+    let deleted = 0;
+    db.transaction(() => {
+      const newest = this.maxSeq();
+      // Per tag, so each delete walks the (tag, t) index instead of the whole table.
+      for (const tag of this.tagIdsByPath.values()) deleted += statement.run(tag, beforeMs).changes;
+      // A tag whose every sample is gone is no longer "logged" (tagIds must not list it).
+      if (deleted > 0) forget.run();
+      if (deleted > 0 && this.maxSeq() < newest && newest > this.highWater) {
+        this.prepare(
+          'saveHighWater',
+          "INSERT INTO meta (key, value) VALUES ('highWater', ?) " +
+            'ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+        ).run(newest);
+        this.highWater = newest;
+      }
+    })();
+    if (deleted > 0) this.loadTags();
+    return deleted;
+  }
+
+  /** Every tag with logged samples, sorted (by UTF-16 code unit, as JS sorts). */
+  private allTags(): string[] {
+    return [...this.tagIdsByPath.keys()].sort();
+  }
+
+  /** The newest position still stored, 0 when none. */
+  private maxSeq(): number {
+    const row = this.prepare('maxSeq', 'SELECT MAX(seq) AS seq FROM samples').get() as {
+      seq: number | null;
+    };
+    return row.seq ?? 0;
+  }
+
+  /** The id of a tag path, creating it (the caller's transaction undoes it on failure). */
+  private tagIdOf(path: string, added: string[]): number {
+    let id = this.tagIdsByPath.get(path);
+    if (id === undefined) {
+      id = Number((this.insertTag as Statement).run(path).lastInsertRowid);
+      this.tagIdsByPath.set(path, id);
+      added.push(path);
+    }
+    return id;
+  }
+
+  private loadTags(): void {
+    this.tagIdsByPath.clear();
+    const rows = this.prepare('loadTags', 'SELECT id, path FROM tags').all() as {
+      id: number;
+      path: string;
+    }[];
+    for (const row of rows) this.tagIdsByPath.set(row.path, row.id);
+  }
+
+  private open(): Database.Database {
+    if (this.db === undefined) throw new Error('sqlite history is not started');
+    return this.db;
+  }
+
+  private prepare(key: string, sql: string): Statement {
+    let statement = this.statements.get(key);
+    if (statement === undefined) {
+      statement = this.open().prepare(sql);
+      this.statements.set(key, statement);
+    }
+    return statement;
+  }
+}
+
+function encodeValue(value: TagValue | undefined): [number, number | string | null] {
+  if (value === undefined) return [kindNone, null];
+  if (typeof value === 'number') return [kindNumber, value];
+  if (typeof value === 'boolean') return [kindBoolean, value ? 1 : 0];
+  return [kindString, value];
+}
+
+function decodeValue(kind: number, v: number | string | null): TagValue | undefined {
+  if (kind === kindNumber) return Number(v);
+  if (kind === kindBoolean) return Number(v) !== 0;
+  if (kind === kindString) return String(v);
+  return undefined;
+}
+
+function decodeRow(fullTagId: string, row: SampleRow): StoredSample {
+  const sample: StoredSample = {
+    fullTagId,
+    epochMs: row.t,
+    quality: qualityNames[row.q] ?? 'Bad',
+    seq: String(row.seq),
+  };
+  const value = decodeValue(row.k, row.v);
+  if (value !== undefined) sample.value = value;
+  if (row.reason !== null) sample.reason = row.reason as QualityReason;
+  return sample;
+}

@@ -1,0 +1,223 @@
+/**
+ * The Modbus driver against Debian's python3-pymodbus server (an implementation independent of
+ * modbus-serial, zero-based addressing): over TCP, and as RTU on a socat pseudo-terminal pair.
+ * Register contents are encoded by pymodbus's own payload builder.
+ */
+import test, { type ExecutionContext } from 'ava';
+import type { TagStore } from '../../../src/tags/tag-store.js';
+import {
+  expectedValue,
+  layoutCases,
+  modbusSubject,
+  typedCases,
+  until,
+} from '../../helpers/modbus-harness.js';
+import {
+  ModbusPeer,
+  type PeerData,
+  PtyPair,
+  pymodbusMissing,
+  socatMissing,
+} from '../../helpers/modbus-peer.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+const missing = pymodbusMissing();
+if (missing !== undefined) console.warn(`pymodbus tests skipped: ${missing}`);
+const rtuMissing = missing ?? socatMissing();
+const peerTest = missing === undefined ? test.serial : test.serial.skip;
+const rtuTest = rtuMissing === undefined ? test.serial : test.serial.skip;
+const quality = (store: TagStore, id: string) => store.get(id)?.quality;
+
+/** Typed values in holding registers, plus bits, an input register and a scaled value. */
+function typedLayout() {
+  const cases = typedCases();
+  const { tags, hr } = layoutCases(cases, 2);
+  hr[0] = 0x8001;
+  hr[1] = 2500;
+  const data: PeerData = { hr, ir: [7, 0xfffe], co: [0, 1, 1], di: [1, 0] };
+  const extra = [
+    { name: 'Bits/b0', table: 'holdingRegister', address: 0, type: 'bit', bit: 0 },
+    { name: 'Bits/b15', table: 'holdingRegister', address: 0, type: 'bit', bit: 15 },
+    { name: 'Bits/b1', table: 'holdingRegister', address: 0, type: 'bit', bit: 1 },
+    { name: 'Scaled', table: 'holdingRegister', address: 1, scale: 0.01, offset: 1 },
+    { name: 'In/int', table: 'inputRegister', address: 1, type: 'int16' },
+    { name: 'In/u', table: 'inputRegister', address: 0 },
+    { name: 'Coil1', table: 'coil', address: 1 },
+    { name: 'Coil0', table: 'coil', address: 0 },
+    { name: 'Di0', table: 'discreteInput', address: 0 },
+  ];
+  return { cases, tags: [...tags, ...extra], data };
+}
+
+async function checkTyped(
+  t: ExecutionContext,
+  store: TagStore,
+  cases: ReturnType<typeof typedCases>,
+): Promise<void> {
+  await until(
+    () =>
+      cases.every((c) => quality(store, `Dev/Typed/${c.name}`) === 'Good') &&
+      quality(store, 'Dev/Di0') === 'Good',
+    'every tag is Good',
+    20_000,
+  );
+  for (const typed of cases)
+    t.is(store.require(`Dev/Typed/${typed.name}`).value, expectedValue(typed), typed.name);
+  const value = (name: string) => store.require(`Dev/${name}`).value;
+  t.deepEqual(['Bits/b0', 'Bits/b15', 'Bits/b1', 'Coil0', 'Coil1', 'Di0'].map(value), [
+    true,
+    true,
+    false,
+    false,
+    true,
+    true,
+  ]);
+  t.is(value('Scaled'), 2500 * 0.01 + 1);
+  t.is(value('In/int'), -2);
+  t.is(value('In/u'), 7);
+}
+
+peerTest('TCP: every type in every byte order, bits and scaling against pymodbus', async (t) => {
+  const { cases, tags, data } = typedLayout();
+  const peer = await ModbusPeer.start({ kind: 'tcp' }, data);
+  t.teardown(() => peer.kill());
+  const { driver, store } = modbusSubject({
+    transport: { kind: 'tcp', host: '127.0.0.1', port: peer.port },
+    tags,
+  });
+  t.teardown(() => driver.stop());
+  await driver.start();
+  await checkTyped(t, store, cases);
+  // Holding registers 0 … end contiguous (gaps of one), input 0–1, coils 0–1, inputs 0: the
+  // minimum is ⌈span / 125⌉ + 1 + 1 + 1.
+  const span = data.hr?.length ?? 0;
+  t.is(driver.status().counters?.requests, Math.ceil(span / 125) + 3);
+});
+
+peerTest(
+  'TCP: a block pymodbus refuses is split, only the missing addresses turn Bad',
+  async (t) => {
+    const peer = await ModbusPeer.start({ kind: 'tcp' }, { hr: [5, 6, 7, 8], ir: [1] });
+    t.teardown(() => peer.kill());
+    const { driver, store } = modbusSubject({
+      transport: { kind: 'tcp', host: '127.0.0.1', port: peer.port },
+      timeoutMs: 2000,
+      tags: [
+        { name: 'H0', table: 'holdingRegister', address: 0 },
+        { name: 'H3', table: 'holdingRegister', address: 3 },
+        { name: 'H6', table: 'holdingRegister', address: 6 },
+        { name: 'H4', table: 'holdingRegister', address: 4, type: 'int16' },
+        { name: 'I0', table: 'inputRegister', address: 0 },
+      ],
+    });
+    t.teardown(() => driver.stop());
+    await driver.start();
+    await until(() => quality(store, 'Dev/I0') === 'Good', 'the poll is done');
+    await until(
+      () => quality(store, 'Dev/H6') === 'Bad' && quality(store, 'Dev/H3') === 'Good',
+      'the split reads are done',
+    );
+    t.is(store.require('Dev/H0').value, 5);
+    t.is(store.require('Dev/H3').value, 8);
+    t.is(store.require('Dev/H4').reason, 'DeviceException');
+    t.is(store.require('Dev/H6').reason, 'DeviceException');
+    t.is(store.require('Dev/I0').value, 1);
+    t.is(driver.status().counters?.blocksSplit, 1);
+  },
+);
+
+peerTest(
+  'TCP: a server killed and restarted: Unavailable (Disconnected), then Good again',
+  async (t) => {
+    const data: PeerData = { hr: [11, 22] };
+    let peer = await ModbusPeer.start({ kind: 'tcp' }, data);
+    const port = peer.port;
+    t.teardown(() => peer.kill());
+    const { driver, store, clock } = modbusSubject({
+      transport: { kind: 'tcp', host: '127.0.0.1', port },
+      reconnectDelayMs: 100,
+      maxReconnectDelayMs: 400,
+      tags: [
+        { name: 'A', table: 'holdingRegister', address: 0 },
+        { name: 'B', table: 'holdingRegister', address: 1 },
+      ],
+    });
+    t.teardown(() => driver.stop());
+    await driver.start();
+    await until(() => quality(store, 'Dev/B') === 'Good', 'values arrive');
+    await peer.kill();
+    await until(() => quality(store, 'Dev/A') === 'Unavailable', 'the tags are Unavailable');
+    t.is(store.require('Dev/B').reason, 'Disconnected');
+    t.is(driver.status().state, 'Reconnecting');
+    // While the server is down, attempts fail and the wait doubles: 100, 200, 400, 400 ms.
+    const failures = () => driver.status().counters?.connectsFailed ?? 0;
+    for (const delay of [100, 200, 400, 400]) {
+      const before = failures();
+      t.is(clock.pendingTimers(), 1);
+      clock.advance(delay - 1);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      t.is(failures(), before, `no attempt before ${delay} ms`);
+      clock.advance(1);
+      await until(() => failures() === before + 1, 'the attempt failed');
+    }
+    t.is(quality(store, 'Dev/A'), 'Unavailable');
+    peer = await ModbusPeer.start({ kind: 'tcp', port }, { hr: [33, 44] });
+    clock.advance(400);
+    await until(() => quality(store, 'Dev/B') === 'Good', 'Good again after the restart');
+    t.is(store.require('Dev/A').value, 33);
+    t.is(store.require('Dev/B').value, 44);
+    t.is(driver.status().state, 'Running');
+    t.is(driver.status().counters?.disconnects, 1);
+  },
+);
+
+rtuTest(
+  'RTU over a socat pty pair: every type and order against pymodbus’s serial server',
+  async (t) => {
+    const dir = await tempDir(t);
+    const pair = await PtyPair.open(dir);
+    t.teardown(() => pair.close());
+    const { cases, tags, data } = typedLayout();
+    const peer = await ModbusPeer.start(
+      { kind: 'rtu', device: pair.device, baudRate: 19_200, parity: 'E' },
+      data,
+      7,
+    );
+    t.teardown(() => peer.kill());
+    const { driver, store } = modbusSubject({
+      transport: { kind: 'rtu', path: pair.host, baudRate: 19_200, parity: 'even' },
+      unitId: 7,
+      timeoutMs: 3000,
+      tags: [...tags, { name: 'Missing', table: 'inputRegister', address: 50 }],
+    });
+    t.teardown(() => driver.stop());
+    await driver.start();
+    await checkTyped(t, store, cases);
+    await until(() => quality(store, 'Dev/Missing') === 'Bad', 'the missing register is Bad');
+    t.is(store.require('Dev/Missing').reason, 'DeviceException');
+    t.is(store.require('Dev/In/u').value, 7, 'its block neighbours stay Good');
+    t.is(driver.status().counters?.timeouts, 0);
+    t.is(driver.status().counters?.malformed, 0);
+  },
+);
+
+rtuTest('RTU: a serial line that goes away turns the tags Unavailable', async (t) => {
+  const dir = await tempDir(t);
+  const pair = await PtyPair.open(dir);
+  t.teardown(() => pair.close());
+  const peer = await ModbusPeer.start({ kind: 'rtu', device: pair.device }, { hr: [5] });
+  t.teardown(() => peer.kill());
+  const { driver, store } = modbusSubject({
+    transport: { kind: 'rtu', path: pair.host },
+    tags: [{ name: 'A', table: 'holdingRegister', address: 0 }],
+  });
+  t.teardown(() => driver.stop());
+  await driver.start();
+  await until(() => quality(store, 'Dev/A') === 'Good', 'the value arrives');
+  t.is(store.require('Dev/A').value, 5);
+  await peer.kill();
+  await pair.close();
+  await until(() => quality(store, 'Dev/A') === 'Unavailable', 'the tag is Unavailable');
+  t.is(store.require('Dev/A').reason, 'Disconnected');
+  t.is(driver.status().state, 'Reconnecting');
+});

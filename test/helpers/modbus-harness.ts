@@ -1,0 +1,130 @@
+/**
+ * Shared set-up of the Modbus driver tests: a driver on a store and a manual clock, waits on
+ * real I/O, and a table of typed values whose registers pymodbus's payload builder encodes.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ByteOrder, ModbusValueType } from '../../drivers/modbus/codec.js';
+import { ModbusDriver, type ModbusDriverOptions } from '../../drivers/modbus/modbus-driver.js';
+import { type ModbusDriverConfig, modbusDriverSchema } from '../../drivers/modbus/schema.js';
+import { TagStore } from '../../src/tags/tag-store.js';
+import { captureLogs } from './log-capture.js';
+import { ManualClock } from './manual-clock.js';
+import { systemPython } from './modbus-peer.js';
+
+/** A driver under test. */
+export interface ModbusSubject {
+  driver: ModbusDriver;
+  store: TagStore;
+  clock: ManualClock;
+  logs: ReturnType<typeof captureLogs>;
+  config: ModbusDriverConfig;
+}
+
+/** Builds a driver named `Dev` (not started) from a partial config. */
+export function modbusSubject(
+  input: Record<string, unknown>,
+  options: ModbusDriverOptions = {},
+): ModbusSubject {
+  const clock = new ManualClock();
+  const store = new TagStore({ clock });
+  const logs = captureLogs();
+  const config = modbusDriverSchema.parse({ type: 'modbus', name: 'Dev', ...input });
+  const driver = new ModbusDriver(
+    config,
+    { store, clock, logger: logs.logger, stateDir: '/nonexistent' },
+    options,
+  );
+  return { driver, store, clock, logs, config };
+}
+
+/** Polls (real time) until `ready` holds. */
+export async function until(ready: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** One typed value: a tag of that type and order, and the value it must read. */
+export interface TypedCase {
+  name: string;
+  type: Exclude<ModbusValueType, 'bool' | 'bit'>;
+  order: ByteOrder;
+  value: number | string;
+  length?: number;
+}
+
+const orders: ByteOrder[] = ['ABCD', 'CDAB', 'BADC', 'DCBA'];
+const numeric: [TypedCase['type'], number][] = [
+  ['int16', -12_345],
+  ['uint16', 54_321],
+  ['int32', -123_456_789],
+  ['uint32', 3_456_789_012],
+  ['int64', -1_234_567_890_123_456],
+  // Above 2^53: read back rounded to the nearest double.
+  ['uint64', Number(12_345_678_901_234_567n)],
+  ['float32', -2.5],
+  ['float64', Math.PI],
+];
+
+/** Every numeric type and string in every byte order. */
+export function typedCases(): TypedCase[] {
+  const cases: TypedCase[] = [];
+  for (const order of orders) {
+    for (const [type, value] of numeric)
+      cases.push({ name: `${type}_${order}`, type, order, value });
+    cases.push({ name: `string_${order}`, type: 'string', order, value: 'Pump-7', length: 4 });
+  }
+  return cases;
+}
+
+/** What a case reads back as. */
+export function expectedValue(typed: TypedCase): number | string {
+  if (typed.type === 'uint64') return Number(12_345_678_901_234_567n);
+  return typed.value;
+}
+
+const payloadScript = fileURLToPath(new URL('./modbus-payload.py', import.meta.url));
+
+/** The registers of each case, encoded by pymodbus (test/helpers/modbus-payload.py). */
+export function encodeCases(cases: readonly TypedCase[]): number[][] {
+  // uint64 above 2^53 must reach Python exactly: JSON from JS would round it.
+  const json = `[${cases
+    .map((c) =>
+      JSON.stringify({ ...c, value: c.type === 'uint64' ? '@@' : c.value }).replace(
+        '"@@"',
+        '12345678901234567',
+      ),
+    )
+    .join(',')}]`;
+  const result = spawnSync(systemPython, [payloadScript, json], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`modbus-payload.py failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as number[][];
+}
+
+/**
+ * Lays the cases out one after the other in holding registers from `start`, one register apart
+ * (so the gaps are read through), and returns the tags and the register contents.
+ */
+export function layoutCases(
+  cases: readonly TypedCase[],
+  start = 0,
+): { tags: Record<string, unknown>[]; hr: number[] } {
+  const encoded = encodeCases(cases);
+  const hr: number[] = new Array(start).fill(0);
+  const tags: Record<string, unknown>[] = [];
+  cases.forEach((typed, index) => {
+    tags.push({
+      name: `Typed/${typed.name}`,
+      table: 'holdingRegister',
+      address: hr.length,
+      type: typed.type,
+      order: typed.order,
+      ...(typed.length !== undefined ? { length: typed.length } : {}),
+    });
+    hr.push(...(encoded[index] as number[]), 0xdead);
+  });
+  return { tags, hr };
+}

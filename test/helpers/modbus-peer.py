@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""A Modbus server for tests, built on Debian's python3-pymodbus (3.0): an implementation
+independent of modbus-serial. Served over TCP (127.0.0.1) or as RTU on a serial device (one end
+of a socat pty pair). The data store is zero-based (zero_mode=True): address 0 is the first
+value of each list; reading past the end of a list answers "illegal data address".
+
+Arguments:
+  --tcp PORT            serve Modbus TCP on 127.0.0.1:PORT (0 picks a free port)
+  --rtu DEVICE          serve Modbus RTU on DEVICE
+  --baud N --parity N|E|O --bytesize 7|8 --stopbits 1|2   serial settings (RTU)
+  --unit N              unit id served (default 1)
+  --data JSON           {"co": [0, 1], "di": [...], "hr": [...], "ir": [...]}
+Control: JSON lines on stdin.
+  {"op": "set", "table": "hr", "address": 0, "values": [1, 2]}
+Events: JSON lines on stdout.
+  {"event": "listening", "port": N} (TCP) or {"event": "listening", "device": "..."} (RTU)
+  {"event": "set"}
+The server exits when stdin closes.
+"""
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+import threading
+import types
+
+
+def install_serial_asyncio_shim():
+    """pymodbus.server imports serial_asyncio (python3-serial-asyncio), which Debian ships
+    separately; when it is missing, a minimal create_serial_connection on pyserial stands in."""
+    try:
+        import serial_asyncio  # noqa: F401
+        return
+    except ImportError:
+        pass
+    import serial
+
+    class SerialTransport(asyncio.Transport):
+        def __init__(self, loop, protocol, port):
+            super().__init__()
+            self._loop = loop
+            self._protocol = protocol
+            self.serial = port
+            self._closing = False
+            loop.add_reader(port.fileno(), self._read)
+
+        def _read(self):
+            try:
+                data = os.read(self.serial.fileno(), 4096)
+            except OSError:
+                data = b""
+            if data:
+                self._protocol.data_received(data)
+
+        def write(self, data):
+            os.write(self.serial.fileno(), data)
+
+        def is_closing(self):
+            return self._closing
+
+        def close(self):
+            if self._closing:
+                return
+            self._closing = True
+            self._loop.remove_reader(self.serial.fileno())
+            self.serial.close()
+
+    async def create_serial_connection(loop, protocol_factory, url, **kwargs):
+        port = serial.serial_for_url(url, **kwargs)
+        protocol = protocol_factory()
+        transport = SerialTransport(loop, protocol, port)
+        loop.call_soon(protocol.connection_made, transport)
+        return transport, protocol
+
+    module = types.ModuleType("serial_asyncio")
+    module.create_serial_connection = create_serial_connection
+    sys.modules["serial_asyncio"] = module
+
+
+install_serial_asyncio_shim()
+
+from pymodbus.datastore import (  # noqa: E402
+    ModbusSequentialDataBlock,
+    ModbusServerContext,
+    ModbusSlaveContext,
+)
+from pymodbus.server.async_io import ModbusSerialServer, ModbusTcpServer  # noqa: E402
+from pymodbus.transaction import ModbusRtuFramer, ModbusSocketFramer  # noqa: E402
+
+FUNCTION = {"co": 1, "di": 2, "hr": 3, "ir": 4}
+
+
+def emit(event):
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def watch_stdin(loop, slave, done):
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        request = json.loads(line)
+        if request.get("op") == "set":
+            def apply(request=request):
+                slave.setValues(FUNCTION[request["table"]], request["address"], request["values"])
+                emit({"event": "set"})
+            loop.call_soon_threadsafe(apply)
+    loop.call_soon_threadsafe(done.set)
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tcp", type=int)
+    parser.add_argument("--rtu")
+    parser.add_argument("--baud", type=int, default=9600)
+    parser.add_argument("--parity", default="N")
+    parser.add_argument("--bytesize", type=int, default=8)
+    parser.add_argument("--stopbits", type=int, default=1)
+    parser.add_argument("--unit", type=int, default=1)
+    parser.add_argument("--data", default="{}")
+    args = parser.parse_args()
+    data = json.loads(args.data)
+
+    def block(name):
+        values = data.get(name, [])
+        return ModbusSequentialDataBlock(0, values if values else [0])
+
+    slave = ModbusSlaveContext(
+        co=block("co"), di=block("di"), hr=block("hr"), ir=block("ir"), zero_mode=True
+    )
+    context = ModbusServerContext(slaves={args.unit: slave}, single=False)
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+    if args.rtu:
+        server = ModbusSerialServer(
+            context,
+            framer=ModbusRtuFramer,
+            port=args.rtu,
+            baudrate=args.baud,
+            parity=args.parity,
+            bytesize=args.bytesize,
+            stopbits=args.stopbits,
+            timeout=0,
+        )
+        await server.start()
+        emit({"event": "listening", "device": args.rtu})
+    else:
+        server = ModbusTcpServer(
+            context,
+            framer=ModbusSocketFramer,
+            address=("127.0.0.1", args.tcp or 0),
+            allow_reuse_address=True,
+        )
+        task = asyncio.create_task(server.serve_forever())
+        await server.serving
+        port = server.server.sockets[0].getsockname()[1]
+        emit({"event": "listening", "port": port})
+    threading.Thread(target=watch_stdin, args=(loop, slave, done), daemon=True).start()
+    await done.wait()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.CRITICAL)
+    asyncio.run(main())

@@ -1,0 +1,170 @@
+/**
+ * A real node-opcua server on loopback for the OPC UA driver tests: a few variables of every
+ * kind in its own namespace (`ns=1;s=<name>`), anonymous and user name identities, security
+ * None and SignAndEncrypt (Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss). Its
+ * certificate store is a folder the test keeps, so the certificate is generated once per file
+ * (a couple of seconds) and a restarted server keeps it.
+ */
+// Before node-opcua loads: its load-time warnings stay out of the test output.
+import '../../drivers/opcua/node-opcua-quiet.js';
+import { join } from 'node:path';
+import {
+  DataType,
+  MessageSecurityMode,
+  OPCUACertificateManager,
+  OPCUAServer,
+  SecurityPolicy,
+  StatusCode,
+  StatusCodes,
+  type UAVariable,
+  Variant,
+  VariantArrayType,
+} from 'node-opcua';
+
+/** A variable of the test server. */
+export interface TestVariable {
+  dataType: DataType;
+  value: unknown;
+  array?: boolean;
+}
+
+/** The variables every test server has, by name (NodeId `ns=1;s=<name>`). */
+export const testVariables: Record<string, TestVariable> = {
+  Temperature: { dataType: DataType.Double, value: 21.5 },
+  Counter: { dataType: DataType.Int32, value: 0 },
+  Running: { dataType: DataType.Boolean, value: true },
+  Mode: { dataType: DataType.String, value: 'Auto' },
+  Started: { dataType: DataType.DateTime, value: new Date('2026-01-02T03:04:05.678Z') },
+  Big: { dataType: DataType.Int64, value: [1, 2] },
+  Negative: { dataType: DataType.Int64, value: [0xffffffff, 0xfffffffe] },
+  Label: { dataType: DataType.LocalizedText, value: { text: 'Filling', locale: 'en' } },
+  Vector: { dataType: DataType.Double, value: [1, 2, 3], array: true },
+  Level: { dataType: DataType.Double, value: 1 },
+  Pressure: { dataType: DataType.Float, value: 2.5 },
+};
+
+/** The NodeId of a test variable. */
+export const testNodeId = (name: string) => `ns=1;s=${name}`;
+
+/** Options of {@link OpcuaTestServer.start}. */
+export interface OpcuaTestServerOptions {
+  /** The server's certificate store; keep it for a restart with the same certificate. */
+  pkiDir: string;
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** Accepted user names and passwords. Default: `operator` / `s3cret-pw`. */
+  users?: Record<string, string>;
+  /** Extra Double variables `Bulk0`, `Bulk1`, … (for many monitored items). Default 0. */
+  bulk?: number;
+  /** Accept any client certificate (default); false: only those in its trusted folder. */
+  trustClients?: boolean;
+  /** The server's MaxMonitoredItemsPerCall operation limit. Default: none. */
+  maxMonitoredItemsPerCall?: number;
+}
+
+/** The default user of the test server. */
+export const testUser = { username: 'operator', password: 's3cret-pw' };
+
+/** A running test server. */
+export class OpcuaTestServer {
+  private constructor(
+    private readonly server: OPCUAServer,
+    private readonly variables: Map<string, UAVariable>,
+    readonly port: number,
+    readonly pkiDir: string,
+  ) {}
+
+  /** Starts a server; resolves once it listens. */
+  static async start(options: OpcuaTestServerOptions): Promise<OpcuaTestServer> {
+    const certificates = new OPCUACertificateManager({
+      rootFolder: options.pkiDir,
+      automaticallyAcceptUnknownCertificate: options.trustClients ?? true,
+      disableFileWatchers: true,
+    });
+    await certificates.initialize();
+    const users = options.users ?? { [testUser.username]: testUser.password };
+    const server = new OPCUAServer({
+      port: options.port ?? 0,
+      hostname: '127.0.0.1',
+      alternateHostname: ['127.0.0.1'],
+      serverCertificateManager: certificates,
+      securityModes: [MessageSecurityMode.None, MessageSecurityMode.SignAndEncrypt],
+      securityPolicies: [
+        SecurityPolicy.None,
+        SecurityPolicy.Basic256Sha256,
+        SecurityPolicy.Aes128_Sha256_RsaOaep,
+        SecurityPolicy.Aes256_Sha256_RsaPss,
+      ],
+      allowAnonymous: true,
+      userManager: { isValidUser: (name: string, password: string) => users[name] === password },
+      buildInfo: { productName: 'tagd test server' },
+      ...(options.maxMonitoredItemsPerCall !== undefined
+        ? {
+            serverCapabilities: {
+              operationLimits: { maxMonitoredItemsPerCall: options.maxMonitoredItemsPerCall },
+            },
+          }
+        : {}),
+    });
+    await server.initialize();
+    const addressSpace = server.engine.addressSpace;
+    if (!addressSpace) throw new Error('the test server has no address space');
+    const namespace = addressSpace.getOwnNamespace();
+    const folder = namespace.addFolder(addressSpace.rootFolder.objects, { browseName: 'Plant' });
+    const variables = new Map<string, UAVariable>();
+    const all: [string, TestVariable][] = Object.entries(testVariables);
+    for (let i = 0; i < (options.bulk ?? 0); i++) {
+      all.push([`Bulk${i}`, { dataType: DataType.Double, value: i }]);
+    }
+    for (const [name, spec] of all) {
+      const variable = namespace.addVariable({
+        componentOf: folder,
+        browseName: name,
+        nodeId: `s=${name}`,
+        dataType: spec.dataType,
+        ...(spec.array ? { valueRank: 1 } : {}),
+      });
+      variable.setValueFromSource(variant(spec), StatusCodes.Good);
+      variables.set(name, variable);
+    }
+    await server.start();
+    const port = server.endpoints[0]?.port ?? 0;
+    return new OpcuaTestServer(server, variables, port, options.pkiDir);
+  }
+
+  /** `opc.tcp://127.0.0.1:<port>`. */
+  get endpointUrl(): string {
+    return `opc.tcp://127.0.0.1:${this.port}`;
+  }
+
+  /** The server's own certificate file (PEM). */
+  get certificateFile(): string {
+    return join(this.pkiDir, 'own', 'certs', 'certificate.pem');
+  }
+
+  /**
+   * Sets a variable's value and status, now. The status is a name of StatusCodes, e.g.
+   * `BadDeviceFailure` or `UncertainLastUsableValue`.
+   */
+  set(name: string, value: unknown, status = 'Good'): void {
+    const variable = this.variables.get(name);
+    if (!variable) throw new Error(`no test variable ${name}`);
+    const spec = testVariables[name] ?? { dataType: DataType.Double, value };
+    const code = (StatusCodes as unknown as Record<string, StatusCode>)[status];
+    if (!(code instanceof StatusCode)) throw new Error(`no status code ${status}`);
+    variable.setValueFromSource(variant({ ...spec, value }), code, new Date());
+  }
+
+  /** Shuts the server down at once (clients see the connection drop). */
+  async stop(): Promise<void> {
+    await this.server.shutdown(0);
+  }
+}
+
+function variant(spec: TestVariable): Variant {
+  return new Variant({
+    dataType: spec.dataType,
+    arrayType: spec.array ? VariantArrayType.Array : VariantArrayType.Scalar,
+    value: spec.value,
+  });
+}

@@ -1,0 +1,410 @@
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import type { HistoryBackend, LoggedSample } from '../../src/history/history-backend.js';
+import type { HistoryLogEntry } from '../../src/history/history-config.js';
+import { HistoryLogger, type HistoryLoggerOptions } from '../../src/history/history-logger.js';
+import { createSqliteBackend } from '../../src/history/sqlite-backend.js';
+import { Collections } from '../../src/tags/collections.js';
+import type { Quality, Sample, TagValue } from '../../src/tags/sample.js';
+import { TagStore } from '../../src/tags/tag-store.js';
+import { captureLogs } from '../helpers/log-capture.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const t0 = Date.UTC(2026, 0, 1);
+const day = 86_400_000;
+
+/**
+ * The real sqlite backend behind a thin wrapper that counts appends and, while `down` is set,
+ * throws instead of appending (or, with `hang`, never answers), as an unreachable database.
+ */
+class FlakyBackend implements HistoryBackend {
+  down = false;
+  hang = false;
+  appendCalls = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  /** Resolves the appends held by `hang`. */
+  readonly releases: (() => void)[] = [];
+  constructor(readonly inner: HistoryBackend) {}
+  start() {
+    return this.inner.start();
+  }
+  stop() {
+    return this.inner.stop();
+  }
+  async append(samples: readonly LoggedSample[]) {
+    this.appendCalls++;
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      if (this.hang) await new Promise<void>((resolve) => this.releases.push(resolve));
+      if (this.down) throw new Error('connection refused');
+      await this.inner.append(samples);
+    } finally {
+      this.inFlight--;
+    }
+  }
+  raw = (...args: Parameters<HistoryBackend['raw']>) => this.inner.raw(...args);
+  aggregate = (...args: Parameters<HistoryBackend['aggregate']>) => this.inner.aggregate(...args);
+  count = (...args: Parameters<HistoryBackend['count']>) => this.inner.count(...args);
+  tagIds = (pattern: string) => this.inner.tagIds(pattern);
+  lastSeq = () => this.inner.lastSeq();
+  deleteBefore = (beforeMs: number) => this.inner.deleteBefore(beforeMs);
+}
+
+interface Setup {
+  clock: ManualClock;
+  store: TagStore;
+  backend: FlakyBackend;
+  history: HistoryLogger;
+  logs: ReturnType<typeof captureLogs>;
+  collections: Collections;
+  /** Writes samples stamped with the clock's now. */
+  write(...samples: [string, TagValue | undefined, Quality?][]): void;
+  /** Every stored sample of a tag, in time order. */
+  stored(fullTagId: string): Promise<LoggedSample[]>;
+  /** Advances the clock and lets the appends it started finish. */
+  tick(ms?: number): Promise<void>;
+}
+
+async function setup(
+  t: ExecutionContext,
+  entries: HistoryLogEntry[],
+  options: Partial<HistoryLoggerOptions> = {},
+): Promise<Setup> {
+  const clock = new ManualClock(t0);
+  const store = new TagStore({ clock });
+  const logs = captureLogs();
+  const backend = new FlakyBackend(
+    createSqliteBackend({ file: join(await tempDir(t), 'h.db'), logger: logs.logger }),
+  );
+  await backend.start();
+  const collections = new Collections(store, [{ name: 'Line1', members: ['Line1/**'] }]);
+  await collections.start();
+  const history = new HistoryLogger({
+    backend,
+    store,
+    collections,
+    entries,
+    retentionDays: 30,
+    bufferLimit: 1_000,
+    clock,
+    logger: logs.logger,
+    ...options,
+  });
+  await history.start();
+  t.teardown(async () => {
+    backend.down = false;
+    backend.hang = false;
+    for (const release of backend.releases) release();
+    await history.stop();
+    await backend.stop();
+  });
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  return {
+    clock,
+    store,
+    backend,
+    history,
+    logs,
+    collections,
+    write: (...samples) =>
+      store.write(
+        samples.map(([fullTagId, value, quality = 'Good']): Sample => {
+          const sample: Sample = {
+            fullTagId,
+            utcTimestamp: new Date(clock.now()).toISOString(),
+            quality,
+          };
+          if (value !== undefined) sample.value = value;
+          return sample;
+        }),
+      ),
+    stored: async (fullTagId) =>
+      (
+        await backend.inner.raw({ tagIds: [fullTagId], startMs: 0, stopMs: t0 * 2, limit: 1e6 })
+      ).map(({ seq: _seq, ...rest }) => rest),
+    tick: async (ms = 1000) => {
+      clock.advance(ms);
+      for (let i = 0; i < 5; i++) await settle();
+    },
+  };
+}
+
+const onChange = (source: string, deadband?: number): HistoryLogEntry => ({
+  source,
+  mode: 'onChange',
+  ...(deadband !== undefined ? { deadband } : {}),
+});
+
+test('onChange logs the first sample and every change of value or quality, not re-reads', async (t) => {
+  const s = await setup(t, [onChange('Line1/**')]);
+  s.write(['Line1/a', 1]);
+  await s.tick(100);
+  s.write(['Line1/a', 1]); // same value, new timestamp: not a change
+  await s.tick(100);
+  s.write(['Line1/a', 2]);
+  await s.tick(100);
+  s.write(['Line1/a', undefined, 'Bad']);
+  await s.tick(100);
+  s.write(['Line1/a', 2]);
+  s.write(['Other/x', 5]); // not covered by any entry
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/a')).map((x) => [x.epochMs - t0, x.quality, x.value]),
+    [
+      [0, 'Good', 1],
+      [200, 'Good', 2],
+      [300, 'Bad', undefined],
+      [400, 'Good', 2],
+    ],
+  );
+  t.deepEqual(await s.stored('Other/x'), []);
+});
+
+test('deadband: a number logs when it moved more than the deadband from the last logged value; a quality change always logs', async (t) => {
+  const s = await setup(t, [onChange('Line1/**', 0.5)]);
+  for (const value of [10, 10.3, 10.5, 10.6, 10.9, 11.2, 11.2]) {
+    s.write(['Line1/temp', value]);
+    await s.tick(10);
+  }
+  s.write(['Line1/temp', 11.3, 'Stale']);
+  await s.tick(10);
+  s.write(['Line1/flag', true]);
+  await s.tick(10);
+  s.write(['Line1/flag', false]); // not a number: any change logs
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/temp')).map((x) => [x.quality, x.value]),
+    [
+      ['Good', 10],
+      ['Good', 10.6], // 10.3 and 10.5 are within 0.5 of 10 (0.5 is not "more than")
+      ['Good', 11.2], // 10.9 is within 0.5 of 10.6; creeping does not accumulate
+      ['Stale', 11.3],
+    ],
+  );
+  t.deepEqual(
+    (await s.stored('Line1/flag')).map((x) => x.value),
+    [true, false],
+  );
+});
+
+test('several entries covering a tag: the finest deadband wins', async (t) => {
+  const s = await setup(t, [onChange('Line1/**', 5), onChange('Line1/fine', 0.1)]);
+  for (const value of [1, 1.2, 1.25]) {
+    s.write(['Line1/fine', value], ['Line1/coarse', value]);
+    await s.tick(10);
+  }
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/fine')).map((x) => x.value),
+    [1, 1.2],
+  );
+  t.deepEqual(
+    (await s.stored('Line1/coarse')).map((x) => x.value),
+    [1],
+  );
+});
+
+test('interval: the current sample of every covered tag every N seconds, stamped with the sampling time', async (t) => {
+  const s = await setup(t, [{ source: 'Line1/*', mode: 'interval', intervalSeconds: 5 }]);
+  s.write(['Line1/a', 1], ['Line1/b', 'x'], ['Line1/deep/c', 3]);
+  await s.tick(4_000);
+  t.deepEqual(await s.stored('Line1/a'), [], 'nothing before the first interval');
+  s.write(['Line1/a', 2]);
+  s.write(['Line1/a', 3]); // changes between samples are not logged
+  await s.tick(1_000);
+  await s.tick(5_000);
+  s.write(['Line1/a', undefined, 'Unavailable']);
+  await s.tick(5_000);
+  await s.tick(1_000);
+  t.deepEqual(
+    (await s.stored('Line1/a')).map((x) => [x.epochMs - t0, x.quality, x.value]),
+    [
+      [5_000, 'Good', 3],
+      [10_000, 'Good', 3],
+      [15_000, 'Unavailable', undefined],
+    ],
+  );
+  t.deepEqual(
+    (await s.stored('Line1/b')).map((x) => x.value),
+    ['x', 'x', 'x'],
+  );
+  t.deepEqual(await s.stored('Line1/deep/c'), [], '* is one segment');
+});
+
+test('a collection entry logs its members and follows the collection when it is replaced', async (t) => {
+  const s = await setup(t, [{ collection: 'Line1', mode: 'onChange' }]);
+  s.write(['Line1/a', 1], ['Line2/b', 1]);
+  await s.tick(10);
+  s.collections.put({ name: 'Line1', members: ['Line2/**'] });
+  s.write(['Line1/a', 2], ['Line2/b', 2]);
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/a')).map((x) => x.value),
+    [1],
+  );
+  t.deepEqual(
+    (await s.stored('Line2/b')).map((x) => x.value),
+    [2],
+  );
+});
+
+test('tags already in the store when logging starts are logged once at start', async (t) => {
+  const clock = new ManualClock(t0);
+  const store = new TagStore({ clock });
+  store.write([
+    { fullTagId: 'Pre/a', utcTimestamp: new Date(t0 - 5).toISOString(), quality: 'Good', value: 7 },
+  ]);
+  const logs = captureLogs();
+  const backend = createSqliteBackend({
+    file: join(await tempDir(t), 'h.db'),
+    logger: logs.logger,
+  });
+  await backend.start();
+  const history = new HistoryLogger({
+    backend,
+    store,
+    entries: [onChange('Pre/**')],
+    retentionDays: 30,
+    bufferLimit: 1000,
+    clock,
+    logger: logs.logger,
+  });
+  await history.start();
+  await history.stop();
+  const read = await backend.raw({ tagIds: ['Pre/a'], startMs: 0, stopMs: t0, limit: 10 });
+  t.deepEqual(
+    read.map((x) => [x.epochMs, x.value]),
+    [[t0 - 5, 7]],
+  );
+  await backend.stop();
+});
+
+test('batching: writes within a flush period go in one transaction, at most one per second', async (t) => {
+  const s = await setup(t, [onChange('**')]);
+  for (let second = 0; second < 5; second++) {
+    for (let i = 0; i < 20; i++) {
+      s.write([`Batch/t${i}`, second * 100 + i]);
+      await s.tick(40);
+    }
+    await s.tick(200); // 20 × 40 ms + 200 ms = one second
+  }
+  t.true(s.backend.appendCalls <= 5, `${s.backend.appendCalls} appends in 5 s`);
+  t.true(s.backend.appendCalls >= 4);
+  t.is(s.history.stats().transactions, s.backend.appendCalls);
+  t.is(s.history.stats().appended, 100);
+  t.is(await s.backend.inner.count({ tagIds: ['Batch/t3'], startMs: 0, stopMs: t0 * 2 }), 5);
+});
+
+test('a down backend: samples are buffered up to the bound, the oldest dropped with a counter and one log line; all resumes when it is back', async (t) => {
+  const s = await setup(t, [onChange('**')], { bufferLimit: 10 });
+  s.backend.down = true;
+  for (let i = 0; i < 25; i++) {
+    s.write(['Down/a', i]);
+    await s.tick(300);
+  }
+  const stats = s.history.stats();
+  t.is(stats.buffered, 10);
+  t.is(stats.dropped, 15);
+  t.true(stats.failedAppends >= 5, 'retried every flush');
+  t.is(stats.appended, 0);
+  t.is(s.logs.lines.filter((line) => /buffer full/.test(line.msg ?? '')).length, 1);
+  t.is(s.logs.lines.filter((line) => /refused an append/.test(line.msg ?? '')).length, 1);
+  s.backend.down = false;
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Down/a')).map((x) => x.value),
+    [15, 16, 17, 18, 19, 20, 21, 22, 23, 24],
+    'the newest samples are kept, in order',
+  );
+  const recovered = s.logs.lines.find((line) => /accepts appends again;/.test(line.msg ?? ''));
+  t.is(recovered?.dropped, 15);
+  t.is(s.history.stats().buffered, 0);
+});
+
+test('a hanging backend never blocks writers: one append at a time, the buffer stays bounded', async (t) => {
+  const s = await setup(t, [onChange('**')], { bufferLimit: 50 });
+  s.backend.hang = true;
+  const began = performance.now();
+  for (let i = 0; i < 500; i++) {
+    s.write(['Hang/a', i]);
+    await s.tick(100);
+  }
+  t.true(performance.now() - began < 20_000);
+  t.is(s.backend.maxInFlight, 1, 'appends are not piled up');
+  t.is(s.backend.appendCalls, 1);
+  t.true(s.history.stats().buffered <= 50);
+  t.true(s.history.stats().dropped > 0);
+  // Released (as a driver's socket timeout would), the held batch and the buffer get stored.
+  s.backend.hang = false;
+  for (const release of s.backend.releases) release();
+  await s.history.flush();
+  t.true((await s.stored('Hang/a')).length > 0);
+});
+
+test('retention deletes samples older than retentionDays at start and then hourly', async (t) => {
+  const clock = new ManualClock(t0);
+  const store = new TagStore({ clock });
+  const logs = captureLogs();
+  const backend = createSqliteBackend({
+    file: join(await tempDir(t), 'h.db'),
+    logger: logs.logger,
+  });
+  await backend.start();
+  t.teardown(() => backend.stop());
+  await backend.append([
+    { fullTagId: 'Ret/a', epochMs: t0 - 3 * day, quality: 'Good', value: 1 },
+    { fullTagId: 'Ret/a', epochMs: t0 - 2 * day + 30 * 60_000, quality: 'Good', value: 2 },
+    { fullTagId: 'Ret/a', epochMs: t0 - day, quality: 'Good', value: 3 },
+  ]);
+  const history = new HistoryLogger({
+    backend,
+    store,
+    entries: [],
+    retentionDays: 2,
+    bufferLimit: 1000,
+    clock,
+    logger: logs.logger,
+  });
+  await history.start();
+  await history.flush();
+  const values = async () =>
+    (await backend.raw({ tagIds: ['Ret/a'], startMs: 0, stopMs: t0 * 2, limit: 10 })).map(
+      (x) => x.value,
+    );
+  t.deepEqual(await values(), [2, 3], 'at start');
+  clock.advance(3_600_000);
+  await history.flush();
+  t.deepEqual(await values(), [3], 'an hour later');
+  t.truthy(logs.lines.find((line) => line.msg === 'history retention deleted old samples'));
+  await history.stop();
+  t.is(clock.pendingTimers(), 0);
+});
+
+test('stop appends what is still buffered', async (t) => {
+  const s = await setup(t, [onChange('**')]);
+  s.write(['Stop/a', 1]);
+  await s.tick(500);
+  s.write(['Stop/a', 2]);
+  await s.history.stop();
+  t.deepEqual(
+    (await s.stored('Stop/a')).map((x) => x.value),
+    [1, 2],
+  );
+  t.is(s.clock.pendingTimers(), 0);
+});
+
+test('stop gives up on a backend that no longer answers, after stopTimeoutMs', async (t) => {
+  const s = await setup(t, [onChange('**')], { stopTimeoutMs: 5_000 });
+  s.backend.hang = true;
+  s.write(['Gone/a', 1], ['Gone/b', 1]);
+  const stopping = s.history.stop(); // its final append hangs
+  await new Promise((resolve) => setImmediate(resolve));
+  s.clock.advance(5_000);
+  await stopping;
+  const warning = s.logs.lines.find((line) => /did not finish its append/.test(line.msg ?? ''));
+  t.is(warning?.inFlight, 2);
+  t.is(s.clock.pendingTimers(), 0);
+});
