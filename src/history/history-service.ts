@@ -19,6 +19,7 @@ import type {
 } from './history-backend.js';
 import type { HistoryConfig } from './history-config.js';
 import { HistoryLogger, type HistoryLoggerStats } from './history-logger.js';
+import { isUnreachableError, OpenOnUseBackend } from './open-on-use-backend.js';
 
 /** What {@link HistoryService} works with. */
 export interface HistoryServiceOptions {
@@ -40,11 +41,12 @@ export class HistoryService {
   private readonly logger: Logger;
 
   constructor(options: HistoryServiceOptions) {
-    this.backend = options.backend;
+    // Opened on use: a database that is unreachable at start is retried at each flush and read.
+    this.backend = new OpenOnUseBackend(options.backend);
     this.store = options.store;
     this.logger = options.logger;
     this.historyLogger = new HistoryLogger({
-      backend: options.backend,
+      backend: this.backend,
       store: options.store,
       ...(options.collections ? { collections: options.collections } : {}),
       entries: options.config.log,
@@ -58,9 +60,24 @@ export class HistoryService {
     });
   }
 
-  /** Opens the backend, then starts logging. */
+  /**
+   * Opens the backend, then starts logging. A backend that cannot be reached (a central
+   * PostgreSQL server that is down) does not stop the daemon: logging starts anyway, samples
+   * are buffered up to the bound, and every flush tries to open the backend again.
+   * @throws the backend's error when it is not a connection problem (a wrong password, a
+   * folder that cannot hold the SQLite file): retrying cannot mend those.
+   */
   async start(): Promise<void> {
-    await this.backend.start();
+    try {
+      await this.backend.start();
+    } catch (error) {
+      if (!isUnreachableError(error)) throw error;
+      this.logger.error(
+        { err: error },
+        'history backend unreachable at start; samples are buffered in memory and the ' +
+          'connection is retried at every flush',
+      );
+    }
     try {
       await this.historyLogger.start();
     } catch (error) {

@@ -60,6 +60,8 @@ export interface OpcuaTestServerOptions {
   trustClients?: boolean;
   /** The server's MaxMonitoredItemsPerCall operation limit. Default: none. */
   maxMonitoredItemsPerCall?: number;
+  /** More variables, by string identifier (NodeId `ns=1;s=<name>`), e.g. an example profile's. */
+  variables?: Record<string, TestVariable>;
 }
 
 /** The default user of the test server. */
@@ -70,6 +72,7 @@ export class OpcuaTestServer {
   private constructor(
     private readonly server: OPCUAServer,
     private readonly variables: Map<string, UAVariable>,
+    private readonly specs: Map<string, TestVariable>,
     readonly port: number,
     readonly pkiDir: string,
   ) {}
@@ -112,7 +115,10 @@ export class OpcuaTestServer {
     const namespace = addressSpace.getOwnNamespace();
     const folder = namespace.addFolder(addressSpace.rootFolder.objects, { browseName: 'Plant' });
     const variables = new Map<string, UAVariable>();
-    const all: [string, TestVariable][] = Object.entries(testVariables);
+    const all: [string, TestVariable][] = [
+      ...Object.entries(testVariables),
+      ...Object.entries(options.variables ?? {}),
+    ];
     for (let i = 0; i < (options.bulk ?? 0); i++) {
       all.push([`Bulk${i}`, { dataType: DataType.Double, value: i }]);
     }
@@ -129,7 +135,7 @@ export class OpcuaTestServer {
     }
     await server.start();
     const port = server.endpoints[0]?.port ?? 0;
-    return new OpcuaTestServer(server, variables, port, options.pkiDir);
+    return new OpcuaTestServer(server, variables, new Map(all), port, options.pkiDir);
   }
 
   /** `opc.tcp://127.0.0.1:<port>`. */
@@ -149,7 +155,7 @@ export class OpcuaTestServer {
   set(name: string, value: unknown, status = 'Good'): void {
     const variable = this.variables.get(name);
     if (!variable) throw new Error(`no test variable ${name}`);
-    const spec = testVariables[name] ?? { dataType: DataType.Double, value };
+    const spec = this.specs.get(name) ?? { dataType: DataType.Double, value };
     const code = (StatusCodes as unknown as Record<string, StatusCode>)[status];
     if (!(code instanceof StatusCode)) throw new Error(`no status code ${status}`);
     variable.setValueFromSource(variant({ ...spec, value }), code, new Date());
