@@ -59,6 +59,19 @@ export interface BenchmarkCase {
  */
 export type CaseInfo = Pick<BenchmarkCase, 'name' | 'unit' | 'unitsPerIteration' | 'budget'>;
 
+/**
+ * A case that measures itself asynchronously and returns its result in the harness's format,
+ * for work that is neither a synchronous loop nor an HTTP load (e.g. bench/opcua.bench.ts:
+ * client CPU per notification from a server in a child process; bench/history-postgres.bench.ts:
+ * round trips to a database server).
+ */
+export interface MeasuredCase extends CaseInfo {
+  /** Marks the case for `bench/run.ts`. */
+  kind: 'measured';
+  /** Sets up, measures both sides, tears down, and returns the result. */
+  measure(): Promise<CaseResult>;
+}
+
 /** Tuning of the measurement. */
 export interface HarnessOptions {
   /** Intended duration of one timed sample, in milliseconds. Default: 150. */

@@ -8,32 +8,23 @@
  * - `postgres aggregate 1 day`: a day of one tag at 1 s (86,400 samples) aggregated to
  *   1-minute Avg windows in SQL, against reading the same day raw and averaging in JS.
  *
- * The cases are asynchronous and bench/harness.ts times synchronous code only, so this file
- * measures them itself the same way (calibrate, warm up, alternate the sides sample by sample,
- * medians) and prints with the harness's report format. Run it directly:
- *
- *     npx tsx bench/history-postgres.bench.ts
- *
- * Its `cases` export is empty, so `npm run bench` (which imports every bench file) skips it.
+ * The cases are asynchronous and bench/harness.ts times synchronous code only, so they are
+ * `measured` cases: this file measures them the same way (calibrate, warm up, alternate the
+ * sides sample by sample, medians) and returns results in the harness's format. Each case
+ * starts and removes its own server. `npm run bench -- postgres`.
  */
-import os from 'node:os';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { pino } from 'pino';
 import { systemClock } from '../src/clock.js';
 import type { HistoryBackend, LoggedSample } from '../src/history/history-backend.js';
 import { createPostgresBackend } from '../src/history/postgres-backend.js';
-import { startPostgresServer } from '../test/helpers/postgres-server.js';
-import {
-  type BenchmarkBudget,
-  type BenchmarkCase,
-  type CaseResult,
-  formatReport,
-  type SideResult,
-} from './harness.js';
+import { type PostgresServer, startPostgresServer } from '../test/helpers/postgres-server.js';
+import type { BenchmarkBudget, CaseResult, MeasuredCase, SideResult } from './harness.js';
 
-/** Empty: these cases are asynchronous and run only when this file is run directly. */
-export const cases: BenchmarkCase[] = [];
+const appendBudget: BenchmarkBudget = {
+  minRatio: 3,
+  description: 'batching must beat row-by-row inserts clearly',
+};
 
 /** One side of an asynchronous case. */
 interface AsyncSide {
@@ -215,7 +206,7 @@ async function appendCase(subjectUrl: string, baselineUrl: string): Promise<Asyn
         }
       },
     },
-    budget: { minRatio: 3, description: 'batching must beat row-by-row inserts clearly' },
+    budget: appendBudget,
     async verify() {
       const stored = await subject.count({ tagIds: tags, startMs: base + 1, stopMs: clockMs });
       if (stored !== appended) throw new Error(`appended ${appended}, stored ${stored}`);
@@ -289,34 +280,39 @@ async function aggregateCase(url: string): Promise<AsyncCase> {
   };
 }
 
-async function main(): Promise<void> {
-  const server = await startPostgresServer();
-  try {
-    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-    process.stdout.write(
-      `tagd benchmarks — Node ${process.version}, ${cpu}, ${os.availableParallelism()} cores, ` +
-        `load average ${os
-          .loadavg()
-          .map((load) => load.toFixed(2))
-          .join(' ')}\n` +
-        `${server.psql('SHOW server_version')} (throw-away cluster, fsync off), ` +
-        'asynchronous cases measured by bench/history-postgres.bench.ts itself\n\n',
-    );
-    const results: CaseResult[] = [];
-    for (const make of [
-      async () => appendCase(await server.createDatabase(), await server.createDatabase()),
-      async () => aggregateCase(await server.createDatabase()),
-    ]) {
-      const benchmark = await make();
-      process.stdout.write(`running ${benchmark.name} …\n`);
-      results.push(await runAsyncCase(benchmark));
-    }
-    process.stdout.write(`\n${formatReport(results)}`);
-  } finally {
-    await server.destroy();
-  }
+/** A case that runs on a throw-away server of its own. */
+function onOwnServer(
+  info: Pick<MeasuredCase, 'name' | 'unit' | 'budget'>,
+  make: (server: PostgresServer) => Promise<AsyncCase>,
+): MeasuredCase {
+  return {
+    kind: 'measured',
+    ...info,
+    async measure() {
+      const server = await startPostgresServer();
+      try {
+        process.stdout.write(
+          `  (${server.psql('SHOW server_version').trim()}, throw-away cluster, fsync off)\n`,
+        );
+        return await runAsyncCase(await make(server));
+      } finally {
+        await server.destroy();
+      }
+    },
+  };
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await main();
-}
+/** The cases, for bench/run.ts (`measured`: each runs itself against its own server). */
+export const cases: MeasuredCase[] = [
+  onOwnServer(
+    {
+      name: 'postgres append',
+      unit: 'samples',
+      budget: appendBudget,
+    },
+    async (server) => appendCase(await server.createDatabase(), await server.createDatabase()),
+  ),
+  onOwnServer({ name: 'postgres aggregate 1 day', unit: 'samples' }, async (server) =>
+    aggregateCase(await server.createDatabase()),
+  ),
+];

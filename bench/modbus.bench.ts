@@ -16,7 +16,7 @@
  */
 import { pino } from 'pino';
 import { startModbusBenchServer } from '../test/helpers/modbus-bench-server.js';
-import type { CaseResult, SideResult } from './harness.js';
+import type { CaseResult, MeasuredCase, SideResult } from './harness.js';
 
 /** Registers polled (one uint16 tag each), from address 0. */
 const registerCount = 10_000;
@@ -232,4 +232,4 @@ async function measure(): Promise<CaseResult> {
 }
 
 /** The case, for bench/run.ts (a `measured` case: it runs itself). */
-export const cases = [{ kind: 'measured' as const, ...info, measure }];
+export const cases: MeasuredCase[] = [{ kind: 'measured', ...info, measure }];

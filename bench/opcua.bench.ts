@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import type { CaseResult, SideResult } from './harness.js';
+import type { CaseResult, MeasuredCase, SideResult } from './harness.js';
 
 /** Monitored items (server variables), as the issue asks. */
 const itemCount = 10_000;
@@ -264,4 +264,4 @@ async function measure(): Promise<CaseResult> {
 }
 
 /** The case, for bench/run.ts (a `measured` case: it runs itself). */
-export const cases = [{ kind: 'measured' as const, ...info, measure }];
+export const cases: MeasuredCase[] = [{ kind: 'measured', ...info, measure }];

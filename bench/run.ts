@@ -13,25 +13,15 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   type BenchmarkCase,
-  type CaseInfo,
   type CaseResult,
   formatReport,
+  type MeasuredCase,
   runCase,
 } from './harness.js';
 import { isLoadCase, type LoadCase, runLoadCase } from './load-harness.js';
 
 /** A case of any kind: timed synchronous code, an HTTP load (bench/load-harness.ts), or measured. */
 type AnyCase = BenchmarkCase | LoadCase | MeasuredCase;
-
-/**
- * A case that measures itself asynchronously and returns its result in the harness's format,
- * for work that is neither a synchronous loop nor an HTTP load (e.g. bench/opcua.bench.ts:
- * client CPU per notification from a server in a child process).
- */
-interface MeasuredCase extends CaseInfo {
-  kind: 'measured';
-  measure(): Promise<CaseResult>;
-}
 
 function isMeasuredCase(value: AnyCase): value is MeasuredCase {
   return (value as { kind?: unknown }).kind === 'measured';
