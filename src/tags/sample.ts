@@ -28,7 +28,10 @@ export interface SampleMetadata {
   description?: string;
   /** Where the value comes from, e.g. `modbus:10.0.0.5:502/HR40001`. */
   source?: string;
-  /** Label of an enumerated value (DBC VAL_), e.g. `Running`. */
+  /**
+   * Text form of the value: the label of an enumerated value (DBC VAL_), e.g. `Running`, or
+   * the exact decimal of a 64-bit integer beyond ±2^53 whose `value` is the nearest double.
+   */
   valueText?: string;
 }
 
