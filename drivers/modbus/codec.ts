@@ -64,7 +64,7 @@ function reorder(data: Uint8Array, offset: number, registers: number, order: Byt
 /**
  * Decodes a register value (every type but `bool`) starting at byte `offset` of `data`, the
  * data bytes of a read-registers answer. Numbers come back raw, before scale and offset;
- * 64-bit integers beyond 2^53 are rounded to the nearest double.
+ * 64-bit integers beyond 2^53 are rounded to the nearest double (see {@link exactInteger}).
  * @param bit bit of the register for `bit`, 0 = least significant.
  * @param length registers of a `string`.
  */
@@ -108,6 +108,25 @@ export function decodeRegisters(
     case 'string':
       return decodeString(data, offset, length, order === 'BADC' || order === 'DCBA');
   }
+}
+
+/** 2^53: up to this magnitude every integer is a double; beyond it doubles skip integers. */
+const exactLimit = 2n ** 53n;
+
+/**
+ * The exact decimal of an `int64` or `uint64` at byte `offset` of `data` when its magnitude
+ * exceeds 2^53, so that {@link decodeRegisters} had to round it; undefined when the double is
+ * exact. The driver reports it as `metadata.valueText` beside the rounded value.
+ */
+export function exactInteger(
+  data: Uint8Array,
+  offset: number,
+  type: 'int64' | 'uint64',
+  order: ByteOrder,
+): string | undefined {
+  reorder(data, offset, 4, order);
+  const value = type === 'int64' ? view.getBigInt64(0) : view.getBigUint64(0);
+  return value > exactLimit || value < -exactLimit ? value.toString() : undefined;
 }
 
 /** Two 8-bit characters per register (ISO 8859-1), cut at the first NUL. */

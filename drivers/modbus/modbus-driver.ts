@@ -9,7 +9,7 @@
 import type { TimerHandle } from '../../src/clock.js';
 import type { Sample } from '../../src/tags/sample.js';
 import type { Driver, DriverDeps, DriverState, DriverStatus } from '../driver.js';
-import { decodeBit, decodeRegisters } from './codec.js';
+import { decodeBit, decodeRegisters, exactInteger } from './codec.js';
 import {
   type ModbusTagState,
   type PlannedRequest,
@@ -19,8 +19,8 @@ import {
   tagStates,
 } from './poll-plan.js';
 import { illegalDataAddress, ModbusRequestError } from './request-error.js';
-import type { ModbusDriverConfig } from './schema.js';
-import { ModbusConnection } from './transports/connection.js';
+import type { ModbusDriverConfig, ModbusTransportConfig } from './schema.js';
+import { type ConnectionEvents, ModbusConnection } from './transports/connection.js';
 import type { ModbusFramer } from './transports/framer.js';
 import { MbapFramer } from './transports/mbap-framer.js';
 import { RtuFramer } from './transports/rtu-framer.js';
@@ -40,8 +40,19 @@ export interface ModbusCounters {
   exceptions: number;
   /** Requests without an answer within timeoutMs. */
   timeouts: number;
-  /** Answers that did not fit their request. */
+  /** Answers that did not fit their request (function code, byte count). */
   malformed: number;
+  /**
+   * Bytes the framer dropped as no answer at all: an RTU frame with a wrong CRC or an unknown
+   * function code, an MBAP header with a protocol id other than 0 or a length outside 2–254
+   * (which also drops the connection: the stream is out of step).
+   */
+  malformedFrames: number;
+  /**
+   * Answers that matched no request in flight, dropped: late after a timeout, a wrong
+   * transaction id, another unit's.
+   */
+  unmatchedAnswers: number;
   /** Blocks refused with "illegal data address" and since read one tag per request. */
   blocksSplit: number;
   /** Connections lost or given up after repeated timeouts. */
@@ -70,9 +81,20 @@ export class ModbusDriver implements Driver {
     exceptions: 0,
     timeouts: 0,
     malformed: 0,
+    malformedFrames: 0,
+    unmatchedAnswers: 0,
     blocksSplit: 0,
     disconnects: 0,
     connectsFailed: 0,
+  };
+  private readonly connectionEvents: ConnectionEvents = {
+    malformedFrame: (reason) => {
+      this.counters.malformedFrames++;
+      this.deps.logger.debug({ reason }, 'Modbus frame dropped');
+    },
+    unmatchedAnswer: () => {
+      this.counters.unmatchedAnswers++;
+    },
   };
   private tags: ModbusTagState[] = [];
   private groups: PollGroup[] = [];
@@ -204,6 +226,13 @@ export class ModbusDriver implements Driver {
     return this.config.transport.kind === 'tcp' ? new MbapFramer() : new RtuFramer();
   }
 
+  /** How long an RTU line must be silent after a timeout before the next request, ms. */
+  private quietAfterTimeoutMs(): number {
+    const transport = this.config.transport;
+    if (transport.kind === 'tcp') return 0;
+    return Math.max(rtuSilentInterval(transport), transport.turnaroundMs);
+  }
+
   private async connect(run: number): Promise<void> {
     if (run !== this.run) return;
     this.attempts++;
@@ -217,7 +246,9 @@ export class ModbusDriver implements Driver {
         {
           timeoutMs: this.config.timeoutMs,
           maxInFlight: this.config.maxConcurrentRequests,
+          quietAfterTimeoutMs: this.quietAfterTimeoutMs(),
           clock: this.deps.clock,
+          events: this.connectionEvents,
         },
         (error) => {
           if (run === this.run && connection !== undefined && connection === this.connection)
@@ -411,6 +442,8 @@ export class ModbusDriver implements Driver {
       const config = tag.config;
       const offset = config.address - request.start;
       let value: number | boolean | string;
+      // The exact decimal of a 64-bit integer the double had to round.
+      let text: string | undefined;
       if (tag.type === 'bool') value = decodeBit(data, offset);
       else {
         value = decodeRegisters(
@@ -424,14 +457,22 @@ export class ModbusDriver implements Driver {
         if (typeof value === 'number') {
           if (config.scale !== 1 || config.offset !== 0)
             value = value * config.scale + config.offset;
+          // Only an unscaled count is worth its exact digits; a scaled one is a measurement.
+          else if (tag.type === 'int64' || tag.type === 'uint64')
+            text = exactInteger(data, offset * 2, tag.type, config.order);
           if (!Number.isFinite(value)) {
             this.bad([tag], 'DecodeError', 'The register holds NaN or an infinity.', samples);
             continue;
           }
           if (config.deadband !== undefined) {
             const last = tag.lastReported;
-            if (last !== undefined && Math.abs(value - last) <= config.deadband) value = last;
-            else tag.lastReported = value;
+            if (last !== undefined && Math.abs(value - last) <= config.deadband) {
+              value = last;
+              text = tag.lastReportedText;
+            } else {
+              tag.lastReported = value;
+              tag.lastReportedText = text;
+            }
           }
         }
       }
@@ -440,7 +481,7 @@ export class ModbusDriver implements Driver {
         utcTimestamp,
         quality: 'Good',
         value,
-        metadata: tag.metadata,
+        metadata: text === undefined ? tag.metadata : { ...tag.metadata, valueText: text },
       });
     }
   }
@@ -454,6 +495,7 @@ export class ModbusDriver implements Driver {
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     for (const tag of tags) {
       tag.lastReported = undefined;
+      tag.lastReportedText = undefined;
       samples.push({
         fullTagId: tag.fullTagId,
         utcTimestamp,
@@ -474,6 +516,7 @@ export class ModbusDriver implements Driver {
     this.deps.store.write(
       this.tags.map((tag) => {
         tag.lastReported = undefined;
+        tag.lastReportedText = undefined;
         return {
           fullTagId: tag.fullTagId,
           utcTimestamp,
@@ -491,4 +534,20 @@ export class ModbusDriver implements Driver {
     this.state = state;
     this.message = message;
   }
+}
+
+/**
+ * The RTU silent interval between frames, 3.5 character times, ms: a character is a start bit,
+ * the data bits, a parity bit if any and the stop bits. Above 19200 baud the specification
+ * fixes it at 1.75 ms.
+ */
+export function rtuSilentInterval(
+  line: Pick<
+    Extract<ModbusTransportConfig, { kind: 'rtu' }>,
+    'baudRate' | 'parity' | 'dataBits' | 'stopBits'
+  >,
+): number {
+  if (line.baudRate > 19_200) return 1.75;
+  const bits = 1 + line.dataBits + (line.parity === 'none' ? 0 : 1) + line.stopBits;
+  return (3.5 * bits * 1000) / line.baudRate;
 }

@@ -19,6 +19,8 @@ export interface ModbusTagState {
   metadata: SampleMetadata;
   /** Last value reported Good, for the deadband; undefined after a non-Good sample. */
   lastReported: number | undefined;
+  /** The exact decimal reported with {@link lastReported} (64-bit integers beyond 2^53). */
+  lastReportedText: string | undefined;
 }
 
 /** One read request of a poll and the tags it serves. */
@@ -78,6 +80,7 @@ export function tagStates(config: ModbusDriverConfig): ModbusTagState[] {
       count: registerCount(type, tag.length),
       metadata,
       lastReported: undefined,
+      lastReportedText: undefined,
     };
   });
 }

@@ -23,6 +23,16 @@ const rtuTransport = z
     parity: z.enum(['none', 'even', 'odd']).default('none'),
     dataBits: z.literal([7, 8]).default(8),
     stopBits: z.literal([1, 2]).default(1),
+    turnaroundMs: z
+      .int()
+      .min(0)
+      .max(10_000)
+      .default(100)
+      .describe(
+        'After a request times out, how long the line must stay silent (at least 3.5 character ' +
+          'times) before the next request, ms; bytes arriving meanwhile (a late answer) are ' +
+          'discarded and restart the wait. Default: 100.',
+      ),
   })
   .describe('Modbus RTU on a serial line (the optional serialport package, loaded on first use).');
 
@@ -36,7 +46,11 @@ export const modbusTableSchema = z
     'Data table: coils (FC 1), discrete inputs (FC 2), input (FC 4) or holding (FC 3) registers.',
   );
 
-/** How a tag's registers are turned into a value. */
+/**
+ * How a tag's registers are turned into a value. An `int64` or `uint64` beyond 2^53 (where
+ * doubles skip integers) reads as the nearest double, with the exact decimal in the sample's
+ * `metadata.valueText` when the tag is unscaled (scale 1, offset 0).
+ */
 export const modbusValueTypeSchema = z
   .enum([
     'bool',
@@ -53,7 +67,9 @@ export const modbusValueTypeSchema = z
   ])
   .describe(
     '`bool` for coils and discrete inputs; `bit` (one bit of a register), integers, IEEE floats ' +
-      'and `string` (`length` registers, two characters each) for registers.',
+      'and `string` (`length` registers, two characters each) for registers. An `int64` or ' +
+      '`uint64` beyond 2^53 reads as the nearest double; unscaled, its exact decimal is in ' +
+      '`metadata.valueText`.',
   );
 
 /** One tag: a value at an address of a table. */
@@ -76,7 +92,11 @@ export const modbusTagSchema = z
       .describe('0-based address in the table (register 40001 is 0).'),
     type: modbusValueTypeSchema
       .optional()
-      .describe('Value type. Default: `bool` for bit tables, `uint16` for registers.'),
+      .describe(
+        'Value type. Default: `bool` for bit tables, `uint16` for registers. An `int64` or ' +
+          '`uint64` beyond 2^53 reads as the nearest double; unscaled, its exact decimal is in ' +
+          '`metadata.valueText`.',
+      ),
     bit: z
       .int()
       .min(0)

@@ -63,8 +63,9 @@ const numeric: [TypedCase['type'], number][] = [
   ['int32', -123_456_789],
   ['uint32', 3_456_789_012],
   ['int64', -1_234_567_890_123_456],
-  // Above 2^53: read back rounded to the nearest double.
-  ['uint64', Number(12_345_678_901_234_567n)],
+  // Above 2^53: read back as the nearest double, 12345678901234568, with the exact decimal
+  // in metadata.valueText (encodeCases passes the exact value to Python).
+  ['uint64', 12_345_678_901_234_568],
   ['float32', -2.5],
   ['float64', Math.PI],
 ];
@@ -82,8 +83,13 @@ export function typedCases(): TypedCase[] {
 
 /** What a case reads back as. */
 export function expectedValue(typed: TypedCase): number | string {
-  if (typed.type === 'uint64') return Number(12_345_678_901_234_567n);
+  if (typed.type === 'uint64') return 12_345_678_901_234_568;
   return typed.value;
+}
+
+/** The exact decimal a case carries in metadata.valueText (64-bit integers beyond 2^53). */
+export function expectedText(typed: TypedCase): string | undefined {
+  return typed.type === 'uint64' ? '12345678901234567' : undefined;
 }
 
 const payloadScript = fileURLToPath(new URL('./modbus-payload.py', import.meta.url));

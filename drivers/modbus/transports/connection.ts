@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from '../../../src/clock.js';
 import { ModbusRequestError } from '../request-error.js';
-import type { ModbusFrame, ModbusFramer } from './framer.js';
+import type { FrameSink, ModbusFrame, ModbusFramer } from './framer.js';
 import type { ModbusStream, StreamOpener } from './stream.js';
 
 /** Settings of one connection. */
@@ -9,7 +9,24 @@ export interface ConnectionOptions {
   timeoutMs: number;
   /** Requests in flight at once; forced to 1 when the framer cannot match answers by id. */
   maxInFlight: number;
+  /**
+   * After a timeout, how long the line must stay silent before the next request goes out, ms;
+   * bytes that arrive meanwhile are discarded and restart the wait. Needed where answers carry
+   * no id (RTU): an answer that comes after its timeout would otherwise be taken for the answer
+   * to the next request. 0 sends at once (TCP, whose answers carry their request's id).
+   */
+  quietAfterTimeoutMs: number;
   clock: Clock;
+  /** Told of what the connection drops, for the driver's counters. */
+  events?: ConnectionEvents;
+}
+
+/** What a connection drops on the way, reported for the driver's counters. */
+export interface ConnectionEvents {
+  /** The framer dropped bytes that are no answer (CRC mismatch, impossible header). */
+  malformedFrame(reason: string): void;
+  /** An answer matched no request in flight: late after a timeout, a wrong id or unit. */
+  unmatchedAnswer(): void;
 }
 
 interface Request {
@@ -26,7 +43,8 @@ interface Request {
 /**
  * One open connection to a device: a queue of read requests, at most `maxInFlight` of them
  * sent and unanswered at a time, each with its own timeout. A closed connection is not
- * reopened: the driver opens a new one, so no state survives a reconnect.
+ * reopened: the driver opens a new one, so no state survives a reconnect. A stream that falls
+ * out of step (a malformed MBAP header) is closed at once and reported lost.
  */
 export class ModbusConnection {
   private stream: ModbusStream | undefined;
@@ -35,19 +53,32 @@ export class ModbusConnection {
   private readonly maxInFlight: number;
   private nextId = 1;
   private closed = false;
-  /** Requests sent (for the driver's counters). */
-  requestsSent = 0;
+  /** Set after a timeout while the line must stay silent before the next request. */
+  private quietTimer: TimerHandle | undefined;
+  private draining = false;
+  /** When the current wait for silence began, or the last request was given up on, clock ms. */
+  private drainingSince = 0;
+  private onLost: ((error: Error) => void) | undefined;
+  private readonly sink: FrameSink;
 
   private constructor(
     private readonly framer: ModbusFramer,
     private readonly options: ConnectionOptions,
   ) {
     this.maxInFlight = framer.matchesById ? Math.max(1, options.maxInFlight) : 1;
+    this.sink = {
+      frame: (frame) => this.answer(frame),
+      malformed: (reason, outOfStep) => {
+        this.options.events?.malformedFrame(reason);
+        if (outOfStep) this.outOfStep(reason);
+      },
+    };
   }
 
   /**
    * Opens a connection.
-   * @param onLost called once when the stream closes on its own (not after close()).
+   * @param onLost called once when the stream closes on its own or falls out of step (not
+   *   after close()).
    * @param signal abandons the attempt (the opener releases what it took).
    */
   static async open(
@@ -58,6 +89,7 @@ export class ModbusConnection {
     signal: AbortSignal,
   ): Promise<ModbusConnection> {
     const connection = new ModbusConnection(framer, options);
+    connection.onLost = onLost;
     connection.stream = await opener(
       {
         data: (chunk) => connection.receive(chunk),
@@ -106,11 +138,15 @@ export class ModbusConnection {
 
   private pump(): void {
     const { clock, timeoutMs } = this.options;
-    while (this.inFlight.size < this.maxInFlight && this.queue.length > 0 && this.stream) {
+    while (
+      !this.draining &&
+      this.inFlight.size < this.maxInFlight &&
+      this.queue.length > 0 &&
+      this.stream
+    ) {
       const request = this.queue.shift() as Request;
       this.inFlight.set(request.id, request);
       request.timer = clock.setTimeout(() => this.timedOut(request), timeoutMs);
-      this.requestsSent++;
       this.stream.write(request.bytes);
     }
   }
@@ -118,24 +154,74 @@ export class ModbusConnection {
   private timedOut(request: Request): void {
     if (this.inFlight.get(request.id) !== request) return;
     this.inFlight.delete(request.id);
-    this.framer.reset();
     request.reject(
       new ModbusRequestError('timeout', `No answer within ${this.options.timeoutMs} ms`),
     );
+    if (this.options.quietAfterTimeoutMs > 0) {
+      // The answer may still be on its way: wait for silence, so it cannot be taken for the
+      // answer to the next request. Its bytes still go through the framer (and are dropped
+      // as unmatched), so one that began before the timeout is not counted as malformed.
+      this.draining = true;
+      this.drainingSince = this.options.clock.now();
+      this.waitForQuiet();
+      return;
+    }
+    this.framer.reset();
     this.pump();
+  }
+
+  /** (Re)starts the silent interval; when it passes, partial bytes are dropped and sending resumes. */
+  private waitForQuiet(): void {
+    const { clock, quietAfterTimeoutMs } = this.options;
+    clock.clearTimer(this.quietTimer);
+    this.quietTimer = clock.setTimeout(() => {
+      this.quietTimer = undefined;
+      this.draining = false;
+      this.framer.reset();
+      this.pump();
+    }, quietAfterTimeoutMs);
   }
 
   private receive(chunk: Uint8Array): void {
-    this.framer.push(chunk, (frame) => this.answer(frame));
+    if (this.closed) return;
+    if (this.draining) {
+      this.waitForQuiet();
+      // A line that never goes quiet (noise, another master) must not hold the requests
+      // forever: each timeoutMs of chatter fails the next one as a timeout, so the driver
+      // marks its tags and eventually reconnects.
+      const { clock, timeoutMs } = this.options;
+      if (clock.now() - this.drainingSince >= timeoutMs) {
+        this.drainingSince = clock.now();
+        this.queue
+          .shift()
+          ?.reject(
+            new ModbusRequestError('timeout', `The line did not go quiet within ${timeoutMs} ms`),
+          );
+      }
+    }
+    this.framer.push(chunk, this.sink);
     this.pump();
   }
 
+  /** The stream cannot be resynchronised: close it and report it lost, as if it had closed. */
+  private outOfStep(reason: string): void {
+    if (this.closed) return;
+    const message = `${reason}: the answers are out of step, so the connection is dropped`;
+    this.shutDown(new ModbusRequestError('closed', message));
+    void this.stream?.close();
+    this.onLost?.(new Error(message));
+  }
+
   private answer(frame: ModbusFrame): void {
+    if (this.closed) return;
     let request: Request | undefined;
     if (frame.id !== undefined) request = this.inFlight.get(frame.id);
     else request = this.inFlight.values().next().value;
-    // A late answer to a request that timed out, or another unit's on a shared line.
-    if (request === undefined || frame.unit !== request.unit) return;
+    // A late answer to a request that timed out, a wrong id, or another unit's on a shared line.
+    if (request === undefined || frame.unit !== request.unit) {
+      this.options.events?.unmatchedAnswer();
+      return;
+    }
     this.inFlight.delete(request.id);
     this.options.clock.clearTimer(request.timer);
     const body = frame.body;
@@ -147,7 +233,7 @@ export class ModbusConnection {
     if (
       frame.functionCode !== request.functionCode ||
       body[0] !== expected ||
-      body.length < expected + 1
+      body.length !== expected + 1
     ) {
       request.reject(
         new ModbusRequestError(
@@ -162,6 +248,9 @@ export class ModbusConnection {
 
   private shutDown(error: ModbusRequestError): void {
     this.closed = true;
+    this.draining = false;
+    this.options.clock.clearTimer(this.quietTimer);
+    this.quietTimer = undefined;
     const failed = [...this.inFlight.values(), ...this.queue];
     this.inFlight.clear();
     this.queue.length = 0;

@@ -27,8 +27,22 @@ export interface ModbusFramer {
     address: number,
     count: number,
   ): Uint8Array;
-  /** Appends received bytes and calls `frame` for each complete answer. */
-  push(chunk: Uint8Array, frame: (frame: ModbusFrame) => void): void;
-  /** Drops bytes of a partial answer (after a timeout, so a late half cannot merge with the next). */
+  /** Appends received bytes and tells `sink` of each complete answer and each malformed one. */
+  push(chunk: Uint8Array, sink: FrameSink): void;
+  /** Drops bytes of a partial answer (before a new request, so a late half cannot merge with its answer). */
   reset(): void;
+}
+
+/** Where a framer delivers what it cut from the stream. */
+export interface FrameSink {
+  /** A complete answer. */
+  frame(frame: ModbusFrame): void;
+  /**
+   * Bytes that are no answer were dropped (a CRC mismatch, an impossible header).
+   * @param reason what was wrong, for messages.
+   * @param outOfStep true when the framer cannot tell where the next answer starts (MBAP, whose
+   *   frames follow each other without a gap): the connection must be dropped. RTU finds its
+   *   step again at the next silent interval, so its malformed frames are only counted.
+   */
+  malformed(reason: string, outOfStep: boolean): void;
 }

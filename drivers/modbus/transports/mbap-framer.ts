@@ -1,11 +1,15 @@
-import type { ModbusFrame, ModbusFramer } from './framer.js';
+import type { FrameSink, ModbusFramer } from './framer.js';
 
-/** MBAP header: transaction id, protocol id (0), length, unit id. */
-const headerLength = 7;
+/** Least MBAP length: the unit id and a function code. */
+const minLength = 2;
+/** Greatest MBAP length: the unit id and the largest PDU (253 bytes). */
+const maxLength = 254;
 
 /**
  * Modbus TCP framing: a 7-byte MBAP header before the PDU; answers carry the transaction id of
- * their request, so a device that allows it can have several requests in flight.
+ * their request, so a device that allows it can have several requests in flight. Frames follow
+ * each other without a marker, so a header with a protocol id other than 0 or a length outside
+ * 2–254 leaves no way to find the next one: it is reported out of step.
  */
 export class MbapFramer implements ModbusFramer {
   readonly matchesById = true;
@@ -32,7 +36,7 @@ export class MbapFramer implements ModbusFramer {
     return bytes;
   }
 
-  push(chunk: Uint8Array, frame: (frame: ModbusFrame) => void): void {
+  push(chunk: Uint8Array, sink: FrameSink): void {
     let bytes: Uint8Array;
     if (this.pending.length === 0) bytes = chunk;
     else {
@@ -41,16 +45,25 @@ export class MbapFramer implements ModbusFramer {
       bytes.set(chunk, this.pending.length);
     }
     let at = 0;
-    while (bytes.length - at >= headerLength + 1) {
+    while (bytes.length - at >= 6) {
+      const protocol = ((bytes[at + 2] as number) << 8) | (bytes[at + 3] as number);
       const length = ((bytes[at + 4] as number) << 8) | (bytes[at + 5] as number);
-      // length counts the unit id and the PDU: below 2 there is no function code.
-      if (length < 2) {
-        at = bytes.length;
-        break;
+      // length counts the unit id and the PDU (function code and at most 252 bytes). A header
+      // that breaks these rules means we lost step with the stream: nothing after it can be
+      // trusted to start a frame.
+      if (protocol !== 0 || length < minLength || length > maxLength) {
+        this.pending = new Uint8Array(0);
+        sink.malformed(
+          protocol !== 0
+            ? `MBAP header with protocol id ${protocol}, not 0`
+            : `MBAP header with length ${length}, outside ${minLength}–${maxLength}`,
+          true,
+        );
+        return;
       }
       const end = at + 6 + length;
       if (end > bytes.length) break;
-      frame({
+      sink.frame({
         id: ((bytes[at] as number) << 8) | (bytes[at + 1] as number),
         unit: bytes[at + 6] as number,
         functionCode: bytes[at + 7] as number,

@@ -1,15 +1,15 @@
-import type { ModbusFrame, ModbusFramer } from './framer.js';
+import type { FrameSink, ModbusFramer } from './framer.js';
 
 /**
  * Modbus RTU framing: unit id, PDU, CRC-16 (polynomial 0xA001, low byte first). RTU frames
  * carry no transaction id, so only one request is in flight; an answer's length follows from
- * its function code and byte count.
+ * its function code and byte count. A frame with a wrong CRC or an unknown function code is
+ * reported malformed and the buffered bytes dropped; the connection finds its step again by
+ * waiting for a silent line after the request's timeout.
  */
 export class RtuFramer implements ModbusFramer {
   readonly matchesById = false;
   private pending: Uint8Array = new Uint8Array(0);
-  /** Answers whose CRC did not match, counted for the driver's status. */
-  crcErrors = 0;
 
   encodeRead(
     _id: number,
@@ -31,7 +31,7 @@ export class RtuFramer implements ModbusFramer {
     return bytes;
   }
 
-  push(chunk: Uint8Array, frame: (frame: ModbusFrame) => void): void {
+  push(chunk: Uint8Array, sink: FrameSink): void {
     let bytes: Uint8Array;
     if (this.pending.length === 0) bytes = chunk;
     else {
@@ -46,7 +46,8 @@ export class RtuFramer implements ModbusFramer {
       if (functionCode & 0x80) length = 5;
       else if (functionCode >= 1 && functionCode <= 4) length = 5 + (bytes[at + 2] as number);
       else {
-        // Not an answer to a read: the stream is out of step, drop what we have.
+        // Not an answer to a read: drop what we have; the next silent interval resynchronises.
+        sink.malformed(`RTU frame with function code ${functionCode}, no read answer`, false);
         at = bytes.length;
         break;
       }
@@ -56,11 +57,11 @@ export class RtuFramer implements ModbusFramer {
         (bytes[at + length - 2] as number) !== (crc & 0xff) ||
         (bytes[at + length - 1] as number) !== crc >> 8
       ) {
-        this.crcErrors++;
+        sink.malformed('RTU frame with a wrong CRC', false);
         at = bytes.length;
         break;
       }
-      frame({
+      sink.frame({
         id: undefined,
         unit: bytes[at] as number,
         functionCode,

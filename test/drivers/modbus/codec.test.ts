@@ -7,6 +7,7 @@ import {
   type ByteOrder,
   decodeBit,
   decodeRegisters,
+  exactInteger,
   registerCount,
 } from '../../../drivers/modbus/codec.js';
 
@@ -84,6 +85,29 @@ test('64-bit values in all four orders: 0x0102030405060708 has A=01 … H=08', (
   t.is(decodeRegisters(bytes(0, 0, 0, 0x3ff0), 0, 'float64', 'CDAB'), 1);
   t.is(decodeRegisters(bytes(0xf03f, 0, 0, 0), 0, 'float64', 'BADC'), 1);
   t.is(decodeRegisters(bytes(0, 0, 0, 0xf03f), 0, 'float64', 'DCBA'), 1);
+});
+
+test('64-bit integers beyond 2^53: the nearest double, and the exact decimal as text', (t) => {
+  // 2^53 + 1 = 0020 0000 0000 0001: no double holds it; the nearest is 2^53 = 9007199254740992.
+  const above = bytes(0x0020, 0, 0, 1);
+  t.is(decodeRegisters(above, 0, 'uint64', 'ABCD'), 9_007_199_254_740_992);
+  t.is(exactInteger(above, 0, 'uint64', 'ABCD'), '9007199254740993');
+  t.is(exactInteger(above, 0, 'int64', 'ABCD'), '9007199254740993');
+  // Word-swapped, the same value.
+  t.is(exactInteger(bytes(1, 0, 0, 0x0020), 0, 'uint64', 'CDAB'), '9007199254740993');
+  // 2^53 itself is exact: no text.
+  t.is(exactInteger(bytes(0x0020, 0, 0, 0), 0, 'uint64', 'ABCD'), undefined);
+  t.is(exactInteger(bytes(0, 0, 0, 0x1234), 0, 'int64', 'ABCD'), undefined);
+  // −(2^53 + 1) = FFDF FFFF FFFF FFFF.
+  const below = bytes(0xffdf, 0xffff, 0xffff, 0xffff);
+  t.is(decodeRegisters(below, 0, 'int64', 'ABCD'), -9_007_199_254_740_992);
+  t.is(exactInteger(below, 0, 'int64', 'ABCD'), '-9007199254740993');
+  // The extremes: −2^63 and 2^64 − 1 (whose nearest double is 2^64 = 18446744073709551616).
+  t.is(exactInteger(bytes(0x8000, 0, 0, 0), 0, 'int64', 'ABCD'), '-9223372036854775808');
+  const max = bytes(0xffff, 0xffff, 0xffff, 0xffff);
+  t.is(decodeRegisters(max, 0, 'uint64', 'ABCD'), 2 ** 64);
+  t.is(exactInteger(max, 0, 'uint64', 'ABCD'), '18446744073709551615');
+  t.is(exactInteger(max, 0, 'int64', 'ABCD'), undefined, '−1 is exact');
 });
 
 test('strings: two characters per register, cut at the first NUL', (t) => {

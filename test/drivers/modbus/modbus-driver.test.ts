@@ -12,6 +12,7 @@ import { createDriver, driverConfigSchema } from '../../../drivers/registry.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import {
+  expectedText,
   expectedValue,
   layoutCases,
   modbusSubject,
@@ -119,6 +120,7 @@ encoderTest('every type in every byte order reads the value pymodbus encoded', a
     const sample = store.require(`Dev/Typed/${typed.name}`);
     t.is(sample.quality, 'Good', typed.name);
     t.is(sample.value, expectedValue(typed), typed.name);
+    t.is(sample.metadata?.valueText, expectedText(typed), typed.name);
   }
   const value = (name: string) => store.require(`Dev/${name}`).value;
   t.is(value('Bits/b0'), true);
@@ -267,6 +269,51 @@ test.serial('deadband: moves within it re-report the last value, so nothing chan
     [100, 100.6],
   );
 });
+
+test.serial(
+  '64-bit integers beyond 2^53: the nearest double as value, the exact decimal in metadata.valueText',
+  async (t) => {
+    // uint64 2^53 + 1, int64 −(2^53 + 1), int64 5, and the first again scaled.
+    const hr = [0x0020, 0, 0, 1, 0xffdf, 0xffff, 0xffff, 0xffff, 0, 0, 0, 5];
+    const server = await startModbusSerialServer({ hr });
+    t.teardown(() => server.close());
+    const { driver, store, clock } = modbusSubject({
+      transport: { kind: 'tcp', host: '127.0.0.1', port: server.port },
+      tags: [
+        { name: 'Big', table: 'holdingRegister', address: 0, type: 'uint64', unit: 'Wh' },
+        { name: 'Negative', table: 'holdingRegister', address: 4, type: 'int64' },
+        { name: 'Small', table: 'holdingRegister', address: 8, type: 'int64' },
+        { name: 'Scaled', table: 'holdingRegister', address: 0, type: 'uint64', scale: 2 },
+      ],
+    });
+    t.teardown(() => driver.stop());
+    await driver.start();
+    await until(() => quality(store, 'Dev/Scaled') === 'Good', 'values arrive');
+    const big = store.require('Dev/Big');
+    t.is(big.value, 9_007_199_254_740_992);
+    t.deepEqual(big.metadata, {
+      source: `modbus:127.0.0.1:${server.port}/1/HR0`,
+      unit: 'Wh',
+      valueText: '9007199254740993',
+    });
+    t.is(store.require('Dev/Negative').value, -9_007_199_254_740_992);
+    t.is(store.require('Dev/Negative').metadata?.valueText, '-9007199254740993');
+    t.is(store.require('Dev/Small').value, 5);
+    t.false('valueText' in (store.require('Dev/Small').metadata ?? {}));
+    // A scaled value is a measurement, not a count: no exact text.
+    t.is(store.require('Dev/Scaled').value, 2 * 9_007_199_254_740_992);
+    t.false('valueText' in (store.require('Dev/Scaled').metadata ?? {}));
+    // Back within 2^53: the text goes away.
+    hr[3] = 0;
+    clock.advance(1000);
+    await until(() => store.require('Dev/Big').metadata?.valueText === undefined, 'the next poll');
+    t.is(store.require('Dev/Big').value, 9_007_199_254_740_992);
+    t.deepEqual(store.require('Dev/Big').metadata, {
+      source: `modbus:127.0.0.1:${server.port}/1/HR0`,
+      unit: 'Wh',
+    });
+  },
+);
 
 test.serial('a device that never answers: Bad (Timeout), then a new connection', async (t) => {
   const sockets = new Set<Socket>();

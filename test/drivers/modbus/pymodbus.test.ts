@@ -6,6 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { TagStore } from '../../../src/tags/tag-store.js';
 import {
+  expectedText,
   expectedValue,
   layoutCases,
   modbusSubject,
@@ -61,8 +62,11 @@ async function checkTyped(
     'every tag is Good',
     20_000,
   );
-  for (const typed of cases)
-    t.is(store.require(`Dev/Typed/${typed.name}`).value, expectedValue(typed), typed.name);
+  for (const typed of cases) {
+    const sample = store.require(`Dev/Typed/${typed.name}`);
+    t.is(sample.value, expectedValue(typed), typed.name);
+    t.is(sample.metadata?.valueText, expectedText(typed), typed.name);
+  }
   const value = (name: string) => store.require(`Dev/${name}`).value;
   t.deepEqual(['Bits/b0', 'Bits/b15', 'Bits/b1', 'Coil0', 'Coil1', 'Di0'].map(value), [
     true,
