@@ -6,8 +6,10 @@
  * subscriptions (or recreates them when the server restarted), and the values resume. A
  * connection that cannot be made at all (server certificate not trusted, user refused, no
  * matching endpoint) is retried from scratch with a doubling, capped wait on the injected clock.
+ * A password that would cross the network in clear is not sent (password-exposure.ts) unless
+ * the profile says `allowInsecurePassword`.
  */
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   AttributeIds,
@@ -39,8 +41,9 @@ import {
   driverTagId,
 } from '../driver.js';
 import { routeNodeOpcuaLogs } from './node-opcua-logging.js';
-import { opcuaPkiDir } from './pki.js';
-import { dataValueSample, type MappedTag, statusSample } from './sample-mapping.js';
+import { clearPasswordReason } from './password-exposure.js';
+import { opcuaPkiDir, pkiDirMode } from './pki.js';
+import { dataValueSample, type MappedTag, SampleTimes, statusSample } from './sample-mapping.js';
 import { effectiveSecurityPolicy, type OpcuaDriverConfig } from './schema.js';
 import { type MonitoredItemBatch, planSubscriptions } from './subscription-plan.js';
 
@@ -138,6 +141,11 @@ export class OpcuaDriver implements Driver {
   /** Samples of the notification message being dispatched, written in one batch. */
   private pending: Sample[] = [];
   private flushQueued = false;
+  private readonly times = new SampleTimes();
+  /** Unregisters this driver from node-opcua's log routing; set while it runs. */
+  private unrouteLogs: (() => void) | undefined;
+  /** True once the warning about a password sent in clear has been logged. */
+  private warnedInsecurePassword = false;
 
   constructor(
     private readonly config: OpcuaDriverConfig,
@@ -183,9 +191,13 @@ export class OpcuaDriver implements Driver {
     if (connection) {
       await this.close(connection);
       // node-opcua answers its own CloseSecureChannel request on a 100 ms timer of its own:
-      // stop resolves once that has run, so nothing of the driver is left behind.
+      // stop resolves once that has run, so nothing of the driver is left behind. Real time on
+      // purpose, not the injected clock: the timer waited for is node-opcua's, which runs on
+      // real time whatever our clock does (on a manual clock stop would never resolve).
       await new Promise((resolve) => setTimeout(resolve, closeSettleMs));
     }
+    this.unrouteLogs?.();
+    this.unrouteLogs = undefined;
     this.markedUnavailable = false;
     this.writeUnavailable('The driver is stopped.');
     this.setState('Stopped');
@@ -210,7 +222,11 @@ export class OpcuaDriver implements Driver {
   private async begin(): Promise<void> {
     const { store, logger } = this.deps;
     const identity = this.config.identity;
-    routeNodeOpcuaLogs(logger, identity.kind === 'username' ? identity.password : undefined);
+    this.unrouteLogs?.();
+    this.unrouteLogs = routeNodeOpcuaLogs(
+      logger,
+      identity.kind === 'username' ? identity.password : undefined,
+    );
     store.define(
       this.tags.map((tag) => ({
         fullTagId: tag.fullTagId,
@@ -219,9 +235,14 @@ export class OpcuaDriver implements Driver {
       })),
     );
     try {
-      await mkdir(this.pkiDir, { recursive: true, mode: 0o700 });
+      await mkdir(this.pkiDir, { recursive: true, mode: pkiDirMode });
+      // Made earlier by someone else (an older tagd, a copied state folder) it may be open to
+      // others: the private key is in it.
+      await chmod(this.pkiDir, pkiDirMode);
     } catch (error) {
       const message = `Cannot create the OPC UA certificate folder ${this.pkiDir}: ${(error as Error).message}`;
+      this.unrouteLogs();
+      this.unrouteLogs = undefined;
       this.setState('Error', message);
       throw new Error(message, { cause: error });
     }
@@ -303,6 +324,8 @@ export class OpcuaDriver implements Driver {
     try {
       await client.connect(this.config.endpointUrl);
       if (run !== this.run) return;
+      await this.checkPasswordProtection(client);
+      if (run !== this.run) return;
       const session = await client.createSession(this.identity());
       connection.session = session;
       if (run !== this.run) return;
@@ -325,6 +348,42 @@ export class OpcuaDriver implements Driver {
     this.lastFailure = undefined;
     this.retryDelayMs = this.config.reconnectDelayMs;
     this.setState('Running');
+  }
+
+  /**
+   * Refuses to go on when the password would cross the network in clear (see
+   * password-exposure.ts), unless `allowInsecurePassword` says so: then it warns, once.
+   * Every endpoint of the server with the configured security is checked, since node-opcua
+   * may pick any of them. Only here, when the driver connects: node-opcua's own reconnection
+   * of a live session re-sends the password without asking us (it reuses the endpoints it
+   * learnt here, unless the server certificate changed meanwhile).
+   */
+  private async checkPasswordProtection(client: OPCUAClient): Promise<void> {
+    const { identity, securityMode } = this.config;
+    if (identity.kind !== 'username' || securityMode === 'SignAndEncrypt') return;
+    const policy = securityPolicies[effectiveSecurityPolicy(this.config)];
+    const endpoints = (await client.getEndpoints()).filter(
+      (endpoint) =>
+        endpoint.securityMode === securityModes[securityMode] &&
+        endpoint.securityPolicyUri === policy,
+    );
+    const reason = endpoints.map(clearPasswordReason).find((found) => found !== undefined);
+    if (reason === undefined) return;
+    if (!this.config.allowInsecurePassword) {
+      throw new InsecurePasswordError(
+        `Refused to send the password of user '${identity.username}' in clear: ${reason}. ` +
+          'Use securityMode SignAndEncrypt, or have the server encrypt user tokens, or set ' +
+          'allowInsecurePassword to send it anyway.',
+      );
+    }
+    if (!this.warnedInsecurePassword) {
+      this.warnedInsecurePassword = true;
+      this.deps.logger.warn(
+        { endpointUrl: this.config.endpointUrl, user: identity.username },
+        `The password of user '${identity.username}' crosses the network in clear ` +
+          `(allowInsecurePassword is set): ${reason}.`,
+      );
+    }
   }
 
   /** Follows the connection: lost → Unavailable, restored by node-opcua → Running. */
@@ -377,7 +436,7 @@ export class OpcuaDriver implements Driver {
           const dataValue = values[index];
           // A notification that came in meanwhile is newer than this read.
           if (dataValue !== undefined && outage(tag)) {
-            samples.push(dataValueSample(tag, dataValue, clock.now()));
+            samples.push(dataValueSample(tag, dataValue, clock.now(), this.times));
           }
         });
         this.counters.valuesReadAfterReconnect += samples.length;
@@ -483,7 +542,7 @@ export class OpcuaDriver implements Driver {
       const tag = tags[index];
       if (tag === undefined) return;
       this.counters.notifications++;
-      this.pending.push(dataValueSample(tag, dataValue, this.deps.clock.now()));
+      this.pending.push(dataValueSample(tag, dataValue, this.deps.clock.now(), this.times));
       if (!this.flushQueued) {
         // A notification message is dispatched synchronously: the microtask runs after its
         // last value, so the whole message is one store write.
@@ -589,6 +648,14 @@ export class OpcuaDriver implements Driver {
     if (state !== this.state) this.since = this.deps.clock.now();
     this.state = state;
     this.message = message;
+  }
+}
+
+/** A connection attempt stopped before sending a password in clear. */
+class InsecurePasswordError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InsecurePasswordError';
   }
 }
 

@@ -10,6 +10,12 @@ import { X509Certificate } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 
+/**
+ * Mode of the PKI folders: the owner only. The folder holds the client's private key
+ * (`own/private/`), and which servers are trusted is for tagd's user alone to change.
+ */
+export const pkiDirMode = 0o700;
+
 /** The PKI folder inside a state directory. */
 export function opcuaPkiDir(stateDir: string): string {
   return join(stateDir, 'opcua', 'pki');
@@ -128,7 +134,7 @@ export async function trustCertificate(pkiDir: string, selector: string): Promis
     if (known) return { certificate: known, action: 'already' };
     const wasRejected = rejected.find((entry) => entry.thumbprint === thumbprint);
     if (wasRejected) return moveToTrusted(pkiDir, wasRejected, trusted);
-    await mkdir(trustedCertsDir(pkiDir), { recursive: true });
+    await mkdir(trustedCertsDir(pkiDir), { recursive: true, mode: pkiDirMode });
     const file = join(trustedCertsDir(pkiDir), `${fileStem(certificate)}[${thumbprint}].pem`);
     await writeFile(file, certificate.toString(), { mode: 0o644 });
     return {
@@ -169,7 +175,7 @@ async function moveToTrusted(
   entry: PkiCertificate,
   trusted: readonly PkiCertificate[],
 ): Promise<TrustOutcome> {
-  await mkdir(trustedCertsDir(pkiDir), { recursive: true });
+  await mkdir(trustedCertsDir(pkiDir), { recursive: true, mode: pkiDirMode });
   const known = trusted.find((other) => other.thumbprint === entry.thumbprint);
   const target = known?.file ?? join(trustedCertsDir(pkiDir), basename(entry.file));
   await rename(entry.file, target);

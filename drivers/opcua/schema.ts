@@ -38,7 +38,11 @@ const usernameIdentity = z
       z.string().min(1).max(1024).describe('Password of the user. Sealed at rest, never logged.'),
     ),
   })
-  .describe('User name and password, sent encrypted with the policy the server asks for.');
+  .describe(
+    'User name and password. The password crosses the network encrypted, by the channel ' +
+      '(SignAndEncrypt) or with the security policy of the server’s user token policy; tagd ' +
+      'refuses to send it in clear unless allowInsecurePassword is set.',
+  );
 
 /** Who the session is opened as. */
 export const opcuaIdentitySchema = z.discriminatedUnion('kind', [
@@ -107,6 +111,15 @@ export const opcuaDriverSchema = z
     identity: opcuaIdentitySchema
       .default({ kind: 'anonymous' })
       .describe('Anonymous, or a user name and password.'),
+    allowInsecurePassword: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Send the password even when it would cross the network in clear: the channel does ' +
+          'not encrypt (securityMode None or Sign) and the server’s user token policy does ' +
+          'not encrypt the password either. Only for a trusted network; the driver warns. ' +
+          'Default false: the driver refuses to connect and says why.',
+      ),
     applicationName: z
       .string()
       .min(1)

@@ -4,6 +4,10 @@
  * None and SignAndEncrypt (Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss). Its
  * certificate store is a folder the test keeps, so the certificate is generated once per file
  * (a couple of seconds) and a restarted server keeps it.
+ *
+ * By default, like node-opcua servers in general, its None endpoint offers user names only
+ * with the password encrypted for the server (Basic256Sha256 or Aes128_Sha256_RsaOaep token
+ * policies); `clearPassword` makes it ask for the password in clear, as some old servers do.
  */
 // Before node-opcua loads: its load-time warnings stay out of the test output.
 import '../../drivers/opcua/node-opcua-quiet.js';
@@ -17,6 +21,8 @@ import {
   StatusCode,
   StatusCodes,
   type UAVariable,
+  UserTokenPolicy,
+  UserTokenType,
   Variant,
   VariantArrayType,
 } from 'node-opcua';
@@ -36,6 +42,8 @@ export const testVariables: Record<string, TestVariable> = {
   Mode: { dataType: DataType.String, value: 'Auto' },
   Started: { dataType: DataType.DateTime, value: new Date('2026-01-02T03:04:05.678Z') },
   Big: { dataType: DataType.Int64, value: [1, 2] },
+  /** 2^53 + 1: no double holds it. */
+  Huge: { dataType: DataType.UInt64, value: [0x0020_0000, 1] },
   Negative: { dataType: DataType.Int64, value: [0xffffffff, 0xfffffffe] },
   Label: { dataType: DataType.LocalizedText, value: { text: 'Filling', locale: 'en' } },
   Vector: { dataType: DataType.Double, value: [1, 2, 3], array: true },
@@ -62,6 +70,11 @@ export interface OpcuaTestServerOptions {
   maxMonitoredItemsPerCall?: number;
   /** More variables, by string identifier (NodeId `ns=1;s=<name>`), e.g. an example profile's. */
   variables?: Record<string, TestVariable>;
+  /**
+   * The None endpoint offers user names with one token policy only, of security policy None:
+   * the password in clear. Default false.
+   */
+  clearPassword?: boolean;
 }
 
 /** The default user of the test server. */
@@ -69,6 +82,9 @@ export const testUser = { username: 'operator', password: 's3cret-pw' };
 
 /** A running test server. */
 export class OpcuaTestServer {
+  /** User name and password checks made (each one a password received). */
+  userChecks = 0;
+
   private constructor(
     private readonly server: OPCUAServer,
     private readonly variables: Map<string, UAVariable>,
@@ -86,6 +102,7 @@ export class OpcuaTestServer {
     });
     await certificates.initialize();
     const users = options.users ?? { [testUser.username]: testUser.password };
+    let self: OpcuaTestServer | undefined;
     const server = new OPCUAServer({
       port: options.port ?? 0,
       hostname: '127.0.0.1',
@@ -99,7 +116,12 @@ export class OpcuaTestServer {
         SecurityPolicy.Aes256_Sha256_RsaPss,
       ],
       allowAnonymous: true,
-      userManager: { isValidUser: (name: string, password: string) => users[name] === password },
+      userManager: {
+        isValidUser: (name: string, password: string) => {
+          if (self) self.userChecks++;
+          return users[name] === password;
+        },
+      },
       buildInfo: { productName: 'tagd test server' },
       ...(options.maxMonitoredItemsPerCall !== undefined
         ? {
@@ -110,6 +132,23 @@ export class OpcuaTestServer {
         : {}),
     });
     await server.initialize();
+    if (options.clearPassword) {
+      for (const endpoint of server.endpoints) {
+        for (const description of endpoint.endpointDescriptions()) {
+          if (description.securityMode !== MessageSecurityMode.None) continue;
+          description.userIdentityTokens = [
+            ...(description.userIdentityTokens ?? []).filter(
+              (policy) => policy.tokenType !== UserTokenType.UserName,
+            ),
+            new UserTokenPolicy({
+              policyId: 'username_clear',
+              tokenType: UserTokenType.UserName,
+              securityPolicyUri: SecurityPolicy.None,
+            }),
+          ];
+        }
+      }
+    }
     const addressSpace = server.engine.addressSpace;
     if (!addressSpace) throw new Error('the test server has no address space');
     const namespace = addressSpace.getOwnNamespace();
@@ -135,7 +174,8 @@ export class OpcuaTestServer {
     }
     await server.start();
     const port = server.endpoints[0]?.port ?? 0;
-    return new OpcuaTestServer(server, variables, new Map(all), port, options.pkiDir);
+    self = new OpcuaTestServer(server, variables, new Map(all), port, options.pkiDir);
+    return self;
   }
 
   /** `opc.tcp://127.0.0.1:<port>`. */

@@ -6,7 +6,18 @@
 import '../../../drivers/opcua/node-opcua-quiet.js';
 import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { DataType, DataValue, StatusCodes, Variant, VariantArrayType } from 'node-opcua';
+import {
+  DataType,
+  DataValue,
+  EndpointDescription,
+  MessageSecurityMode,
+  SecurityPolicy,
+  StatusCodes,
+  UserTokenType,
+  Variant,
+  VariantArrayType,
+} from 'node-opcua';
+import { clearPasswordReason, userNamePolicy } from '../../../drivers/opcua/password-exposure.js';
 import { dataValueSample, statusSample } from '../../../drivers/opcua/sample-mapping.js';
 import { effectiveSecurityPolicy, opcuaDriverSchema } from '../../../drivers/opcua/schema.js';
 import {
@@ -46,6 +57,7 @@ test('defaults: security None, anonymous, 1 s publishing and sampling', (t) => {
   t.like(config, {
     securityMode: 'None',
     identity: { kind: 'anonymous' },
+    allowInsecurePassword: false,
     applicationName: 'tagd',
     publishingIntervalMs: 1000,
     samplingIntervalMs: 1000,
@@ -174,6 +186,50 @@ test('values: numbers, 64-bit integers, booleans, text, times; the source timest
   });
 });
 
+test('64-bit integers beyond 2^53: the nearest double as value, the exact decimal as valueText', (t) => {
+  // 2^53 + 1 has no double: the value is 2^53, the text says what the server sent.
+  t.deepEqual(dataValueSample(mapped, value(DataType.UInt64, [0x0020_0000, 1]), 0), {
+    fullTagId: 'Plc/T',
+    utcTimestamp: '2026-03-04T05:06:07.089Z',
+    quality: 'Good',
+    value: 2 ** 53,
+    metadata: { unit: 'bar', valueText: '9007199254740993' },
+  });
+  t.like(dataValueSample(mapped, value(DataType.UInt64, [0xffff_ffff, 0xffff_ffff]), 0), {
+    value: 2 ** 64,
+    metadata: { valueText: '18446744073709551615' },
+  });
+  t.like(dataValueSample(mapped, value(DataType.Int64, [0x8000_0000, 0]), 0), {
+    value: -(2 ** 63),
+    metadata: { valueText: '-9223372036854775808' },
+  });
+  t.like(dataValueSample(mapped, value(DataType.Int64, [0xffdf_ffff, 0xffff_ffff]), 0), {
+    value: -(2 ** 53),
+    metadata: { valueText: '-9007199254740993' },
+  });
+  // 2^53 itself is exact: no text.
+  const exact = dataValueSample(mapped, value(DataType.Int64, [0x0020_0000, 0]), 0);
+  t.is(exact.value, 2 ** 53);
+  t.deepEqual(exact.metadata, { unit: 'bar' });
+  t.deepEqual(mapped.metadata, { unit: 'bar' }, 'the tag metadata is not changed');
+  t.like(
+    dataValueSample(
+      mapped,
+      value(DataType.UInt64, [0x0100_0000, 3], StatusCodes.UncertainLastUsableValue),
+      0,
+    ),
+    {
+      quality: 'Good',
+      value: 2 ** 56,
+      metadata: {
+        unit: 'bar',
+        statusCode: 'UncertainLastUsableValue',
+        valueText: '72057594037927939',
+      },
+    },
+  );
+});
+
 test('values that cannot be a tag value are Bad DecodeError', (t) => {
   for (const [what, dataValue] of [
     ['NaN', value(DataType.Double, Number.NaN)],
@@ -224,4 +280,60 @@ test('statuses: Bad with the status name, Uncertain kept as Good with its name',
     reason: 'DeviceException',
     message: 'The server reports BadNotReadable (0x803A0000).',
   });
+});
+
+/** An endpoint with user name token policies of these security policies ('' = none named). */
+function endpoint(
+  securityMode: MessageSecurityMode,
+  securityPolicyUri: SecurityPolicy,
+  tokenPolicies: string[],
+  serverCertificate: Buffer = Buffer.from([0x30, 0x82]),
+): EndpointDescription {
+  return new EndpointDescription({
+    securityMode,
+    securityPolicyUri,
+    serverCertificate,
+    userIdentityTokens: [
+      { policyId: 'anonymous', tokenType: UserTokenType.Anonymous },
+      ...tokenPolicies.map((uri, index) => ({
+        policyId: `username_${index}`,
+        tokenType: UserTokenType.UserName,
+        securityPolicyUri: uri || null,
+      })),
+    ],
+  });
+}
+
+test('a password in clear: channel not encrypted and no token encryption (node-opcua choice)', (t) => {
+  const { None, Sign, SignAndEncrypt } = MessageSecurityMode;
+  const none = SecurityPolicy.None;
+  const strong = SecurityPolicy.Basic256Sha256;
+  // What node-opcua servers offer on their None endpoint: encrypted tokens.
+  t.is(
+    clearPasswordReason(endpoint(None, none, [strong, SecurityPolicy.Aes128_Sha256_RsaOaep])),
+    undefined,
+  );
+  // The token policy names none: the channel's policy, None, applies.
+  t.regex(clearPasswordReason(endpoint(None, none, [''])) ?? '', /username_0.*does not encrypt/);
+  t.regex(clearPasswordReason(endpoint(None, none, [none])) ?? '', /securityMode None/);
+  // Offered both, node-opcua takes the strongest: encrypted.
+  t.is(clearPasswordReason(endpoint(None, none, [none, strong])), undefined);
+  t.is(userNamePolicy(endpoint(None, none, ['', none, strong]))?.policyId, 'username_2');
+  // node-opcua ranks Basic256 below None: it would send in clear.
+  t.regex(
+    clearPasswordReason(endpoint(None, none, [SecurityPolicy.Basic256, none])) ?? '',
+    /username_1/,
+  );
+  // Sign: signed, not encrypted. A token policy naming none uses the channel's: encrypted.
+  t.is(clearPasswordReason(endpoint(Sign, strong, [''])), undefined);
+  t.regex(clearPasswordReason(endpoint(Sign, strong, [none])) ?? '', /securityMode Sign/);
+  // SignAndEncrypt: the channel protects it whatever the token policy.
+  t.is(clearPasswordReason(endpoint(SignAndEncrypt, strong, [none])), undefined);
+  // No server certificate: node-opcua sends the password as it is.
+  t.regex(
+    clearPasswordReason(endpoint(None, none, [strong], Buffer.alloc(0))) ?? '',
+    /no certificate/,
+  );
+  // No user name policy at all: nothing to say, the session fails by itself.
+  t.is(clearPasswordReason(endpoint(None, none, [])), undefined);
 });

@@ -4,7 +4,7 @@
  * SignAndEncrypt, anonymous and user name identities. Expected values are the ones the test
  * sets on the server.
  */
-import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -53,9 +53,9 @@ function config(input: Record<string, unknown> = {}): OpcuaDriverConfig {
   });
 }
 
-function setup(input: Record<string, unknown> = {}, state = stateDir) {
+function setup(input: Record<string, unknown> = {}, state = stateDir, logLevel = 'debug') {
   const store = new TagStore({ clock: systemClock });
-  const logs = captureLogs();
+  const logs = captureLogs(logLevel);
   const deps: DriverDeps = { store, clock: systemClock, logger: logs.logger, stateDir: state };
   const driver = createOpcuaDriver(config(input), deps) as OpcuaDriver;
   return { driver, store, logs };
@@ -150,6 +150,7 @@ test.serial('OPC UA statuses and value types map to qualities', async (t) => {
       { name: 'Pressure', nodeId: testNodeId('Pressure') },
       { name: 'Started', nodeId: testNodeId('Started') },
       { name: 'Big', nodeId: testNodeId('Big') },
+      { name: 'Huge', nodeId: testNodeId('Huge') },
       { name: 'Negative', nodeId: testNodeId('Negative') },
       { name: 'Label', nodeId: testNodeId('Label') },
       { name: 'Vector', nodeId: testNodeId('Vector') },
@@ -163,11 +164,17 @@ test.serial('OPC UA statuses and value types map to qualities', async (t) => {
   t.like(store.require('Plc/Started'), { value: '2026-01-02T03:04:05.678Z' });
   t.like(store.require('Plc/Big'), { value: 2 ** 32 + 2 });
   t.like(store.require('Plc/Negative'), { value: -2 });
+  // 2^53 + 1 as the nearest double, with the exact decimal alongside.
+  t.like(store.require('Plc/Huge'), {
+    quality: 'Good',
+    value: 2 ** 53,
+    metadata: { valueText: '9007199254740993' },
+  });
   t.like(store.require('Plc/Label'), { value: 'Filling' });
   t.like(store.require('Plc/Vector'), { quality: 'Bad', reason: 'DecodeError' });
   t.like(store.require('Plc/Missing'), { quality: 'Bad', reason: 'DeviceException' });
   t.regex(store.require('Plc/Missing').message ?? '', /BadNodeIdUnknown/);
-  t.like(driver.status().counters, { monitoredItems: 7, monitoredItemsFailed: 1 });
+  t.like(driver.status().counters, { monitoredItems: 8, monitoredItemsFailed: 1 });
 
   server.set('Level', 2, 'BadDeviceFailure');
   await until(() => store.get('Plc/Level')?.quality === 'Bad', 'Level turns Bad');
@@ -216,20 +223,32 @@ test.serial('an absolute deadband holds back the small changes', async (t) => {
 });
 
 test.serial(
-  'a user name and its password open the session; a wrong password is refused',
+  'a user name and its password open the session (security None, the password encrypted by its token policy); a wrong password is refused',
   async (t) => {
-    const good = setup({
-      identity: { kind: 'username', username: testUser.username, password: testUser.password },
-    });
+    const checks = server.userChecks;
+    // Trace: whatever node-opcua or the driver logs at any level is in the text checked.
+    const good = setup(
+      {
+        identity: { kind: 'username', username: testUser.username, password: testUser.password },
+      },
+      stateDir,
+      'trace',
+    );
     t.teardown(() => good.driver.stop());
     await good.driver.start();
     await running(good.driver);
     await until(() => good.store.get('Plc/Line1/Mode')?.quality === 'Good', 'values arrive');
+    t.true(server.userChecks > checks, 'the server checked the password');
     t.false(good.logs.text().includes(testUser.password), 'the password is never logged');
+    t.false(good.logs.text().includes('in clear'), 'no warning: the password was encrypted');
 
-    const bad = setup({
-      identity: { kind: 'username', username: testUser.username, password: 'wrong-password' },
-    });
+    const bad = setup(
+      {
+        identity: { kind: 'username', username: testUser.username, password: 'wrong-password' },
+      },
+      stateDir,
+      'trace',
+    );
     t.teardown(() => bad.driver.stop());
     await bad.driver.start();
     await until(() => bad.driver.status().state === 'Reconnecting', 'the session is refused');
@@ -268,6 +287,76 @@ for (const securityPolicy of [
     },
   );
 }
+
+test.serial(
+  'a password that would travel in clear is not sent, unless allowInsecurePassword',
+  async (t) => {
+    const clear = await OpcuaTestServer.start({ pkiDir: serverPki, clearPassword: true });
+    t.teardown(() => clear.stop());
+    const identity = {
+      kind: 'username',
+      username: testUser.username,
+      password: testUser.password,
+    };
+    const refused = setup({ endpointUrl: clear.endpointUrl, identity }, stateDir, 'trace');
+    t.teardown(() => refused.driver.stop());
+    await refused.driver.start();
+    await until(
+      () => (refused.driver.status().counters?.failedAttempts ?? 0) >= 2,
+      'two attempts are refused',
+    );
+    const status = refused.driver.status();
+    t.is(status.state, 'Reconnecting', 'retried on the backoff');
+    t.regex(status.message ?? '', /Refused to send the password of user 'operator' in clear/);
+    t.regex(status.message ?? '', /allowInsecurePassword/);
+    t.like(refused.store.require('Plc/Line1/Mode'), {
+      quality: 'Unavailable',
+      reason: 'Disconnected',
+    });
+    const warnings = refused.logs.lines.filter(
+      (line) => line.level === 40 && /in clear/.test(line.msg ?? ''),
+    );
+    t.is(warnings.length, 1, 'logged once, not at every attempt');
+    t.is(clear.userChecks, 0, 'the server never received the password');
+    await refused.driver.stop();
+
+    const allowed = setup(
+      { endpointUrl: clear.endpointUrl, identity, allowInsecurePassword: true },
+      stateDir,
+      'trace',
+    );
+    t.teardown(() => allowed.driver.stop());
+    await allowed.driver.start();
+    await running(allowed.driver);
+    await until(() => allowed.store.get('Plc/Line1/Mode')?.quality === 'Good', 'values arrive');
+    t.true(clear.userChecks > 0);
+    const allowedWarnings = allowed.logs.lines.filter(
+      (line) => line.level === 40 && /crosses the network in clear/.test(line.msg ?? ''),
+    );
+    t.is(allowedWarnings.length, 1, 'a warning');
+    t.false(allowed.logs.text().includes(testUser.password), 'the password is never logged');
+  },
+);
+
+test.serial('the PKI folder and its private key are for the owner only', async (t) => {
+  const state = join(root, 'state-modes');
+  const pki = opcuaPkiDir(state);
+  // Left open to others by someone else: the driver closes it.
+  await mkdir(pki, { recursive: true });
+  await chmod(pki, 0o755);
+  const { driver } = setup({}, state);
+  t.teardown(() => driver.stop());
+  await driver.start();
+  await running(driver);
+  const mode = async (path: string) => (await stat(path)).mode & 0o777;
+  t.is(await mode(pki), 0o700, 'pki');
+  t.is(await mode(join(pki, 'own', 'private')), 0o700, 'own/private');
+  const keys = await readdir(join(pki, 'own', 'private'));
+  t.true(keys.length > 0, 'a private key was generated');
+  for (const key of keys) {
+    t.is((await mode(join(pki, 'own', 'private', key))) & 0o077, 0, `${key}: no group or other`);
+  }
+});
 
 test.serial(
   'a server that is not there: Reconnecting, Unavailable, and stop ends the attempts',

@@ -5,7 +5,7 @@
  * the running driver connects at its next attempt.
  */
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -148,6 +148,9 @@ test('a certificate file from elsewhere is copied into trusted/, once', async (t
   t.is(first.action, 'copied');
   t.is(first.certificate.thumbprint, await serverThumbprint());
   t.is((await readdir(trustedCertsDir(pki))).length, 1);
+  for (const folder of [pki, join(pki, 'trusted'), trustedCertsDir(pki)]) {
+    t.is((await stat(folder)).mode & 0o777, 0o700, `${folder} is for the owner only`);
+  }
   const second = await trustCertificate(pki, server.certificateFile);
   t.is(second.action, 'already');
   await t.throwsAsync(() => trustCertificate(pki, 'not-a-thumbprint'), {
