@@ -49,6 +49,12 @@ export interface RawQuery extends HistoryRange {
   /** Only samples appended after this log position (Delta); absent = all in range. */
   afterSeq?: string;
   /**
+   * Only samples appended up to this log position (inclusive), filtered before `limit` counts
+   * rows: a read as of a position taken earlier, unaffected by appends landing meanwhile.
+   * Absent = no upper bound.
+   */
+  maxSeq?: string;
+  /**
    * Most rows to return. Callers pass their response limit + 1 to tell "exactly at the limit"
    * from "over it".
    */
@@ -62,6 +68,8 @@ export interface AggregateQuery extends HistoryRange {
   fn: AggregationFunction;
   /** Only samples appended after this log position (Delta); absent = all in range. */
   afterSeq?: string;
+  /** Only samples appended up to this log position, as {@link RawQuery.maxSeq}. */
+  maxSeq?: string;
   /** Most rows to return, as {@link RawQuery.limit}. */
   limit: number;
 }

@@ -5,7 +5,13 @@
  * while the backend is slow or down (dropping the oldest beyond a bound), and runs retention.
  *
  * Never blocks a driver or the API: the store subscriber only decides and queues; appends run
- * on the clock, one at a time.
+ * on the clock, one at a time, each of at most `maxBatch` samples (a synchronous backend such
+ * as SQLite holds the event loop for one whole append).
+ *
+ * A bad sample never stops logging: when the backend refuses an append for a reason other
+ * than an outage (see {@link refusesSamples}), the batch is halved again and again until the
+ * samples it refuses are isolated; those are dropped, counted (`rejected`) and logged once per
+ * batch by tag id, and the rest is stored.
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../clock.js';
@@ -15,6 +21,7 @@ import { compileTagPattern, type TagMatcher } from '../tags/tag-pattern.js';
 import type { TagStore, TagUpdate } from '../tags/tag-store.js';
 import type { HistoryBackend, LoggedSample } from './history-backend.js';
 import type { HistoryLogEntry } from './history-config.js';
+import { HistoryStoppedError, isUnreachableError } from './open-on-use-backend.js';
 
 /** Options of {@link HistoryLogger}. */
 export interface HistoryLoggerOptions {
@@ -35,6 +42,11 @@ export interface HistoryLoggerOptions {
   retentionIntervalMs?: number;
   /** Longest wait for the backend on stop, milliseconds. Default 10,000. */
   stopTimeoutMs?: number;
+  /**
+   * Most samples in one append; a larger buffer goes in several appends, one right after the
+   * other. Default 20,000 (about 0.1 s of SQLite work on the main thread).
+   */
+  maxBatch?: number;
 }
 
 /** Counters of a {@link HistoryLogger}, for tests and the log. */
@@ -47,11 +59,15 @@ export interface HistoryLoggerStats {
   dropped: number;
   /** Appends that failed (the batch was kept to retry), since start. */
   failedAppends: number;
+  /** Samples the backend refused (a value or time it cannot store) and that were dropped. */
+  rejected: number;
   /** Append transactions made since start. */
   transactions: number;
 }
 
 const day = 86_400_000;
+/** Most tag ids named in one "refused samples" log line. */
+const loggedTagsMax = 20;
 
 /** What onChange logging needs to know about one tag. */
 interface ChangeRule {
@@ -63,7 +79,10 @@ interface ChangeRule {
 export class HistoryLogger {
   private readonly flushIntervalMs: number;
   private readonly retentionIntervalMs: number;
+  private readonly maxBatch: number;
   private readonly matchers: (TagMatcher | undefined)[];
+  /** Per entry naming a collection: its members' matchers, compiled when the rules are. */
+  private memberMatchers: (TagMatcher[] | undefined)[] = [];
   // Buffer as an array with a moving head: dropping the oldest costs no copy.
   private buffer: LoggedSample[] = [];
   private head = 0;
@@ -84,12 +103,14 @@ export class HistoryLogger {
     appended: 0,
     dropped: 0,
     failedAppends: 0,
+    rejected: 0,
     transactions: 0,
   };
 
   constructor(private readonly options: HistoryLoggerOptions) {
     this.flushIntervalMs = options.flushIntervalMs ?? 1_000;
     this.retentionIntervalMs = options.retentionIntervalMs ?? 3_600_000;
+    this.maxBatch = Math.max(1, options.maxBatch ?? 20_000);
     this.matchers = options.entries.map((entry) =>
       entry.source !== undefined ? compileTagPattern(entry.source) : undefined,
     );
@@ -166,10 +187,7 @@ export class HistoryLogger {
   async flush(): Promise<void> {
     while (this.busy) await this.busy;
     if (this.buffered === 0) return;
-    this.busy = this.append().finally(() => {
-      this.busy = undefined;
-    });
-    await this.busy;
+    await this.drainSoon();
   }
 
   /** Current counters. */
@@ -229,6 +247,9 @@ export class HistoryLogger {
     if (sources.some((source, i) => source !== this.ruleSources[i])) {
       this.ruleSources = sources;
       this.rules.clear();
+      this.memberMatchers = sources.map((source) =>
+        source?.members.map((member) => compileTagPattern(member)),
+      );
     }
   }
 
@@ -248,11 +269,8 @@ export class HistoryLogger {
 
   private covers(entry: HistoryLogEntry, index: number, fullTagId: string): boolean {
     if (entry.collection === undefined) return (this.matchers[index] as TagMatcher)(fullTagId);
-    const collections = this.options.collections;
-    if (!collections?.has(entry.collection)) return false;
-    return collections
-      .definition(entry.collection)
-      .members.some((member) => compileTagPattern(member)(fullTagId));
+    // Compiled by refreshRules (which runs before any rule is computed), not once per tag.
+    return this.memberMatchers[index]?.some((matches) => matches(fullTagId)) ?? false;
   }
 
   private push(sample: LoggedSample): void {
@@ -282,46 +300,121 @@ export class HistoryLogger {
 
   private flushSoon(): void {
     if (this.busy || this.buffered === 0) return;
-    this.busy = this.append().finally(() => {
-      this.busy = undefined;
-    });
+    void this.drainSoon();
   }
 
-  /** One transaction with everything buffered; on failure the batch goes back to the front. */
-  private async append(): Promise<void> {
-    const batch = this.head === 0 ? this.buffer : this.buffer.slice(this.head);
-    this.buffer = [];
-    this.head = 0;
-    this.inFlight = batch.length;
-    try {
-      await this.options.backend.append(batch);
-      this.counters.transactions++;
-      this.counters.appended += batch.length;
-      if (this.outage) {
-        this.outage = false;
-        this.options.logger.info(
-          { dropped: this.droppedInOutage },
-          `history backend accepts appends again; ${this.droppedInOutage} samples were dropped ` +
-            'while it did not',
-        );
-        this.droppedInOutage = 0;
-      }
-    } catch (error) {
-      this.counters.failedAppends++;
-      // Samples that arrived meanwhile are newer: the failed batch goes before them.
-      this.buffer = batch.concat(this.buffer.slice(this.head));
+  /** Starts {@link drain} as the one backend operation under way. */
+  private drainSoon(): Promise<void> {
+    const run: Promise<void> = this.drain().finally(() => {
+      // Retention may have been chained after this run meanwhile: leave its promise in place.
+      if (this.busy === run) this.busy = undefined;
+    });
+    this.busy = run;
+    return run;
+  }
+
+  /**
+   * Appends the buffer in batches of at most `maxBatch`, one after the other (yielding to the
+   * event loop between them), until a batch fails or the buffer held no more than one batch.
+   */
+  private async drain(): Promise<void> {
+    for (;;) {
+      const more = this.buffered > this.maxBatch;
+      if (!(await this.append()) || !more || this.buffered === 0) return;
+      await yieldToEventLoop();
+    }
+  }
+
+  /**
+   * One batch: the oldest `maxBatch` buffered samples. What the backend refuses sample by
+   * sample is isolated and dropped; on an outage the unstored part goes back to the front.
+   * @returns false when the backend failed as a whole (the next flush retries).
+   */
+  private async append(): Promise<boolean> {
+    const count = Math.min(this.buffered, this.maxBatch);
+    const batch = this.buffer.slice(this.head, this.head + count);
+    this.head += count;
+    if (this.head === this.buffer.length || this.head > this.buffer.length / 2) {
+      this.buffer = this.buffer.slice(this.head);
       this.head = 0;
-      if (!this.outage) {
-        this.outage = true;
-        this.options.logger.warn(
-          { err: error, buffered: this.buffered },
-          'history backend refused an append; buffering in memory and retrying every flush',
-        );
+    }
+    this.inFlight = batch.length;
+    const rejected: LoggedSample[] = [];
+    let firstRefusal: unknown;
+    // Parts still to store, oldest first: a refused part is replaced by its two halves.
+    const parts: LoggedSample[][] = [batch];
+    try {
+      for (let part = parts.shift(); part !== undefined; part = parts.shift()) {
+        try {
+          await this.options.backend.append(part);
+        } catch (error) {
+          if (!refusesSamples(error)) {
+            // Samples that arrived meanwhile are newer: the unstored ones go before them.
+            this.buffer = [part, ...parts].flat().concat(this.buffer.slice(this.head));
+            this.head = 0;
+            this.failed(error);
+            return false;
+          }
+          firstRefusal ??= error;
+          if (part.length === 1) rejected.push(part[0] as LoggedSample);
+          else {
+            const half = Math.ceil(part.length / 2);
+            parts.unshift(part.slice(0, half), part.slice(half));
+          }
+          // Halving a big batch takes many appends: let drivers and the API run in between.
+          await yieldToEventLoop();
+          continue;
+        }
+        this.counters.transactions++;
+        this.counters.appended += part.length;
+        this.recovered();
       }
-      this.trim();
     } finally {
       this.inFlight = 0;
+      if (rejected.length > 0) this.reject(rejected, firstRefusal);
     }
+    return true;
+  }
+
+  /** The backend accepted an append: ends an outage (with its summary). */
+  private recovered(): void {
+    if (!this.outage) return;
+    this.outage = false;
+    this.options.logger.info(
+      { dropped: this.droppedInOutage },
+      `history backend accepts appends again; ${this.droppedInOutage} samples were dropped ` +
+        'while it did not',
+    );
+    this.droppedInOutage = 0;
+  }
+
+  /** The backend failed as a whole: one warning per outage; the buffer stays bounded. */
+  private failed(error: unknown): void {
+    this.counters.failedAppends++;
+    if (!this.outage) {
+      this.outage = true;
+      this.options.logger.warn(
+        { err: error, buffered: this.buffered },
+        'history backend refused an append; buffering in memory and retrying every flush',
+      );
+    }
+    this.trim();
+  }
+
+  /** Counts and logs (once per batch, by tag id, without values) the samples refused. */
+  private reject(samples: readonly LoggedSample[], error: unknown): void {
+    this.counters.rejected += samples.length;
+    const tags = [...new Set(samples.map((sample) => sample.fullTagId))];
+    this.options.logger.warn(
+      {
+        rejected: samples.length,
+        tags: tags.slice(0, loggedTagsMax),
+        ...(tags.length > loggedTagsMax ? { moreTags: tags.length - loggedTagsMax } : {}),
+        reason: error instanceof Error ? error.message : String(error),
+      },
+      `history backend refused ${samples.length} samples (a value or time it cannot store); ` +
+        'they are dropped, the rest of the batch is stored',
+    );
   }
 
   private retainSoon(): void {
@@ -346,6 +439,31 @@ export class HistoryLogger {
     });
     this.busy = chained;
   }
+}
+
+/**
+ * True when an append error says the backend refused something in the batch (a value, a
+ * time), so storing the batch in parts can isolate it. False when the backend itself failed,
+ * whatever the batch: unreachable or stopped, or an SQLite or PostgreSQL error of the whole
+ * database (busy, locked, disk full, I/O, read-only, corrupt; SQLSTATE classes 25, 40, 42, 53,
+ * 55, 57, 58, XX: transaction state, rollback, schema or permission, resources, locks,
+ * operator intervention, system). Those keep the batch to retry.
+ */
+export function refusesSamples(error: unknown): boolean {
+  if (isUnreachableError(error) || error instanceof HistoryStoppedError) return false;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return true;
+  if (backendSqliteCode.test(code)) return false;
+  return !(/^[0-9A-Z]{5}$/.test(code) && backendSqlStates.has(code.slice(0, 2)));
+}
+
+const backendSqliteCode =
+  /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|NOMEM|CORRUPT|CANTOPEN|PROTOCOL|NOTADB|PERM|AUTH|INTERRUPT|ABORT)/;
+const backendSqlStates = new Set(['08', '25', '40', '42', '53', '55', '57', '58', 'XX']);
+
+/** Lets timers and I/O run (a synchronous backend holds the event loop while it works). */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** True when `next` should be logged after `last` under `deadband`. */

@@ -8,6 +8,12 @@
  * array per column (a round trip per 10,000 samples instead of one per sample). Partitions a
  * batch needs are created before it when missing.
  *
+ * Two things PostgreSQL cannot store are handled before the insert: U+0000 in a text value
+ * (`text` cannot hold NUL; SQLSTATE 22021) is removed from it, and a batch holding a sample
+ * whose time is outside years 1–9999 or whose partition would reach year 10000 (in practice a
+ * sample dated 9999-12-31) is refused as a whole with a {@link PostgresHistoryError} of code
+ * 22008 naming it, so the history logger drops that sample and stores the rest.
+ *
  * When the server is unreachable every call rejects with a {@link PostgresHistoryError} whose
  * `unreachable` is true; the pool drops dead connections and reconnects on the next call, so
  * the same backend works again once the server is back. The connection URL's password never
@@ -36,6 +42,7 @@ import {
   dropPartitionsBefore,
   listPartitions,
   type PartitionInfo,
+  partitionable,
   partitionStart,
 } from './postgres-partitions.js';
 import {
@@ -46,6 +53,7 @@ import {
   type PgSampleRow,
   pgTime,
   rawSql,
+  type SeqBounds,
   storable,
 } from './postgres-queries.js';
 import { type PostgresHistoryMode, setUpSchema, tables } from './postgres-schema.js';
@@ -236,22 +244,24 @@ class PostgresBackend implements HistoryBackend {
 
   append(samples: readonly LoggedSample[]): Promise<void> {
     return this.track('append', async () => {
-      const rows = samples.filter((sample) => {
-        if (storable(sample.epochMs)) return true;
-        this.logger.warn(
-          { fullTagId: sample.fullTagId, epochMs: sample.epochMs },
-          'sample time outside years 1-9999 not logged',
+      const refused = samples.find((sample) => !this.storable(sample.epochMs));
+      if (refused !== undefined) {
+        throw new PostgresHistoryError(
+          `postgres history append failed on ${this.maskedUrl}: the time ` +
+            `${describeTime(refused.epochMs)} of ${refused.fullTagId} cannot be stored ` +
+            '(partitions cover years 1 to 9999)',
+          false,
+          '22008', // datetime_field_overflow
         );
-        return false;
-      });
-      if (rows.length === 0) return;
+      }
+      if (samples.length === 0) return;
       for (let attempt = 1; ; attempt++) {
         const client = await this.connect('append');
         const progress = { commitSent: false };
         let failure: unknown;
         try {
-          if (this.mode === 'partitioned') await this.partitionsFor(client, rows);
-          await this.insert(client, rows, progress);
+          if (this.mode === 'partitioned') await this.partitionsFor(client, samples);
+          await this.insert(client, samples, progress);
           return;
         } catch (error) {
           failure = error;
@@ -269,6 +279,13 @@ class PostgresBackend implements HistoryBackend {
     });
   }
 
+  /** True when a sample time fits the table (and, partitioned, a partition within years 1–9999). */
+  private storable(epochMs: number): boolean {
+    return (
+      storable(epochMs) && (this.mode !== 'partitioned' || partitionable(epochMs, this.partitionMs))
+    );
+  }
+
   raw(query: RawQuery): Promise<StoredSample[]> {
     return this.track('raw', () =>
       this.read(async (client) => {
@@ -280,7 +297,7 @@ class PostgresBackend implements HistoryBackend {
           const id = ids.get(fullTagId);
           if (id === undefined) continue;
           const result = await client.query<PgSampleRow>(
-            rawSql(query.afterSeq !== undefined),
+            rawSql(seqBounds(query)),
             rangeParameters(id, query, left),
           );
           for (const row of result.rows) out.push(decodeSample(fullTagId, row));
@@ -304,7 +321,7 @@ class PostgresBackend implements HistoryBackend {
           const id = ids.get(fullTagId);
           if (id === undefined) continue;
           const result = await client.query<PgAggregateRow>(
-            aggregateSql(query.fn, query.afterSeq !== undefined),
+            aggregateSql(query.fn, seqBounds(query)),
             rangeParameters(id, query, left, `${query.windowMs} milliseconds`),
           );
           for (const row of result.rows) out.push(decodeAggregate(fullTagId, query.fn, row));
@@ -494,7 +511,7 @@ class PostgresBackend implements HistoryBackend {
           const value = sample.value;
           nums.push(typeof value === 'number' ? value : null);
           flags.push(typeof value === 'boolean' ? value : null);
-          texts.push(typeof value === 'string' ? value : null);
+          texts.push(typeof value === 'string' ? withoutNul(value) : null);
         }
         // ORDER BY ord: seq is drawn in array order, i.e. append order.
         await client.query(
@@ -673,18 +690,35 @@ class PostgresBackend implements HistoryBackend {
   }
 }
 
+/** Which seq bounds a read has (its SQL and parameters follow them). */
+function seqBounds(range: { afterSeq?: string; maxSeq?: string }): SeqBounds {
+  return { after: range.afterSeq !== undefined, upTo: range.maxSeq !== undefined };
+}
+
+/** The text without U+0000, which PostgreSQL's `text` cannot hold. */
+function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
+}
+
+/** A sample time for a message: ISO 8601 when it is a date, else the number. */
+function describeTime(epochMs: number): string {
+  const date = new Date(epochMs);
+  return Number.isNaN(date.getTime()) ? String(epochMs) : date.toISOString();
+}
+
 /**
  * Parameters of the per-tag range reads: $1 tag id, $2 start, $3 stop, $4 limit, $5 window
- * (aggregates), then afterSeq when given.
+ * (aggregates), then afterSeq and maxSeq when given.
  */
 function rangeParameters(
   tagId: number,
-  range: HistoryRange & { afterSeq?: string },
+  range: HistoryRange & { afterSeq?: string; maxSeq?: string },
   limit: number,
   window?: string,
 ): unknown[] {
   const parameters: unknown[] = [tagId, pgTime(range.startMs), pgTime(range.stopMs), limit];
   if (window !== undefined) parameters.push(window);
   if (range.afterSeq !== undefined) parameters.push(range.afterSeq);
+  if (range.maxSeq !== undefined) parameters.push(range.maxSeq);
   return parameters;
 }

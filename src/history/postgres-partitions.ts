@@ -30,6 +30,24 @@ export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/** 0001-01-01T00:00:00.000Z: the earliest partition bound (a four-digit year). */
+const firstBoundMs = -62_135_596_800_000;
+/**
+ * 10000-01-01T00:00:00.000Z: no partition may reach it. `toISOString` writes that bound as
+ * `+010000-01-01…`, which PostgreSQL does not read, so every append of such a sample failed.
+ */
+const yearTenThousandMs = 253_402_300_800_000;
+
+/**
+ * True when the partition of length `partitionMs` holding `epochMs` has both bounds in years
+ * 1–9999: with day partitions, samples from 0001-01-01 to 9999-12-30 (a sample of 9999-12-31
+ * is refused); longer partitions refuse a little more at both ends. False for NaN.
+ */
+export function partitionable(epochMs: number, partitionMs: number): boolean {
+  const from = partitionStart(epochMs, partitionMs);
+  return from >= firstBoundMs && from + partitionMs < yearTenThousandMs;
+}
+
 /** Start of the partition of length `partitionMs` holding `epochMs`. */
 export function partitionStart(epochMs: number, partitionMs: number): number {
   return Math.floor(epochMs / partitionMs) * partitionMs;

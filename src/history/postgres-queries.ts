@@ -58,15 +58,28 @@ export interface PgAggregateRow {
 /** Milliseconds since the epoch of a timestamptz, exact (extract returns numeric). */
 const epochMsOf = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
-const rangeWhere = (after: boolean, afterParameter: string) =>
-  'tag_id = $1 AND time >= $2::timestamptz AND time <= $3::timestamptz' +
-  (after ? ` AND seq > ${afterParameter}::bigint` : '');
+/** The seq bounds a read was given, in the order their parameters follow the others. */
+export interface SeqBounds {
+  /** An afterSeq parameter (exclusive lower bound) comes first. */
+  after: boolean;
+  /** Then a maxSeq parameter (inclusive upper bound). */
+  upTo: boolean;
+}
 
-/** Raw read of one tag: $1 tag id, $2 start, $3 stop, $4 limit, $5 afterSeq. */
-export function rawSql(after: boolean): string {
-  return `SELECT seq::text AS seq, ${epochMsOf('time')} AS ms, quality, reason, num, flag, txt
-    FROM ${tables.samples} WHERE ${rangeWhere(after, '$5')}
-    ORDER BY time, seq LIMIT $4`;
+const rangeWhere = ({ after, upTo }: SeqBounds, firstSeqParameter: number) =>
+  'tag_id = $1 AND time >= $2::timestamptz AND time <= $3::timestamptz' +
+  (after ? ` AND seq > $${firstSeqParameter}::bigint` : '') +
+  (upTo ? ` AND seq <= $${firstSeqParameter + (after ? 1 : 0)}::bigint` : '');
+
+/**
+ * Raw read of one tag: $1 tag id, $2 start, $3 stop, $4 limit, then afterSeq, maxSeq. The
+ * ORDER BY names the table's columns: a bare `seq` would be the text output column, which
+ * sorts 10 before 9.
+ */
+export function rawSql(bounds: SeqBounds): string {
+  return `SELECT s.seq::text AS seq, ${epochMsOf('s.time')} AS ms, quality, reason, num, flag, txt
+    FROM ${tables.samples} s WHERE ${rangeWhere(bounds, 5)}
+    ORDER BY s.time, s.seq LIMIT $4`;
 }
 
 const good = "quality IN ('Good', 'Stale')";
@@ -98,12 +111,12 @@ const columns: Record<AggregationFunction, string> = {
 
 /**
  * Aggregated read of one tag: $1 tag id, $2 start, $3 stop, $4 limit, $5 window (an interval
- * such as `60000 milliseconds`), $6 afterSeq.
+ * such as `60000 milliseconds`), then afterSeq, maxSeq.
  */
-export function aggregateSql(fn: AggregationFunction, after: boolean): string {
+export function aggregateSql(fn: AggregationFunction, bounds: SeqBounds): string {
   return `SELECT ${epochMsOf('b')} AS w, ${columns[fn]}
     FROM (SELECT date_bin($5::interval, time, 'epoch'::timestamptz) AS b, *
-          FROM ${tables.samples} WHERE ${rangeWhere(after, '$6')}) s
+          FROM ${tables.samples} WHERE ${rangeWhere(bounds, 6)}) s
     GROUP BY b ORDER BY b LIMIT $4`;
 }
 

@@ -8,6 +8,7 @@
  * integer index key makes appends about a quarter faster than the path itself. Aggregates are
  * computed in SQL, one indexed read per epoch-aligned window.
  */
+import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Quality, QualityReason, TagValue } from '../tags/sample.js';
@@ -32,6 +33,11 @@ export interface SqliteBackendOptions {
   /** Durability: `off` (fastest), `normal` (default; WAL survives a process crash), `full`. */
   synchronous?: SqliteSynchronous;
   logger: Logger;
+  /**
+   * Most rows one retention statement deletes; retention yields to the event loop between
+   * statements, so drivers and the API run while a big backlog is deleted. Default 10,000.
+   */
+  deleteChunkRows?: number;
 }
 
 const qualityCodes: Record<Quality, number> = { Good: 0, Stale: 1, Unavailable: 2, Bad: 3 };
@@ -98,12 +104,36 @@ const groupedColumns: Record<AggregateQuery['fn'], string> = {
   Last: `${usableN}, MAX(CASE WHEN ${usable} THEN t END) AS ft, v AS a, k`,
 };
 
+/** The largest rowid: the upper seq bound of a read without `maxSeq`. */
+const lastRowid = 2n ** 63n - 1n;
+
+/**
+ * A read's inclusive upper seq bound. Always bound (by the largest rowid when absent), so one
+ * statement serves both; rowids are in every index entry, so the check costs no extra lookup.
+ */
+function seqBound(maxSeq: string | undefined): bigint {
+  return maxSeq === undefined ? lastRowid : BigInt(maxSeq);
+}
+
 /** Creates the SQLite backend; nothing is opened before {@link HistoryBackend.start}. */
 export function createSqliteBackend(options: SqliteBackendOptions): HistoryBackend {
   return new SqliteBackend(options);
 }
 
 type Statement = Database.Statement<unknown[], unknown>;
+
+/**
+ * Creates the database file with mode 0600 when it does not exist yet: SQLite gives the -wal and
+ * -shm files the main file's mode, and history is plant data other local users have no business
+ * reading. Failures are left to SQLite, whose message names the problem (a missing folder).
+ */
+function createOwnerOnly(file: string): void {
+  try {
+    closeSync(openSync(file, 'a', 0o600));
+  } catch {
+    // Reported by the open that follows.
+  }
+}
 
 class SqliteBackend implements HistoryBackend {
   private db: Database.Database | undefined;
@@ -122,6 +152,7 @@ class SqliteBackend implements HistoryBackend {
     if (this.db !== undefined) return;
     let db: Database.Database;
     try {
+      createOwnerOnly(this.options.file);
       db = new Database(this.options.file);
     } catch (error) {
       throw new Error(
@@ -224,11 +255,12 @@ class SqliteBackend implements HistoryBackend {
       query.afterSeq === undefined ? 'raw' : 'rawAfter',
       query.afterSeq === undefined
         ? 'SELECT seq, t, q, k, v, reason FROM samples WHERE tag = ? AND t BETWEEN ? AND ? ' +
-            'ORDER BY t, seq LIMIT ?'
+            'AND seq <= ? ORDER BY t, seq LIMIT ?'
         : // Delta: few new rows, so walk the rowid from the position rather than the range.
-          'SELECT seq, t, q, k, v, reason FROM samples NOT INDEXED WHERE seq > ? AND tag = ? ' +
-            'AND t BETWEEN ? AND ? ORDER BY t, seq LIMIT ?',
+          'SELECT seq, t, q, k, v, reason FROM samples NOT INDEXED WHERE seq > ? AND seq <= ? ' +
+            'AND tag = ? AND t BETWEEN ? AND ? ORDER BY t, seq LIMIT ?',
     );
+    const upTo = seqBound(query.maxSeq);
     const out: StoredSample[] = [];
     for (const path of query.tagIds) {
       const left = query.limit - out.length;
@@ -237,8 +269,8 @@ class SqliteBackend implements HistoryBackend {
       if (tag === undefined) continue;
       const rows = (
         query.afterSeq === undefined
-          ? statement.all(tag, query.startMs, query.stopMs, left)
-          : statement.all(BigInt(query.afterSeq), tag, query.startMs, query.stopMs, left)
+          ? statement.all(tag, query.startMs, query.stopMs, upTo, left)
+          : statement.all(BigInt(query.afterSeq), upTo, tag, query.startMs, query.stopMs, left)
       ) as SampleRow[];
       for (const row of rows) out.push(decodeRow(path, row));
     }
@@ -281,35 +313,37 @@ class SqliteBackend implements HistoryBackend {
     const stats = this.prepare(
       `window:${fn}`,
       `SELECT COUNT(*) AS total, ${aggregateColumns[fn]} FROM samples ` +
-        'WHERE tag = ? AND t BETWEEN ? AND ?',
+        'WHERE tag = ? AND t BETWEEN ? AND ? AND seq <= ?',
     );
     const pick =
       fn === 'First' || fn === 'Last'
         ? this.prepare(
             `pick:${fn}`,
-            `SELECT k, v FROM samples WHERE tag = ? AND t BETWEEN ? AND ? AND ${usable} ` +
+            `SELECT k, v FROM samples WHERE tag = ? AND t BETWEEN ? AND ? AND seq <= ? ` +
+              `AND ${usable} ` +
               (fn === 'First' ? 'ORDER BY t, seq LIMIT 1' : 'ORDER BY t DESC, seq DESC LIMIT 1'),
           )
         : undefined;
     const next = this.prepare(
       'nextTime',
-      'SELECT MIN(t) AS t FROM samples WHERE tag = ? AND t BETWEEN ? AND ?',
+      'SELECT MIN(t) AS t FROM samples WHERE tag = ? AND t BETWEEN ? AND ? AND seq <= ?',
     );
     const { windowMs, startMs, stopMs } = query;
+    const upTo = seqBound(query.maxSeq);
     const rows: AggregateRow[] = [];
     let w = Math.floor(startMs / windowMs) * windowMs;
     while (w <= stopMs && rows.length < limit) {
       const from = Math.max(w, startMs);
       const to = Math.min(w + windowMs - 1, stopMs);
-      const row = stats.get(tag, from, to) as AggregateRow & { total: number };
+      const row = stats.get(tag, from, to, upTo) as AggregateRow & { total: number };
       if (row.total === 0) {
-        const found = (next.get(tag, from, stopMs) as { t: number | null }).t;
+        const found = (next.get(tag, from, stopMs, upTo) as { t: number | null }).t;
         if (found === null) break;
         w = Math.floor(found / windowMs) * windowMs;
         continue;
       }
       if (pick !== undefined && row.n > 0) {
-        const picked = pick.get(tag, from, to) as { k: number; v: number | string | null };
+        const picked = pick.get(tag, from, to, upTo) as { k: number; v: number | string | null };
         row.k = picked.k;
         row.a = picked.v;
       }
@@ -331,7 +365,7 @@ class SqliteBackend implements HistoryBackend {
     const statement = this.prepare(
       `grouped:${query.fn}`,
       `SELECT ${window} AS w, ${groupedColumns[query.fn]} FROM samples NOT INDEXED ` +
-        'WHERE seq > $after AND tag = $tag AND t BETWEEN $start AND $stop ' +
+        'WHERE seq > $after AND seq <= $upTo AND tag = $tag AND t BETWEEN $start AND $stop ' +
         'GROUP BY w ORDER BY w LIMIT $limit',
     );
     return statement.all({
@@ -340,6 +374,7 @@ class SqliteBackend implements HistoryBackend {
       start: query.startMs,
       stop: query.stopMs,
       after,
+      upTo: seqBound(query.maxSeq),
       limit,
     }) as AggregateRow[];
   }
@@ -375,30 +410,59 @@ class SqliteBackend implements HistoryBackend {
     return String(Math.max(this.maxSeq(), this.highWater));
   }
 
+  /**
+   * Deletes in chunks of `deleteChunkRows`, each its own transaction, yielding to the event
+   * loop between them (better-sqlite3 is synchronous: one statement deleting millions of rows
+   * would freeze the process for seconds). Appends may run between chunks. A stop between
+   * chunks ends it; what was deleted so far is returned.
+   */
   async deleteBefore(beforeMs: number): Promise<number | undefined> {
     const db = this.open();
-    const statement = this.prepare('deleteBefore', 'DELETE FROM samples WHERE tag = ? AND t < ?');
-    const forget = this.prepare(
-      'forgetTags',
-      'DELETE FROM tags WHERE NOT EXISTS (SELECT 1 FROM samples WHERE samples.tag = tags.id)',
+    const chunk = Math.max(1, this.options.deleteChunkRows ?? 10_000);
+    // Per tag, so each delete walks the (tag, t) index instead of the whole table.
+    const statement = this.prepare(
+      'deleteBefore',
+      'DELETE FROM samples WHERE seq IN (SELECT seq FROM samples WHERE tag = ? AND t < ? LIMIT ?)',
     );
-    let deleted = 0;
-    db.transaction(() => {
+    const saveHighWater = this.prepare(
+      'saveHighWater',
+      "INSERT INTO meta (key, value) VALUES ('highWater', ?) " +
+        'ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    );
+    const deleteChunk = db.transaction((tag: number): number => {
       const newest = this.maxSeq();
-      // Per tag, so each delete walks the (tag, t) index instead of the whole table.
-      for (const tag of this.tagIdsByPath.values()) deleted += statement.run(tag, beforeMs).changes;
-      // A tag whose every sample is gone is no longer "logged" (tagIds must not list it).
-      if (deleted > 0) forget.run();
-      if (deleted > 0 && this.maxSeq() < newest && newest > this.highWater) {
-        this.prepare(
-          'saveHighWater',
-          "INSERT INTO meta (key, value) VALUES ('highWater', ?) " +
-            'ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-        ).run(newest);
+      const changes = statement.run(tag, beforeMs, chunk).changes;
+      // The newest position went: record it, so appends continue above it (see append).
+      if (changes > 0 && newest > this.highWater && this.maxSeq() < newest) {
+        saveHighWater.run(newest);
         this.highWater = newest;
       }
-    })();
-    if (deleted > 0) this.loadTags();
+      return changes;
+    });
+    let deleted = 0;
+    // Rows deleted since the last yield: many small tags share one, a big tag takes several.
+    let sinceYield = 0;
+    for (const tag of [...this.tagIdsByPath.values()]) {
+      for (;;) {
+        const changes = deleteChunk(tag);
+        deleted += changes;
+        sinceYield += changes;
+        if (sinceYield >= chunk) {
+          sinceYield = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+          if (this.db !== db) return deleted;
+        }
+        if (changes < chunk) break;
+      }
+    }
+    if (deleted > 0) {
+      // A tag whose every sample is gone is no longer "logged" (tagIds must not list it).
+      this.prepare(
+        'forgetTags',
+        'DELETE FROM tags WHERE NOT EXISTS (SELECT 1 FROM samples WHERE samples.tag = tags.id)',
+      ).run();
+      this.loadTags();
+    }
     return deleted;
   }
 

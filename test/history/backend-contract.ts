@@ -268,6 +268,25 @@ export function backendContract(test: TestFn, options: BackendContractOptions): 
     t.true(seqOrder(a20[0]?.seq ?? '0', a20[1]?.seq ?? '0') < 0, 'equal times: older seq first');
   });
 
+  define(`${name}: equal times order by seq as a number, not as text (9 before 10)`, async (t) => {
+    const backend = await open(t);
+    // Positions 1–8 elsewhere, so the two samples of one time get positions 9 and 10 or more.
+    await backend.append(Array.from({ length: 8 }, (_, i) => good('N/x', t0 + i, i)));
+    for (const value of ['first', 'second', 'third']) {
+      await backend.append([good('N/a', t0 + 50, value)]);
+    }
+    const read = await backend.raw({ tagIds: ['N/a'], startMs: t0, stopMs: t0 + 100, limit: 10 });
+    t.deepEqual(
+      read.map((s) => s.value),
+      ['first', 'second', 'third'],
+    );
+    const limited = await backend.raw({ tagIds: ['N/a'], startMs: t0, stopMs: t0 + 100, limit: 1 });
+    t.deepEqual(
+      limited.map((s) => s.value),
+      ['first'],
+    );
+  });
+
   define(`${name}: seq increases in append order and lastSeq is the newest`, async (t) => {
     const backend = await open(t);
     await backend.append([good('S/a', t0 + 50, 1), good('S/a', t0 + 10, 2)]);
@@ -359,6 +378,66 @@ export function backendContract(test: TestFn, options: BackendContractOptions): 
         `${fn} after a position`,
       );
     }
+  });
+
+  define(`${name}: maxSeq reads only samples appended up to a position`, async (t) => {
+    const backend = await open(t);
+    await backend.append([good('M/a', t0 + 100, 1), good('M/a', t0 + 1500, 2)]);
+    await backend.append([good('M/b', t0 + 100, 10)]);
+    const first = await backend.lastSeq();
+    await backend.append([good('M/a', t0 + 50, 3), good('M/a', t0 + 2500, 4)]);
+    await backend.append([good('M/b', t0 + 200, 20)]);
+    const second = await backend.lastSeq();
+    // Beyond both positions: earlier than everything, and in a window of its own.
+    await backend.append([good('M/a', t0 + 60, 5), good('M/a', t0 + 3500, 6)]);
+    const range = { tagIds: ['M/a', 'M/b'], startMs: t0, stopMs: t0 + 10_000 };
+    const rawValues = async (query: { afterSeq?: string; maxSeq?: string; limit?: number }) =>
+      (await backend.raw({ ...range, limit: 10, ...query })).map((s) => s.value);
+    t.deepEqual(await rawValues({ maxSeq: first }), [1, 2, 10]);
+    t.deepEqual(
+      await rawValues({ maxSeq: second, limit: 2 }),
+      [3, 1],
+      'the limit counts kept rows',
+    );
+    t.deepEqual(await rawValues({ afterSeq: first, maxSeq: second }), [3, 4, 20]);
+    t.deepEqual(await rawValues({ maxSeq: '0' }), []);
+    t.deepEqual(await rawValues({ afterSeq: second, maxSeq: second }), []);
+    const windows = async (fn: AggregationFunction, query: { afterSeq?: string; maxSeq: string }) =>
+      (await backend.aggregate({ ...range, windowMs: 1000, fn, limit: 10, ...query })).map((a) => [
+        a.fullTagId,
+        a.windowStartMs - t0,
+        a.value,
+        a.count,
+      ]);
+    // Whole range: windows holding only later samples are skipped, picks ignore later samples.
+    t.deepEqual(await windows('Last', { maxSeq: first }), [
+      ['M/a', 0, 1, 1],
+      ['M/a', 1000, 2, 1],
+      ['M/b', 0, 10, 1],
+    ]);
+    t.deepEqual(await windows('First', { maxSeq: second }), [
+      ['M/a', 0, 3, 2],
+      ['M/a', 1000, 2, 1],
+      ['M/a', 2000, 4, 1],
+      ['M/b', 0, 10, 2],
+    ]);
+    t.deepEqual(await windows('Max', { maxSeq: second }), [
+      ['M/a', 0, 3, 2],
+      ['M/a', 1000, 2, 1],
+      ['M/a', 2000, 4, 1],
+      ['M/b', 0, 20, 2],
+    ]);
+    // Between two positions.
+    t.deepEqual(await windows('Sum', { afterSeq: first, maxSeq: second }), [
+      ['M/a', 0, 3, 1],
+      ['M/a', 2000, 4, 1],
+      ['M/b', 0, 20, 1],
+    ]);
+    t.deepEqual(await windows('First', { afterSeq: first, maxSeq: second }), [
+      ['M/a', 0, 3, 1],
+      ['M/a', 2000, 4, 1],
+      ['M/b', 0, 20, 1],
+    ]);
   });
 
   define(`${name}: limit returns the first rows in order; count ignores it`, async (t) => {

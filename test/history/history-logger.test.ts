@@ -17,14 +17,25 @@ const day = 86_400_000;
 /**
  * The real sqlite backend behind a thin wrapper that counts appends and, while `down` is set,
  * throws instead of appending (or, with `hang`, never answers), as an unreachable database.
+ * `refuse` makes it refuse every batch holding a matching sample (as a database refuses a
+ * value), `failWith` refuses every batch with that error; `ops` counts appends and retention
+ * runs under way together.
  */
 class FlakyBackend implements HistoryBackend {
   down = false;
   hang = false;
+  /** Retention runs wait for a release too. */
+  hangDelete = false;
+  refuse: ((sample: LoggedSample) => boolean) | undefined;
+  failWith: Error | undefined;
   appendCalls = 0;
+  /** Size of every append call, in call order. */
+  readonly sizes: number[] = [];
   inFlight = 0;
   maxInFlight = 0;
-  /** Resolves the appends held by `hang`. */
+  ops = 0;
+  maxOps = 0;
+  /** Resolves the appends (and retention runs) held by `hang` (and `hangDelete`). */
   readonly releases: (() => void)[] = [];
   constructor(readonly inner: HistoryBackend) {}
   start() {
@@ -35,14 +46,29 @@ class FlakyBackend implements HistoryBackend {
   }
   async append(samples: readonly LoggedSample[]) {
     this.appendCalls++;
+    this.sizes.push(samples.length);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.maxOps = Math.max(this.maxOps, ++this.ops);
     try {
       if (this.hang) await new Promise<void>((resolve) => this.releases.push(resolve));
-      if (this.down) throw new Error('connection refused');
+      if (this.down) throw Object.assign(new Error('connection refused'), { unreachable: true });
+      if (this.failWith) throw this.failWith;
+      const refused = this.refuse && samples.find(this.refuse);
+      if (refused) throw new Error(`invalid value of ${refused.fullTagId}`);
       await this.inner.append(samples);
     } finally {
       this.inFlight--;
+      this.ops--;
+    }
+  }
+  async deleteBefore(beforeMs: number) {
+    this.maxOps = Math.max(this.maxOps, ++this.ops);
+    try {
+      if (this.hangDelete) await new Promise<void>((resolve) => this.releases.push(resolve));
+      return await this.inner.deleteBefore(beforeMs);
+    } finally {
+      this.ops--;
     }
   }
   raw = (...args: Parameters<HistoryBackend['raw']>) => this.inner.raw(...args);
@@ -50,7 +76,6 @@ class FlakyBackend implements HistoryBackend {
   count = (...args: Parameters<HistoryBackend['count']>) => this.inner.count(...args);
   tagIds = (pattern: string) => this.inner.tagIds(pattern);
   lastSeq = () => this.inner.lastSeq();
-  deleteBefore = (beforeMs: number) => this.inner.deleteBefore(beforeMs);
 }
 
 interface Setup {
@@ -97,6 +122,9 @@ async function setup(
   t.teardown(async () => {
     backend.down = false;
     backend.hang = false;
+    backend.hangDelete = false;
+    backend.refuse = undefined;
+    backend.failWith = undefined;
     for (const release of backend.releases) release();
     await history.stop();
     await backend.stop();
@@ -407,4 +435,104 @@ test('stop gives up on a backend that no longer answers, after stopTimeoutMs', a
   const warning = s.logs.lines.find((line) => /did not finish its append/.test(line.msg ?? ''));
   t.is(warning?.inFlight, 2);
   t.is(s.clock.pendingTimers(), 0);
+});
+
+test('retention never runs together with an append: the append ending does not clear the retention queued after it', async (t) => {
+  const s = await setup(t, [onChange('**')], { retentionIntervalMs: 5_000 });
+  await s.tick(0); // the retention run of the start is over
+  s.backend.hang = true;
+  s.write(['Ovl/a', 1]);
+  await s.tick(1_000); // the append starts and hangs
+  s.backend.hangDelete = true;
+  await s.tick(4_000); // retention is queued after the append
+  s.backend.hang = false;
+  for (const release of s.backend.releases.splice(0)) release();
+  await s.tick(0); // the append ends; retention starts and hangs
+  s.write(['Ovl/a', 2]);
+  await s.tick(1_000); // a flush must wait for the retention
+  t.is(s.backend.maxOps, 1, 'one backend operation at a time');
+  s.backend.hangDelete = false;
+  for (const release of s.backend.releases.splice(0)) release();
+  await s.history.flush();
+  t.deepEqual(
+    (await s.stored('Ovl/a')).map((x) => x.value),
+    [1, 2],
+  );
+  t.is(s.backend.maxOps, 1);
+});
+
+test('a big buffer is appended in several transactions of at most maxBatch, one after the other without waiting for the next flush', async (t) => {
+  const s = await setup(t, [onChange('**')], { maxBatch: 30 });
+  await s.tick(0); // the retention run of the start is over
+  s.write(...Array.from({ length: 100 }, (_, i): [string, number] => [`Big/t${i}`, i]));
+  await s.tick(1_000);
+  // No clock advance: the rest of the buffer goes right after the first transaction.
+  for (let i = 0; i < 100 && s.history.stats().appended < 100; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.deepEqual(s.backend.sizes, [30, 30, 30, 10]);
+  t.is(s.backend.maxInFlight, 1, 'one append at a time');
+  t.is(s.history.stats().transactions, 4);
+  t.is(s.history.stats().buffered, 0);
+  t.deepEqual(
+    (await s.stored('Big/t99')).map((x) => x.value),
+    [99],
+  );
+});
+
+test('samples the backend refuses are isolated by halving the batch, dropped, counted and logged once; the rest is stored and logging goes on', async (t) => {
+  const s = await setup(t, [onChange('**')]);
+  s.backend.refuse = (sample) => sample.value === 'poison';
+  s.write(
+    ...Array.from({ length: 20 }, (_, i): [string, TagValue] => [
+      `Rej/t${i}`,
+      i === 3 || i === 17 ? 'poison' : i,
+    ]),
+  );
+  await s.tick(1_000);
+  await s.history.flush();
+  const stats = s.history.stats();
+  t.is(stats.rejected, 2);
+  t.is(stats.appended, 18);
+  t.is(stats.buffered, 0);
+  t.is(stats.failedAppends, 0, 'nothing kept to retry');
+  t.deepEqual(await s.stored('Rej/t3'), []);
+  t.deepEqual(
+    (await s.stored('Rej/t4')).map((x) => x.value),
+    [4],
+  );
+  const lines = s.logs.lines.filter((line) => /refused/.test(line.msg ?? ''));
+  t.is(lines.length, 1, 'one line per batch');
+  t.deepEqual(lines[0]?.tags, ['Rej/t3', 'Rej/t17']);
+  t.false(JSON.stringify(lines[0]).includes('poison'), 'no values in the log line');
+  t.true(s.backend.appendCalls < 20, `${s.backend.appendCalls} appends: halving, not one by one`);
+  // The next batch is stored as usual.
+  s.write(['Rej/t4', 44]);
+  await s.tick(1_000);
+  t.deepEqual(
+    (await s.stored('Rej/t4')).map((x) => x.value),
+    [4, 44],
+  );
+  t.is(s.history.stats().rejected, 2);
+});
+
+test('an error of the whole backend (disk full) keeps the batch to retry instead of dropping samples', async (t) => {
+  const s = await setup(t, [onChange('**')]);
+  await s.tick(0); // the retention run of the start is over
+  s.backend.failWith = Object.assign(new Error('database or disk is full'), {
+    code: 'SQLITE_FULL',
+  });
+  s.write(['Full/a', 1], ['Full/b', 2]);
+  await s.tick(1_000);
+  await s.tick(1_000);
+  t.is(s.history.stats().rejected, 0);
+  t.is(s.history.stats().buffered, 2);
+  t.true(s.history.stats().failedAppends >= 2);
+  t.true(
+    s.backend.sizes.every((size) => size === 2),
+    'not split',
+  );
+  s.backend.failWith = undefined;
+  await s.tick(1_000);
+  t.is(s.history.stats().appended, 2);
 });

@@ -6,11 +6,13 @@
 import test, { type ExecutionContext } from 'ava';
 import { pino } from 'pino';
 import type { HistoryBackend, LoggedSample } from '../../src/history/history-backend.js';
+import { HistoryLogger } from '../../src/history/history-logger.js';
 import {
   createPostgresBackend,
   type PostgresBackendOptions,
   PostgresHistoryError,
 } from '../../src/history/postgres-backend.js';
+import { TagStore } from '../../src/tags/tag-store.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import {
@@ -312,4 +314,119 @@ if (skipReason === undefined) {
       [1, 3],
     );
   });
+}
+
+if (skipReason === undefined) {
+  test.serial(
+    'a text value holding U+0000 is stored without it (PostgreSQL text cannot hold NUL)',
+    async (t) => {
+      const { backend } = await open(t);
+      await backend.append([
+        { fullTagId: 'Nul/a', epochMs: t0, quality: 'Good', value: 'a\u0000b\u0000' },
+        { fullTagId: 'Nul/a', epochMs: t0 + 1, quality: 'Good', value: 'plain' },
+      ]);
+      const read = await backend.raw({ tagIds: ['Nul/a'], startMs: t0, stopMs: t0 + 1, limit: 10 });
+      t.deepEqual(
+        read.map((s) => s.value),
+        ['ab', 'plain'],
+      );
+    },
+  );
+
+  test.serial(
+    'a sample whose partition would reach year 10000 (or start before year 1) is refused as such',
+    async (t) => {
+      const { backend, database } = await open(t);
+      const lastDay = Date.UTC(9999, 11, 30, 12);
+      await backend.append([good('Y/a', lastDay, 1)]);
+      for (const epochMs of [Date.UTC(9999, 11, 31, 12), 253_402_300_800_000, Number.NaN]) {
+        const error = await t.throwsAsync(
+          backend.append([good('Y/a', t0, 0), good('Y/a', epochMs, 2)]),
+          {
+            instanceOf: PostgresHistoryError,
+          },
+        );
+        t.false(
+          (error as PostgresHistoryError).unreachable,
+          'not an outage: the sample is refused',
+        );
+        t.is((error as PostgresHistoryError).code, '22008');
+        t.regex(error?.message ?? '', /Y\/a.*cannot be stored/);
+      }
+      const weekly = await open(t, { partitionDays: 7 });
+      const yearOne = -62_135_596_800_000 + 12 * hour; // 0001-01-01T12:00Z (Date.UTC maps year 1 to 1901)
+      await t.throwsAsync(weekly.backend.append([good('Y/b', yearOne, 1)]), {
+        instanceOf: PostgresHistoryError,
+        message: /cannot be stored/,
+      });
+      await backend.append([good('Y/b', yearOne, 1)]); // day partitions start at 0001-01-01
+      t.is(await backend.count({ tagIds: ['Y/b'], startMs: yearOne, stopMs: yearOne }), 1);
+      const read = await backend.raw({
+        tagIds: ['Y/a'],
+        startMs: t0,
+        stopMs: 253_402_300_800_000,
+        limit: 10,
+      });
+      t.deepEqual(
+        read.map((s) => [s.epochMs, s.value]),
+        [[lastDay, 1]],
+        'the refused batches stored nothing',
+      );
+      t.true(partitions(database).includes('tagd_history_samples_p99991230'));
+    },
+  );
+
+  test.serial(
+    'the history logger drops only the sample PostgreSQL cannot store and keeps logging',
+    async (t) => {
+      const { backend } = await open(t);
+      const clock = new ManualClock(t0);
+      const store = new TagStore({ clock });
+      const logs = captureLogs();
+      const history = new HistoryLogger({
+        backend,
+        store,
+        entries: [{ source: '**', mode: 'onChange' }],
+        retentionDays: 1_000_000,
+        bufferLimit: 1_000,
+        clock,
+        logger: logs.logger,
+      });
+      await history.start();
+      t.teardown(() => history.stop());
+      const at = (ms: number) => new Date(ms).toISOString();
+      store.write([
+        ...Array.from({ length: 30 }, (_, i) => ({
+          fullTagId: `Bis/t${i}`,
+          utcTimestamp: at(t0 + i),
+          quality: 'Good' as const,
+          value: i,
+        })),
+        { fullTagId: 'Bis/text', utcTimestamp: at(t0), quality: 'Good', value: 'x\u0000y' },
+        {
+          fullTagId: 'Bis/clock',
+          utcTimestamp: at(Date.UTC(9999, 11, 31, 23)),
+          quality: 'Good',
+          value: 1,
+        },
+      ]);
+      await history.flush();
+      t.is(history.stats().rejected, 1);
+      t.is(history.stats().appended, 31);
+      t.is(history.stats().buffered, 0);
+      t.is(
+        await backend.count({ tagIds: ['Bis/clock'], startMs: 0, stopMs: 253_402_300_799_999 }),
+        0,
+      );
+      const text = await backend.raw({ tagIds: ['Bis/text'], startMs: t0, stopMs: t0, limit: 1 });
+      t.is(text[0]?.value, 'xy');
+      const line = logs.lines.find((l) => /refused 1 samples/.test(l.msg ?? ''));
+      t.deepEqual(line?.tags, ['Bis/clock']);
+      store.write([
+        { fullTagId: 'Bis/t0', utcTimestamp: at(t0 + 100), quality: 'Good', value: 100 },
+      ]);
+      await history.flush();
+      t.is(history.stats().appended, 32);
+    },
+  );
 }

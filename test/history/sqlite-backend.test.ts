@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { pino } from 'pino';
@@ -89,4 +90,102 @@ test('sqlite: the file is in WAL mode (readers never wait for the writer)', asyn
   const db = new Database(file, { readonly: true });
   t.is(db.pragma('journal_mode', { simple: true }), 'wal');
   db.close();
+});
+
+test('sqlite: the database and its WAL files are readable by the owner only', async (t) => {
+  const previous = process.umask(0o022); // a developer's shell, not the unit's UMask=0077
+  t.teardown(() => process.umask(previous));
+  const folder = await tempDir(t);
+  const backend = createSqliteBackend({ file: join(folder, 'h.db'), logger });
+  await backend.start();
+  t.teardown(() => backend.stop());
+  await backend.append([{ fullTagId: 'P/a', epochMs: t0, quality: 'Good', value: 1 }]);
+  for (const name of ['h.db', 'h.db-wal', 'h.db-shm']) {
+    t.is((await stat(join(folder, name))).mode & 0o777, 0o600, name);
+  }
+});
+
+/** `count` samples of each tag, one a millisecond from t0, appended in batches. */
+async function fill(
+  backend: ReturnType<typeof createSqliteBackend>,
+  tags: string[],
+  count: number,
+): Promise<void> {
+  for (let from = 0; from < count; from += 10_000) {
+    const batch = [];
+    for (const fullTagId of tags) {
+      for (let i = from; i < Math.min(count, from + 10_000); i++) {
+        batch.push({ fullTagId, epochMs: t0 + i, quality: 'Good' as const, value: i });
+      }
+    }
+    await backend.append(batch);
+  }
+}
+
+test('sqlite: retention deletes in chunks and lets the event loop run between them', async (t) => {
+  const backend = createSqliteBackend({
+    file: join(await tempDir(t), 'h.db'),
+    logger,
+    deleteChunkRows: 1_000,
+  });
+  await backend.start();
+  t.teardown(() => backend.stop());
+  await fill(backend, ['C/a', 'C/b'], 20_000);
+  // Counts the turns of the event loop while retention runs.
+  let turns = 0;
+  let running = true;
+  const spin = () => {
+    turns++;
+    if (running) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const deleted = await backend.deleteBefore(t0 + 15_000);
+  running = false;
+  t.is(deleted, 30_000);
+  // 30 chunks: the loop turned between them (one statement would allow none at all).
+  t.true(turns >= 20, `${turns} event-loop turns during retention`);
+  t.is(await backend.count({ tagIds: ['C/a', 'C/b'], startMs: 0, stopMs: t0 * 2 }), 10_000);
+  t.deepEqual(await backend.tagIds('C/*'), ['C/a', 'C/b']);
+});
+
+test('sqlite: chunked retention keeps positions from going back, whichever chunk held the newest', async (t) => {
+  const file = join(await tempDir(t), 'h.db');
+  const backend = createSqliteBackend({ file, logger, deleteChunkRows: 2 });
+  await backend.start();
+  t.teardown(() => backend.stop());
+  // Appended newest-time first: the last position holds the oldest sample.
+  await backend.append(
+    Array.from({ length: 9 }, (_, i) => ({
+      fullTagId: 'H/a',
+      epochMs: t0 + 100 - i * 10,
+      quality: 'Good' as const,
+      value: i,
+    })),
+  );
+  const before = await backend.lastSeq();
+  t.is(await backend.deleteBefore(t0 + 100), 8);
+  t.is(await backend.lastSeq(), before);
+  t.is(await backend.deleteBefore(t0 + 1_000), 1);
+  t.deepEqual(await backend.tagIds('**'), []);
+  await backend.append([{ fullTagId: 'H/a', epochMs: t0, quality: 'Good', value: 9 }]);
+  const read = await backend.raw({ tagIds: ['H/a'], startMs: 0, stopMs: t0 * 2, limit: 10 });
+  t.deepEqual(
+    read.map((s) => BigInt(s.seq) - BigInt(before)),
+    [1n],
+  );
+});
+
+test('sqlite: a stop during chunked retention ends it without an error', async (t) => {
+  const backend = createSqliteBackend({
+    file: join(await tempDir(t), 'h.db'),
+    logger,
+    deleteChunkRows: 100,
+  });
+  await backend.start();
+  await fill(backend, ['S/a'], 5_000);
+  const retention = backend.deleteBefore(t0 + 5_000);
+  await new Promise((resolve) => setImmediate(resolve));
+  await backend.stop();
+  const deleted = await retention;
+  t.true(deleted !== undefined && deleted > 0 && deleted < 5_000, `${deleted} deleted`);
 });

@@ -284,13 +284,15 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
       description:
         'For each Local binding, the samples whose value, quality or timestamp changed since ' +
         'the previous poll of the set (or since it was created or replaced), including tags ' +
-        'that appeared since and match a binding. For each Logged binding, the samples logged ' +
-        'since the previous poll that lie in its range (a relative range slides with now), or ' +
-        'for Aggregated the windows that received samples, recomputed. Nothing changed: an ' +
-        'empty list. A poll ' +
+        'that appeared since and match a binding. For each Logged binding, the samples that ' +
+        'entered its range since the previous poll: logged since (late samples included), or ' +
+        'logged before and only now covered by a stop that slides with now (a sample stamped ' +
+        'ahead of the gateway clock, or after a `now-5m` stop); for Aggregated the windows ' +
+        'holding such samples, recomputed. Nothing changed: an empty list. A poll ' +
         'extends the set’s life by 10 minutes. Another account’s set, or an expired one, is ' +
         `404. At most ${maxValuesPerResponse.toLocaleString('en')} values per response: when ` +
-        'more changed, `truncated` is true and the rest come with the next poll.',
+        'more changed, `truncated` is true and the rest come with the next polls (for Logged ' +
+        'bindings the rest as of the cut poll, each once, before newer values).',
       access: { kind: 'permission', permission: 'TagView' },
       params: sourceSetParams,
       responses: { 200: { description: 'The changed values.', schema: tagQuerySetResponseSchema } },
@@ -313,7 +315,7 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
           const binding = bindings[index] as TagQueryBinding;
           if (binding.store === 'Logged') {
             if (!history) continue;
-            const previous = set.loggedCursor(index) ?? { afterSeq: mark };
+            const previous = set.loggedCursor(index) ?? { mark, atMs: at };
             const answer = await readLoggedDelta(
               history,
               binding,

@@ -733,6 +733,26 @@ test('Delta on Logged Raw: the samples logged since the previous poll, in the sl
   );
 });
 
+test('Delta on Logged Raw: a sample stamped ahead of the gateway clock comes once the range reaches it', async (t) => {
+  const s = await historySetup(t);
+  const now = s.api.clock.now();
+  // Logged before the set exists, stamped by a device whose clock runs 5 s ahead.
+  await s.backend.append([loggedGood('Ahead/a', now + 5_000, 'ahead')]);
+  const id = await createSet(t, s, [logged('Ahead/**', 'now-1h', 'now')]);
+  t.deepEqual((await s.delta(id)).json.values, [], 'not in the range yet');
+  s.api.clock.advance(10_000);
+  t.deepEqual((await s.delta(id)).json.values, [
+    {
+      fullTagId: 'Ahead/a',
+      utcTimestamp: iso(now + 5_000),
+      quality: 'Good',
+      value: 'ahead',
+      binding: 0,
+    },
+  ]);
+  t.deepEqual((await s.delta(id)).json.values, [], 'nothing twice');
+});
+
 test('Delta on Logged Aggregated: the windows that received samples, recomputed', async (t) => {
   const s = await historySetup(t);
   const { base } = s;
