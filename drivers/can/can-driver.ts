@@ -7,20 +7,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { TimerHandle } from '../../src/clock.js';
 import { dbcCatalogEntries } from '../../src/dbc/catalog-entries.js';
 import { compileMessageDecoder, type MessageDecoder } from '../../src/dbc/decode.js';
 import type { DbcDatabase, DbcMessage, DbcSignal } from '../../src/dbc/model.js';
 import { parseDbc } from '../../src/dbc/parse-dbc.js';
 import type { Sample, SampleMetadata } from '../../src/tags/sample.js';
 import type { TagDefinition } from '../../src/tags/tag-store.js';
-import {
-  type Driver,
-  type DriverDeps,
-  type DriverState,
-  type DriverStatus,
-  driverTagId,
-} from '../driver.js';
+import { ConnectionLifecycle } from '../connection-lifecycle.js';
+import { type Driver, type DriverDeps, type DriverStatus, driverTagId } from '../driver.js';
 import type { CanFrame } from './frame.js';
 import type { CanDriverConfig } from './schema.js';
 import { createTransport } from './transports/create-transport.js';
@@ -85,9 +79,6 @@ export interface CanDriverOptions {
 export class CanDriver implements Driver {
   readonly type = 'can';
   readonly name: string;
-  private state: DriverState = 'Stopped';
-  private since: number;
-  private message: string | undefined;
   private readonly counters: CanCounters = {
     framesReceived: 0,
     framesDecoded: 0,
@@ -101,16 +92,7 @@ export class CanDriver implements Driver {
   private extended = new Map<number, MessageEntry>();
   private tags: SignalTag[] = [];
   private transport: CanTransport | undefined;
-  private starting: Promise<void> | undefined;
-  private running = false;
-  /** Bumped on every stop: a connection attempt of an earlier run is discarded. */
-  private run = 0;
-  private reconnectTimer: TimerHandle | undefined;
-  private reconnectDelayMs: number;
-  private attempts = 0;
-  private lastFailure: string | undefined;
-  /** True once every tag has been written Unavailable for the current outage. */
-  private markedUnavailable = false;
+  private readonly lifecycle: ConnectionLifecycle;
   private unknownLogged = false;
 
   constructor(
@@ -119,8 +101,10 @@ export class CanDriver implements Driver {
     private readonly options: CanDriverOptions = {},
   ) {
     this.name = config.name;
-    this.since = deps.clock.now();
-    this.reconnectDelayMs = config.reconnectDelayMs;
+    this.lifecycle = new ConnectionLifecycle('CAN', deps, config, {
+      counters: () => ({ ...this.counters }),
+      writeUnavailable: (message) => this.writeUnavailable(message),
+    });
   }
 
   /**
@@ -130,38 +114,20 @@ export class CanDriver implements Driver {
    *   malformed, ValidationError when a message or signal name cannot be a tag path segment.
    */
   start(): Promise<void> {
-    if (this.running) return Promise.resolve();
-    this.starting ??= this.begin().finally(() => {
-      this.starting = undefined;
-    });
-    return this.starting;
+    return this.lifecycle.start(() => this.begin());
   }
 
-  async stop(): Promise<void> {
-    await this.starting?.catch(() => {});
-    if (!this.running) return;
-    this.running = false;
-    this.run++;
-    this.deps.clock.clearTimer(this.reconnectTimer);
-    this.reconnectTimer = undefined;
-    const transport = this.transport;
-    this.transport = undefined;
-    await transport?.close();
-    this.deps.dbc?.unregister(this.name);
-    this.markedUnavailable = false;
-    this.writeUnavailable('The driver is stopped.');
-    this.setState('Stopped');
-    this.deps.logger.info({ counters: { ...this.counters } }, 'CAN driver stopped');
+  stop(): Promise<void> {
+    return this.lifecycle.stop(async () => {
+      const transport = this.transport;
+      this.transport = undefined;
+      await transport?.close();
+      this.deps.dbc?.unregister(this.name);
+    });
   }
 
   status(): DriverStatus {
-    return {
-      state: this.state,
-      since: new Date(this.since).toISOString(),
-      ...(this.message !== undefined ? { message: this.message } : {}),
-      tagCount: this.tags.length,
-      counters: { ...this.counters },
-    };
+    return this.lifecycle.status(this.tags.length);
   }
 
   private async begin(): Promise<void> {
@@ -172,7 +138,7 @@ export class CanDriver implements Driver {
     try {
       bytes = await readFile(dbcPath);
     } catch (error) {
-      this.setState('Error', `Cannot read the DBC file ${dbcPath}.`);
+      this.lifecycle.setState('Error', `Cannot read the DBC file ${dbcPath}.`);
       throw new Error(`Cannot read the DBC file ${dbcPath}: ${(error as Error).message}`, {
         cause: error,
       });
@@ -190,7 +156,7 @@ export class CanDriver implements Driver {
         throw error;
       }
     } catch (error) {
-      this.setState('Error', (error as Error).message);
+      this.lifecycle.setState('Error', (error as Error).message);
       throw error;
     }
     this.transport =
@@ -200,12 +166,7 @@ export class CanDriver implements Driver {
         logger,
         baseDir,
       });
-    this.running = true;
-    this.markedUnavailable = false;
-    this.attempts = 0;
-    this.lastFailure = undefined;
-    this.reconnectDelayMs = this.config.reconnectDelayMs;
-    this.setState('Starting');
+    const run = this.lifecycle.started();
     logger.info(
       {
         dbc: dbcPath,
@@ -215,7 +176,7 @@ export class CanDriver implements Driver {
       },
       'CAN driver started',
     );
-    void this.connect(this.run);
+    void this.connect(run);
   }
 
   private compile(database: DbcDatabase): void {
@@ -282,57 +243,59 @@ export class CanDriver implements Driver {
 
   private async connect(run: number): Promise<void> {
     const transport = this.transport;
-    if (transport === undefined || run !== this.run) return;
-    this.attempts++;
+    const lifecycle = this.lifecycle;
+    if (transport === undefined || !lifecycle.isCurrent(run)) return;
+    lifecycle.attempt();
     let ended = false;
     const handlers: TransportHandlers = {
       onFrames: (frames) => {
-        if (run === this.run) this.receive(frames);
+        if (lifecycle.isCurrent(run)) this.receive(frames);
       },
       onEnd: (end) => {
         ended = true;
-        if (run === this.run) this.ended(end, run);
+        if (lifecycle.isCurrent(run)) this.ended(end, run);
       },
       onMalformed: (count) => {
-        if (run === this.run) this.counters.malformed += count;
+        if (lifecycle.isCurrent(run)) this.counters.malformed += count;
       },
     };
     try {
       await transport.open(handlers);
     } catch (error) {
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       this.failed(error as Error, run);
       return;
     }
-    if (run !== this.run) {
+    if (!lifecycle.isCurrent(run)) {
       await transport.close();
       return;
     }
     // Lost (or finished) before open() returned: ended() has dealt with it.
     if (ended) return;
     const { logger } = this.deps;
-    if (this.attempts > 1) {
+    if (lifecycle.attempts > 1) {
       logger.info(
-        { transport: transport.description, attempts: this.attempts },
+        { transport: transport.description, attempts: lifecycle.attempts },
         'CAN bus connected again',
       );
     } else logger.info({ transport: transport.description }, 'CAN bus connected');
-    this.attempts = 0;
-    this.lastFailure = undefined;
-    this.reconnectDelayMs = this.config.reconnectDelayMs;
-    this.setState('Running');
+    lifecycle.resetBackoff();
+    lifecycle.setState('Running');
   }
 
   private ended(end: TransportEnd, run: number): void {
     if (end.kind === 'finished') {
-      this.setState('Running', 'The replay log has ended; the signals keep their last values.');
+      this.lifecycle.setState(
+        'Running',
+        'The replay log has ended; the signals keep their last values.',
+      );
       this.deps.logger.info('replay log finished');
       void this.transport?.close();
       return;
     }
     this.counters.disconnects++;
     this.deps.logger.warn({ err: end.error }, `CAN bus lost: ${end.error.message}`);
-    this.attempts = 0;
+    this.lifecycle.resetAttempts();
     this.failed(end.error, run);
   }
 
@@ -341,25 +304,13 @@ export class CanDriver implements Driver {
     const transport = this.transport;
     void transport?.close();
     const message = error.message;
-    this.writeUnavailable(message);
-    const { logger, clock } = this.deps;
+    this.lifecycle.markUnavailable(message);
     if (error instanceof CanTransportError && !error.retryable) {
-      this.setState('Error', message);
-      logger.error({ err: error }, `CAN driver cannot run: ${message}`);
+      this.lifecycle.setState('Error', message);
+      this.deps.logger.error({ err: error }, `CAN driver cannot run: ${message}`);
       return;
     }
-    // The same failure again and again (an unplugged adapter) is logged once, not every retry.
-    if (message !== this.lastFailure) {
-      logger.warn({ retryInMs: this.reconnectDelayMs }, `CAN connection failed: ${message}`);
-    } else logger.debug({ retryInMs: this.reconnectDelayMs }, 'CAN connection failed again');
-    this.lastFailure = message;
-    this.setState('Reconnecting', message);
-    const delay = this.reconnectDelayMs;
-    this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, this.config.maxReconnectDelayMs);
-    this.reconnectTimer = clock.setTimeout(() => {
-      this.reconnectTimer = undefined;
-      void this.connect(run);
-    }, delay);
+    this.lifecycle.retryLater(message, () => void this.connect(run));
   }
 
   /** Decodes a batch of frames into one store write. */
@@ -412,7 +363,7 @@ export class CanDriver implements Driver {
       }
     }
     if (samples.length === 0) return;
-    this.markedUnavailable = false;
+    this.lifecycle.markAvailable();
     this.deps.store.write(samples);
   }
 
@@ -445,10 +396,9 @@ export class CanDriver implements Driver {
     );
   }
 
-  /** Writes every signal Unavailable (Disconnected), once per outage. */
+  /** Writes every signal Unavailable (Disconnected); the lifecycle calls it once per outage. */
   private writeUnavailable(message: string): void {
-    if (this.markedUnavailable || this.tags.length === 0) return;
-    this.markedUnavailable = true;
+    if (this.tags.length === 0) return;
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     this.deps.store.write(
       this.tags.map((tag) => ({
@@ -460,11 +410,5 @@ export class CanDriver implements Driver {
         ...(tag.metadata ? { metadata: tag.metadata } : {}),
       })),
     );
-  }
-
-  private setState(state: DriverState, message?: string): void {
-    if (state !== this.state) this.since = this.deps.clock.now();
-    this.state = state;
-    this.message = message;
   }
 }

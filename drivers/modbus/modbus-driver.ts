@@ -8,7 +8,8 @@
  */
 import type { TimerHandle } from '../../src/clock.js';
 import type { Sample } from '../../src/tags/sample.js';
-import type { Driver, DriverDeps, DriverState, DriverStatus } from '../driver.js';
+import { ConnectionLifecycle } from '../connection-lifecycle.js';
+import type { Driver, DriverDeps, DriverStatus } from '../driver.js';
 import { decodeBit, decodeRegisters, exactInteger } from './codec.js';
 import {
   type ModbusTagState,
@@ -71,9 +72,6 @@ export interface ModbusDriverOptions {
 export class ModbusDriver implements Driver {
   readonly type = 'modbus';
   readonly name: string;
-  private state: DriverState = 'Stopped';
-  private since: number;
-  private message: string | undefined;
   private readonly counters: ModbusCounters = {
     polls: 0,
     pollsSkipped: 0,
@@ -102,19 +100,10 @@ export class ModbusDriver implements Driver {
   private pollTimers: TimerHandle[] = [];
   /** Groups with a poll under way on the current connection. */
   private busy = new Set<PollGroup>();
-  private starting: Promise<void> | undefined;
-  private running = false;
-  /** Bumped on every stop: a connection attempt of an earlier run is discarded. */
-  private run = 0;
-  private reconnectTimer: TimerHandle | undefined;
+  private readonly lifecycle: ConnectionLifecycle;
   /** Aborts the connection attempt under way, if any. */
   private opening: AbortController | undefined;
-  private reconnectDelayMs: number;
-  private attempts = 0;
-  private lastFailure: string | undefined;
   private consecutiveTimeouts = 0;
-  /** True once every tag has been written Unavailable for the current outage. */
-  private markedUnavailable = false;
   /** Bumped whenever the tags are written Unavailable: a poll that began before is dropped. */
   private outage = 0;
 
@@ -124,43 +113,27 @@ export class ModbusDriver implements Driver {
     private readonly options: ModbusDriverOptions = {},
   ) {
     this.name = config.name;
-    this.since = deps.clock.now();
-    this.reconnectDelayMs = config.reconnectDelayMs;
+    this.lifecycle = new ConnectionLifecycle('Modbus', deps, config, {
+      counters: () => ({ ...this.counters }),
+      writeUnavailable: (message) => this.writeUnavailable(message),
+    });
   }
 
   /** Declares the tags and starts connecting (resolves before the connection is made). */
   start(): Promise<void> {
-    if (this.running) return Promise.resolve();
-    this.starting ??= this.begin().finally(() => {
-      this.starting = undefined;
-    });
-    return this.starting;
+    return this.lifecycle.start(() => this.begin());
   }
 
-  async stop(): Promise<void> {
-    await this.starting?.catch(() => {});
-    if (!this.running) return;
-    this.running = false;
-    this.run++;
-    this.deps.clock.clearTimer(this.reconnectTimer);
-    this.reconnectTimer = undefined;
-    this.opening?.abort();
-    this.opening = undefined;
-    await this.dropConnection();
-    this.markedUnavailable = false;
-    this.writeUnavailable('The driver is stopped.');
-    this.setState('Stopped');
-    this.deps.logger.info({ counters: { ...this.counters } }, 'Modbus driver stopped');
+  stop(): Promise<void> {
+    return this.lifecycle.stop(() => {
+      this.opening?.abort();
+      this.opening = undefined;
+      return this.dropConnection();
+    });
   }
 
   status(): DriverStatus {
-    return {
-      state: this.state,
-      since: new Date(this.since).toISOString(),
-      ...(this.message !== undefined ? { message: this.message } : {}),
-      tagCount: this.tags.length,
-      counters: { ...this.counters },
-    };
+    return this.lifecycle.status(this.tags.length);
   }
 
   /** The requests of each poll group, in planning order (for tests and the benchmark). */
@@ -186,12 +159,7 @@ export class ModbusDriver implements Driver {
         ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
       })),
     );
-    this.running = true;
-    this.markedUnavailable = false;
-    this.attempts = 0;
-    this.lastFailure = undefined;
-    this.reconnectDelayMs = this.config.reconnectDelayMs;
-    this.setState('Starting');
+    const run = this.lifecycle.started();
     logger.info(
       {
         transport: this.describe(),
@@ -203,7 +171,7 @@ export class ModbusDriver implements Driver {
       },
       'Modbus driver started',
     );
-    void this.connect(this.run);
+    void this.connect(run);
   }
 
   private describe(): string {
@@ -234,8 +202,9 @@ export class ModbusDriver implements Driver {
   }
 
   private async connect(run: number): Promise<void> {
-    if (run !== this.run) return;
-    this.attempts++;
+    const lifecycle = this.lifecycle;
+    if (!lifecycle.isCurrent(run)) return;
+    lifecycle.attempt();
     let connection: ModbusConnection | undefined;
     const opening = new AbortController();
     this.opening = opening;
@@ -251,20 +220,24 @@ export class ModbusDriver implements Driver {
           events: this.connectionEvents,
         },
         (error) => {
-          if (run === this.run && connection !== undefined && connection === this.connection)
+          if (
+            lifecycle.isCurrent(run) &&
+            connection !== undefined &&
+            connection === this.connection
+          )
             this.lost(error);
         },
         opening.signal,
       );
     } catch (error) {
       if (this.opening === opening) this.opening = undefined;
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       this.counters.connectsFailed++;
       this.failed(error as Error, true);
       return;
     }
     if (this.opening === opening) this.opening = undefined;
-    if (run !== this.run) {
+    if (!lifecycle.isCurrent(run)) {
       await connection.close();
       return;
     }
@@ -272,13 +245,13 @@ export class ModbusDriver implements Driver {
     this.connection = connection;
     this.busy = new Set();
     this.consecutiveTimeouts = 0;
-    if (this.attempts > 1) {
+    if (lifecycle.attempts > 1) {
       logger.info(
-        { transport: this.describe(), attempts: this.attempts },
+        { transport: this.describe(), attempts: lifecycle.attempts },
         'Modbus device connected again',
       );
     } else logger.info({ transport: this.describe() }, 'Modbus device connected');
-    this.setState('Running');
+    lifecycle.setState('Running');
     for (const group of this.groups) {
       this.pollTimers.push(clock.setInterval(() => this.poll(group, connection), group.intervalMs));
     }
@@ -288,7 +261,7 @@ export class ModbusDriver implements Driver {
   /** The connection closed on its own: tags Unavailable, reconnect. */
   private lost(error: Error): void {
     this.counters.disconnects++;
-    this.attempts = 0;
+    this.lifecycle.resetAttempts();
     void this.dropConnection();
     this.failed(error, true);
   }
@@ -304,22 +277,9 @@ export class ModbusDriver implements Driver {
   /** Waits, then connects again; `unavailable` writes the tags Unavailable meanwhile. */
   private failed(error: Error, unavailable: boolean): void {
     const message = error.message;
-    if (unavailable) this.writeUnavailable(message);
-    const { logger, clock } = this.deps;
-    // The same failure again and again (a switched-off device) is logged once, not every retry.
-    if (message !== this.lastFailure) {
-      logger.warn({ retryInMs: this.reconnectDelayMs }, `Modbus connection failed: ${message}`);
-    } else logger.debug({ retryInMs: this.reconnectDelayMs }, 'Modbus connection failed again');
-    this.lastFailure = message;
-    this.setState('Reconnecting', message);
-    const delay = this.reconnectDelayMs;
-    this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, this.config.maxReconnectDelayMs);
-    const run = this.run;
-    this.deps.clock.clearTimer(this.reconnectTimer);
-    this.reconnectTimer = clock.setTimeout(() => {
-      this.reconnectTimer = undefined;
-      void this.connect(run);
-    }, delay);
+    if (unavailable) this.lifecycle.markUnavailable(message);
+    const run = this.lifecycle.generation;
+    this.lifecycle.retryLater(message, () => void this.connect(run));
   }
 
   private poll(group: PollGroup, connection: ModbusConnection): void {
@@ -343,7 +303,7 @@ export class ModbusDriver implements Driver {
         busy.delete(group);
         // Tags written Unavailable since the poll began stay so: the results are out of date.
         if (outage !== this.outage || samples.length === 0) return;
-        this.markedUnavailable = false;
+        this.lifecycle.markAvailable();
         this.deps.store.write(samples);
       })
       .catch((error: unknown) => {
@@ -375,11 +335,11 @@ export class ModbusDriver implements Driver {
       await this.refused(connection, request, error, samples);
       return;
     }
+    // Only an answer proves the device works: one that accepts connections and then stays
+    // silent keeps the wait growing.
     if (connection === this.connection) {
       this.consecutiveTimeouts = 0;
-      this.attempts = 0;
-      this.lastFailure = undefined;
-      this.reconnectDelayMs = this.config.reconnectDelayMs;
+      this.lifecycle.resetBackoff();
     }
     this.decode(request, data, samples);
   }
@@ -507,10 +467,9 @@ export class ModbusDriver implements Driver {
     }
   }
 
-  /** Writes every tag Unavailable (Disconnected), once per outage. */
+  /** Writes every tag Unavailable (Disconnected); the lifecycle calls it once per outage. */
   private writeUnavailable(message: string): void {
-    if (this.markedUnavailable || this.tags.length === 0) return;
-    this.markedUnavailable = true;
+    if (this.tags.length === 0) return;
     this.outage++;
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     this.deps.store.write(
@@ -527,12 +486,6 @@ export class ModbusDriver implements Driver {
         };
       }),
     );
-  }
-
-  private setState(state: DriverState, message?: string): void {
-    if (state !== this.state) this.since = this.deps.clock.now();
-    this.state = state;
-    this.message = message;
   }
 }
 

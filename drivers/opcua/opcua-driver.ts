@@ -31,15 +31,9 @@ import {
   UserTokenType,
   VariableIds,
 } from 'node-opcua';
-import type { TimerHandle } from '../../src/clock.js';
 import type { Sample, SampleMetadata } from '../../src/tags/sample.js';
-import {
-  type Driver,
-  type DriverDeps,
-  type DriverState,
-  type DriverStatus,
-  driverTagId,
-} from '../driver.js';
+import { ConnectionLifecycle } from '../connection-lifecycle.js';
+import { type Driver, type DriverDeps, type DriverStatus, driverTagId } from '../driver.js';
 import { routeNodeOpcuaLogs } from './node-opcua-logging.js';
 import { clearPasswordReason } from './password-exposure.js';
 import { opcuaPkiDir, pkiDirMode } from './pki.js';
@@ -112,9 +106,6 @@ const keepAliveMs = 10_000;
 export class OpcuaDriver implements Driver {
   readonly type = 'opcua';
   readonly name: string;
-  private state: DriverState = 'Stopped';
-  private since: number;
-  private message: string | undefined;
   private readonly counters: OpcuaCounters = {
     notifications: 0,
     notificationMessages: 0,
@@ -129,15 +120,8 @@ export class OpcuaDriver implements Driver {
   };
   private readonly tags: OpcuaTag[];
   private connection: Connection | undefined;
-  private starting: Promise<void> | undefined;
-  private running = false;
-  /** Bumped on every stop and every new attempt: callbacks of an older one are ignored. */
-  private run = 0;
-  private retryTimer: TimerHandle | undefined;
-  private retryDelayMs: number;
-  private lastFailure: string | undefined;
-  /** True once every tag has been written Unavailable for the current outage. */
-  private markedUnavailable = false;
+  /** Its generation also moves on every new attempt: callbacks of an older one are ignored. */
+  private readonly lifecycle: ConnectionLifecycle;
   /** Samples of the notification message being dispatched, written in one batch. */
   private pending: Sample[] = [];
   private flushQueued = false;
@@ -152,8 +136,10 @@ export class OpcuaDriver implements Driver {
     private readonly deps: DriverDeps,
   ) {
     this.name = config.name;
-    this.since = deps.clock.now();
-    this.retryDelayMs = config.reconnectDelayMs;
+    this.lifecycle = new ConnectionLifecycle('OPC UA', deps, config, {
+      counters: () => ({ ...this.counters }),
+      writeUnavailable: (message) => this.writeUnavailable(message),
+    });
     this.tags = config.tags.map((tag) => {
       const metadata: SampleMetadata = { source: `${config.endpointUrl}#${tag.nodeId}` };
       if (tag.unit !== undefined) metadata.unit = tag.unit;
@@ -171,47 +157,29 @@ export class OpcuaDriver implements Driver {
 
   /** Declares the tags, prepares the PKI folder and starts connecting (does not wait for it). */
   start(): Promise<void> {
-    if (this.running) return Promise.resolve();
-    this.starting ??= this.begin().finally(() => {
-      this.starting = undefined;
-    });
-    return this.starting;
+    return this.lifecycle.start(() => this.begin());
   }
 
-  async stop(): Promise<void> {
-    await this.starting?.catch(() => {});
-    if (!this.running) return;
-    this.running = false;
-    this.run++;
-    this.deps.clock.clearTimer(this.retryTimer);
-    this.retryTimer = undefined;
-    this.pending = [];
-    const connection = this.connection;
-    this.connection = undefined;
-    if (connection) {
-      await this.close(connection);
-      // node-opcua answers its own CloseSecureChannel request on a 100 ms timer of its own:
-      // stop resolves once that has run, so nothing of the driver is left behind. Real time on
-      // purpose, not the injected clock: the timer waited for is node-opcua's, which runs on
-      // real time whatever our clock does (on a manual clock stop would never resolve).
-      await new Promise((resolve) => setTimeout(resolve, closeSettleMs));
-    }
-    this.unrouteLogs?.();
-    this.unrouteLogs = undefined;
-    this.markedUnavailable = false;
-    this.writeUnavailable('The driver is stopped.');
-    this.setState('Stopped');
-    this.deps.logger.info({ counters: { ...this.counters } }, 'OPC UA driver stopped');
+  stop(): Promise<void> {
+    return this.lifecycle.stop(async () => {
+      this.pending = [];
+      const connection = this.connection;
+      this.connection = undefined;
+      if (connection) {
+        await this.close(connection);
+        // node-opcua answers its own CloseSecureChannel request on a 100 ms timer of its own:
+        // stop resolves once that has run, so nothing of the driver is left behind. Real time
+        // on purpose, not the injected clock: the timer waited for is node-opcua's, which runs
+        // on real time whatever our clock does (on a manual clock stop would never resolve).
+        await new Promise((resolve) => setTimeout(resolve, closeSettleMs));
+      }
+      this.unrouteLogs?.();
+      this.unrouteLogs = undefined;
+    });
   }
 
   status(): DriverStatus {
-    return {
-      state: this.state,
-      since: new Date(this.since).toISOString(),
-      ...(this.message !== undefined ? { message: this.message } : {}),
-      tagCount: this.tags.length,
-      counters: { ...this.counters },
-    };
+    return this.lifecycle.status(this.tags.length);
   }
 
   /** The PKI folder of this driver: `<state>/opcua/pki`. */
@@ -243,14 +211,10 @@ export class OpcuaDriver implements Driver {
       const message = `Cannot create the OPC UA certificate folder ${this.pkiDir}: ${(error as Error).message}`;
       this.unrouteLogs();
       this.unrouteLogs = undefined;
-      this.setState('Error', message);
+      this.lifecycle.setState('Error', message);
       throw new Error(message, { cause: error });
     }
-    this.running = true;
-    this.markedUnavailable = false;
-    this.lastFailure = undefined;
-    this.retryDelayMs = this.config.reconnectDelayMs;
-    this.setState('Starting');
+    const run = this.lifecycle.started();
     logger.info(
       {
         endpointUrl: this.config.endpointUrl,
@@ -262,7 +226,7 @@ export class OpcuaDriver implements Driver {
       },
       'OPC UA driver started',
     );
-    void this.connect(++this.run);
+    void this.connect(run);
   }
 
   private clientOptions(certificates: OPCUACertificateManager): OPCUAClientOptions {
@@ -301,7 +265,8 @@ export class OpcuaDriver implements Driver {
   }
 
   private async connect(run: number): Promise<void> {
-    if (run !== this.run || !this.running) return;
+    const lifecycle = this.lifecycle;
+    if (!lifecycle.isCurrent(run) || !lifecycle.running) return;
     const { logger } = this.deps;
     // A fresh certificate manager per attempt reads trusted/ and rejected/ anew, so a
     // certificate trusted with `tagd opcua trust` meanwhile is honoured.
@@ -314,26 +279,26 @@ export class OpcuaDriver implements Driver {
     const connection: Connection = { client, certificates, session: undefined, subscriptions: [] };
     this.connection = connection;
     client.on('backoff', (count, delayMs) => {
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       const message = `Cannot reach ${this.config.endpointUrl}; connection attempt ${count + 2} in ${Math.round(delayMs)} ms.`;
-      this.writeUnavailable(message);
-      this.setState('Reconnecting', message);
+      lifecycle.markUnavailable(message);
+      lifecycle.setState('Reconnecting', message);
       // Once per outage, not once per attempt.
       if (count === 0) logger.warn({ retryInMs: delayMs }, `OPC UA server unreachable: ${message}`);
     });
     try {
       await client.connect(this.config.endpointUrl);
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       await this.checkPasswordProtection(client);
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       const session = await client.createSession(this.identity());
       connection.session = session;
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       this.watch(connection, run);
       await this.subscribe(connection, run);
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
     } catch (error) {
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       await this.failed(connection, error as Error, run);
       return;
     }
@@ -345,9 +310,8 @@ export class OpcuaDriver implements Driver {
       },
       'OPC UA session open, tags subscribed',
     );
-    this.lastFailure = undefined;
-    this.retryDelayMs = this.config.reconnectDelayMs;
-    this.setState('Running');
+    lifecycle.resetBackoff();
+    lifecycle.setState('Running');
   }
 
   /**
@@ -390,22 +354,23 @@ export class OpcuaDriver implements Driver {
   private watch(connection: Connection, run: number): void {
     const { client } = connection;
     const { logger } = this.deps;
+    const lifecycle = this.lifecycle;
     client.on('connection_lost', () => {
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       this.counters.disconnects++;
       const message = `Connection to ${this.config.endpointUrl} lost; reconnecting.`;
       logger.warn(message);
       this.flush();
-      this.writeUnavailable(message);
-      this.setState('Reconnecting', message);
+      lifecycle.markUnavailable(message);
+      lifecycle.setState('Reconnecting', message);
     });
     // 'after_reconnection' only says a new secure channel is up; 'connection_reestablished'
     // comes once the session is reactivated (or recreated) and its subscriptions carried over.
     client.on('connection_reestablished', () => {
-      if (run !== this.run) return;
+      if (!lifecycle.isCurrent(run)) return;
       this.counters.reconnects++;
       logger.info('OPC UA connection restored, subscriptions carried over');
-      this.setState('Running');
+      lifecycle.setState('Running');
       void this.refresh(connection, run);
     });
   }
@@ -430,7 +395,7 @@ export class OpcuaDriver implements Driver {
         const values = await session.read(
           chunk.map((tag) => ({ nodeId: tag.nodeId, attributeId: AttributeIds.Value })),
         );
-        if (run !== this.run) return;
+        if (!this.lifecycle.isCurrent(run)) return;
         const samples: Sample[] = [];
         chunk.forEach((tag, index) => {
           const dataValue = values[index];
@@ -441,12 +406,12 @@ export class OpcuaDriver implements Driver {
         });
         this.counters.valuesReadAfterReconnect += samples.length;
         if (samples.length > 0) {
-          this.markedUnavailable = false;
+          this.lifecycle.markAvailable();
           store.write(samples);
         }
       }
     } catch (error) {
-      if (run === this.run) {
+      if (this.lifecycle.isCurrent(run)) {
         this.deps.logger.debug({ err: error }, 'reading the values after a reconnection failed');
       }
     }
@@ -461,7 +426,7 @@ export class OpcuaDriver implements Driver {
     this.counters.monitoredItems = 0;
     this.counters.monitoredItemsFailed = 0;
     for (const plan of plans) {
-      if (run !== this.run) return;
+      if (!this.lifecycle.isCurrent(run)) return;
       const keepAliveCount = Math.max(3, Math.ceil(keepAliveMs / plan.publishingIntervalMs));
       const subscription = await session.createSubscription2({
         requestedPublishingInterval: plan.publishingIntervalMs,
@@ -478,13 +443,17 @@ export class OpcuaDriver implements Driver {
       });
       // An 'error' event without a listener would throw out of node-opcua's socket handler.
       subscription.on('error', (error: Error) => {
-        if (run === this.run) this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+        if (this.lifecycle.isCurrent(run)) {
+          this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+        }
       });
       subscription.on('internal_error', (error: Error) => {
-        if (run === this.run) this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+        if (this.lifecycle.isCurrent(run)) {
+          this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+        }
       });
       subscription.on('status_changed', (status) => {
-        if (run !== this.run) return;
+        if (!this.lifecycle.isCurrent(run)) return;
         // GoodSubscriptionTransferred after a reconnection is routine; a Bad one is not.
         const level = status.isGood() ? 'debug' : 'warn';
         this.deps.logger[level](
@@ -495,7 +464,7 @@ export class OpcuaDriver implements Driver {
       connection.subscriptions.push(subscription);
       this.counters.subscriptions++;
       for (const batch of plan.batches) {
-        if (run !== this.run) return;
+        if (!this.lifecycle.isCurrent(run)) return;
         await this.monitor(subscription, batch, run);
       }
     }
@@ -538,7 +507,7 @@ export class OpcuaDriver implements Driver {
       TimestampsToReturn.Both,
     );
     group.on('changed', (_item: ClientMonitoredItemBase, dataValue: DataValue, index: number) => {
-      if (run !== this.run) return;
+      if (!this.lifecycle.isCurrent(run)) return;
       const tag = tags[index];
       if (tag === undefined) return;
       this.counters.notifications++;
@@ -582,7 +551,7 @@ export class OpcuaDriver implements Driver {
     const samples = this.pending;
     this.pending = [];
     this.counters.notificationMessages++;
-    this.markedUnavailable = false;
+    this.lifecycle.markAvailable();
     this.deps.store.write(samples);
   }
 
@@ -591,23 +560,12 @@ export class OpcuaDriver implements Driver {
     this.counters.failedAttempts++;
     if (this.connection === connection) this.connection = undefined;
     await this.close(connection);
-    if (run !== this.run) return;
+    const lifecycle = this.lifecycle;
+    if (!lifecycle.isCurrent(run)) return;
     const message = describeFailure(error, this.pkiDir);
-    this.writeUnavailable(message);
-    const { logger, clock } = this.deps;
-    // The same failure again and again is logged once, not every retry.
-    if (message !== this.lastFailure) {
-      logger.warn({ retryInMs: this.retryDelayMs }, `OPC UA connection failed: ${message}`);
-    } else logger.debug({ retryInMs: this.retryDelayMs }, 'OPC UA connection failed again');
-    this.lastFailure = message;
-    this.setState('Reconnecting', message);
-    const delay = this.retryDelayMs;
-    this.retryDelayMs = Math.min(this.retryDelayMs * 2, this.config.maxReconnectDelayMs);
-    const next = ++this.run;
-    this.retryTimer = clock.setTimeout(() => {
-      this.retryTimer = undefined;
-      void this.connect(next);
-    }, delay);
+    lifecycle.markUnavailable(message);
+    const next = lifecycle.nextGeneration();
+    lifecycle.retryLater(message, () => void this.connect(next));
   }
 
   /** Closes the session (deleting its subscriptions), the connection and the store handles. */
@@ -623,10 +581,9 @@ export class OpcuaDriver implements Driver {
     await certificates.dispose().catch(() => {});
   }
 
-  /** Writes every tag Unavailable (Disconnected), once per outage. */
+  /** Writes every tag Unavailable (Disconnected); the lifecycle calls it once per outage. */
   private writeUnavailable(message: string): void {
-    if (this.markedUnavailable || this.tags.length === 0) return;
-    this.markedUnavailable = true;
+    if (this.tags.length === 0) return;
     this.pending = [];
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     this.deps.store.write(
@@ -642,12 +599,6 @@ export class OpcuaDriver implements Driver {
         return sample;
       }),
     );
-  }
-
-  private setState(state: DriverState, message?: string): void {
-    if (state !== this.state) this.since = this.deps.clock.now();
-    this.state = state;
-    this.message = message;
   }
 }
 
