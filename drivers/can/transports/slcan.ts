@@ -7,6 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../../src/clock.js';
+import { reportSerialHangup } from '../../serial-hangup.js';
 import type { CanFrame } from '../frame.js';
 import { parseSlcanFrame, SlcanTimestampMapper, slcanBitrates } from './slcan-protocol.js';
 import {
@@ -380,17 +381,20 @@ async function openSerial(options: SlcanTransportOptions, events: LinkEvents): P
   await new Promise<void>((resolve, reject) => {
     port.open((error) => (error ? reject(error) : resolve()));
   });
+  reportSerialHangup(port);
   let closing: Promise<void> | undefined;
-  let failure: Error | undefined;
-  port.on('error', (error) => {
-    failure = error;
-  });
+  let lost = false;
+  const onLost = (error: Error) => {
+    if (closing !== undefined || lost) return;
+    lost = true;
+    events.onClose(error);
+    // An error that serialport does not follow with a close (e.g. a failed write) still
+    // means the adapter is unusable: close the port so the descriptor is released.
+    if (port.isOpen) port.close(() => {});
+  };
+  port.on('error', onLost);
   port.on('data', (chunk) => events.onData(chunk));
-  port.on('close', (error) => {
-    if (closing === undefined) {
-      events.onClose(error ?? failure ?? new Error('the serial port was closed'));
-    }
-  });
+  port.on('close', (error) => onLost(error ?? new Error('the serial port was closed')));
   return {
     write: (text) => {
       port.write(text, 'latin1');

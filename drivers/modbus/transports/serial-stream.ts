@@ -1,4 +1,5 @@
 import type { Clock } from '../../../src/clock.js';
+import { reportSerialHangup } from '../../serial-hangup.js';
 import type { ModbusStream, StreamHandlers, StreamOpener } from './stream.js';
 
 /** The serial line settings. */
@@ -66,6 +67,7 @@ export function serialStreamOpener(options: SerialStreamOptions): StreamOpener {
         else resolve();
       });
     });
+    reportSerialHangup(port);
     return new SerialStream(port, options.path, handlers);
   };
 }
