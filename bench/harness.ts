@@ -59,6 +59,27 @@ export interface BenchmarkCase {
  */
 export type CaseInfo = Pick<BenchmarkCase, 'name' | 'unit' | 'unitsPerIteration' | 'budget'>;
 
+/** One side of an {@link AsyncBenchmarkCase}. */
+export interface AsyncBenchmarkSide {
+  /** Label printed with the results. */
+  name: string;
+  /**
+   * Performs `iterations` iterations of the work; the promise settles when they are done.
+   * Otherwise as {@link BenchmarkSide.run}.
+   */
+  run(iterations: number): Promise<void>;
+}
+
+/** A benchmark whose sides are asynchronous, measured by {@link runAsyncCase}. */
+export interface AsyncBenchmarkCase extends CaseInfo {
+  /** The reference implementation of the work. */
+  baseline: AsyncBenchmarkSide;
+  /** The code under measurement. */
+  subject: AsyncBenchmarkSide;
+  /** As {@link BenchmarkCase.verify}, and may be asynchronous (e.g. to count stored rows). */
+  verify?(): void | Promise<void>;
+}
+
 /**
  * A case that measures itself asynchronously and returns its result in the harness's format,
  * for work that is neither a synchronous loop nor an HTTP load (e.g. bench/opcua.bench.ts:
@@ -121,11 +142,25 @@ const defaults: Required<HarnessOptions> = { targetSampleMs: 150, samples: 7, wa
 // Beyond this many iterations a side that still takes no measurable time does no work.
 const maxIterations = 2 ** 40;
 
-/** Times one call of `side.run(iterations)`, in seconds. */
-function timeRun(side: BenchmarkSide, iterations: number): number {
-  const start = process.hrtime.bigint();
-  side.run(iterations);
-  return Number(process.hrtime.bigint() - start) / 1e9;
+/**
+ * A step of the measurement procedure: time one run of `iterations` iterations of a side
+ * (0: baseline, 1: subject). The driver of the procedure answers with the run's duration, in
+ * seconds. The procedure is written once, as a generator, and driven synchronously by
+ * {@link runCase} and asynchronously by {@link runAsyncCase}.
+ */
+interface TimedRun {
+  side: 0 | 1;
+  iterations: number;
+}
+
+/** A measurement procedure: yields runs to time, receives their seconds, returns `T`. */
+type Procedure<T> = Generator<TimedRun, T, number>;
+
+/** Names, iterations per sample and sample rates (units per second) of both sides. */
+interface Samples {
+  names: readonly [string, string];
+  iterations: [number, number];
+  rates: [number[], number[]];
 }
 
 /** Iterations that would have lasted `targetSeconds`, given that `iterations` took `seconds`. */
@@ -134,14 +169,14 @@ function scaleIterations(iterations: number, seconds: number, targetSeconds: num
 }
 
 /** Grows the iteration count until a run is long enough to time, then scales it to the target. */
-function calibrate(side: BenchmarkSide, targetSeconds: number): number {
+function* calibrate(side: 0 | 1, name: string, targetSeconds: number): Procedure<number> {
   let iterations = 1;
   for (;;) {
-    const seconds = timeRun(side, iterations);
+    const seconds = yield { side, iterations };
     if (seconds >= targetSeconds / 10) return scaleIterations(iterations, seconds, targetSeconds);
     iterations *= seconds < targetSeconds / 1000 ? 10 : 2;
     if (iterations > maxIterations) {
-      throw new Error(`benchmark side '${side.name}' takes no measurable time`);
+      throw new Error(`benchmark side '${name}' takes no measurable time`);
     }
   }
 }
@@ -150,23 +185,50 @@ function calibrate(side: BenchmarkSide, targetSeconds: number): number {
  * Runs the side untimed for `warmupSeconds` so the JIT reaches its steady state, re-scaling the
  * iteration count after every run (the optimized code is faster than the calibration saw).
  */
-function warmUp(
-  side: BenchmarkSide,
+function* warmUp(
+  side: 0 | 1,
   iterations: number,
   warmupSeconds: number,
   targetSeconds: number,
-): number {
+): Procedure<number> {
   let spent = 0;
   let current = iterations;
   while (spent < warmupSeconds) {
-    const seconds = timeRun(side, current);
+    const seconds = yield { side, iterations: current };
     spent += seconds;
     current = scaleIterations(current, seconds, targetSeconds);
   }
   return current;
 }
 
-function median(values: readonly number[]): number {
+/** The measurement of {@link runCase} and {@link runAsyncCase}, whichever times the runs. */
+function* sampleSides(
+  benchmark: CaseInfo & { baseline: { name: string }; subject: { name: string } },
+  options: HarnessOptions,
+): Procedure<Samples> {
+  const { targetSampleMs, samples, warmupMs } = { ...defaults, ...options };
+  const names = [benchmark.baseline.name, benchmark.subject.name] as const;
+  const unitsPerIteration = benchmark.unitsPerIteration ?? 1;
+  const targetSeconds = targetSampleMs / 1000;
+  const iterations: [number, number] = [0, 0];
+  for (const side of [0, 1] as const) {
+    const calibrated = yield* calibrate(side, names[side], targetSeconds);
+    iterations[side] = yield* warmUp(side, calibrated, warmupMs / 1000, targetSeconds);
+  }
+  const rates: [number[], number[]] = [[], []];
+  for (let round = 0; round < samples; round++) {
+    const order = round % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const);
+    for (const side of order) {
+      const count = iterations[side];
+      const seconds = yield { side, iterations: count };
+      rates[side].push((count * unitsPerIteration) / seconds);
+    }
+  }
+  return { names, iterations, rates };
+}
+
+/** Median of `values` (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1
@@ -174,7 +236,14 @@ function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
-function sideResult(name: string, iterationsPerSample: number, rates: number[]): SideResult {
+/**
+ * The statistics of one side's samples, for runners that measure in their own way
+ * (bench/load-harness.ts, bench/cpu-cost.ts).
+ *
+ * @param iterationsPerSample - what one sample was made of, printed with the results.
+ * @param rates - the rate of each sample in units per second, in the order taken (not empty).
+ */
+export function sideResult(name: string, iterationsPerSample: number, rates: number[]): SideResult {
   const medianRate = median(rates);
   const minRate = Math.min(...rates);
   const maxRate = Math.max(...rates);
@@ -189,11 +258,87 @@ function sideResult(name: string, iterationsPerSample: number, rates: number[]):
   };
 }
 
-function judge(budget: BenchmarkBudget | undefined, ratio: number, rate: number): BudgetVerdict {
+/**
+ * Judges a budget: `met` when every condition given holds for `ratio` (subject/baseline, of
+ * median rates) and `rate` (the median subject rate, units per second); undefined without a
+ * budget.
+ */
+export function verdict(
+  budget: BenchmarkBudget | undefined,
+  ratio: number,
+  rate: number,
+): BudgetVerdict {
   if (budget === undefined) return undefined;
   const ratioMet = budget.minRatio === undefined || ratio >= budget.minRatio;
   const rateMet = budget.minRatePerSecond === undefined || rate >= budget.minRatePerSecond;
   return ratioMet && rateMet ? 'met' : 'NOT met';
+}
+
+/** Assembles a case's result from its two sides: the ratio of medians and the verdict. */
+export function caseResult(
+  benchmark: CaseInfo,
+  baseline: SideResult,
+  subject: SideResult,
+): CaseResult {
+  const ratio = subject.medianRate / baseline.medianRate;
+  return {
+    benchmark,
+    baseline,
+    subject,
+    ratio,
+    verdict: verdict(benchmark.budget, ratio, subject.medianRate),
+  };
+}
+
+function resultOf(benchmark: CaseInfo, { names, iterations, rates }: Samples): CaseResult {
+  return caseResult(
+    benchmark,
+    sideResult(names[0], iterations[0], rates[0]),
+    sideResult(names[1], iterations[1], rates[1]),
+  );
+}
+
+/** Seconds since `start`, a `process.hrtime.bigint()` reading. */
+function secondsSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+/** Times one call of `side.run(iterations)`, in seconds. */
+function timeRun(side: BenchmarkSide, iterations: number): number {
+  const start = process.hrtime.bigint();
+  side.run(iterations);
+  return secondsSince(start);
+}
+
+/** Times one call of `side.run(iterations)` until its promise settles, in seconds. */
+async function timeAsyncRun(side: AsyncBenchmarkSide, iterations: number): Promise<number> {
+  const start = process.hrtime.bigint();
+  await side.run(iterations);
+  return secondsSince(start);
+}
+
+/**
+ * Runs a procedure to its end, timing each run it asks for with `time`: synchronously while
+ * `time` returns numbers, so a synchronous case never waits for the event loop, and resuming
+ * after each promise when it returns promises.
+ */
+function drive<T>(procedure: Procedure<T>, time: (run: TimedRun) => number): T;
+function drive<T>(procedure: Procedure<T>, time: (run: TimedRun) => Promise<number>): Promise<T>;
+function drive<T>(
+  procedure: Procedure<T>,
+  time: (run: TimedRun) => number | Promise<number>,
+): T | Promise<T> {
+  const resume = (seconds: number): T | Promise<T> => {
+    let step = procedure.next(seconds);
+    while (step.done !== true) {
+      const timed = time(step.value);
+      if (typeof timed !== 'number') return timed.then(resume);
+      step = procedure.next(timed);
+    }
+    return step.value;
+  };
+  // The argument of a generator's first next() is discarded.
+  return resume(0);
 }
 
 /**
@@ -202,36 +347,30 @@ function judge(budget: BenchmarkBudget | undefined, ratio: number, rate: number)
  * every round, so that drift (load, frequency, GC debt) falls on both sides alike.
  */
 export function runCase(benchmark: BenchmarkCase, options: HarnessOptions = {}): CaseResult {
-  const { targetSampleMs, samples, warmupMs } = { ...defaults, ...options };
-  const targetSeconds = targetSampleMs / 1000;
-  const unitsPerIteration = benchmark.unitsPerIteration ?? 1;
   const sides = [benchmark.baseline, benchmark.subject] as const;
-
-  const iterations = sides.map((side) =>
-    warmUp(side, calibrate(side, targetSeconds), warmupMs / 1000, targetSeconds),
+  const samples = drive(sampleSides(benchmark, options), (run) =>
+    timeRun(sides[run.side], run.iterations),
   );
-  const rates: [number[], number[]] = [[], []];
-  for (let round = 0; round < samples; round++) {
-    const order = round % 2 === 0 ? [0, 1] : [1, 0];
-    for (const index of order) {
-      const side = sides[index] as BenchmarkSide;
-      const count = iterations[index] as number;
-      const seconds = timeRun(side, count);
-      rates[index]?.push((count * unitsPerIteration) / seconds);
-    }
-  }
   benchmark.verify?.();
+  return resultOf(benchmark, samples);
+}
 
-  const baseline = sideResult(benchmark.baseline.name, iterations[0] as number, rates[0]);
-  const subject = sideResult(benchmark.subject.name, iterations[1] as number, rates[1]);
-  const ratio = subject.medianRate / baseline.medianRate;
-  return {
-    benchmark,
-    baseline,
-    subject,
-    ratio,
-    verdict: judge(benchmark.budget, ratio, subject.medianRate),
-  };
+/**
+ * Measures an asynchronous case exactly as {@link runCase} measures a synchronous one (same
+ * calibration, warm-up, interleaved samples, medians and verdict; the same defaults). A
+ * sample's time runs until the promise of `run` settles, so it includes any waiting, e.g. the
+ * round trips to a database server. For `measured` cases (see bench/history-postgres.bench.ts).
+ */
+export async function runAsyncCase(
+  benchmark: AsyncBenchmarkCase,
+  options: HarnessOptions = {},
+): Promise<CaseResult> {
+  const sides = [benchmark.baseline, benchmark.subject] as const;
+  const samples = await drive(sampleSides(benchmark, options), (run) =>
+    timeAsyncRun(sides[run.side], run.iterations),
+  );
+  await benchmark.verify?.();
+  return resultOf(benchmark, samples);
 }
 
 /** Formats a rate in units per second with an SI prefix and three significant digits. */

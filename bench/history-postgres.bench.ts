@@ -8,10 +8,10 @@
  * - `postgres aggregate 1 day`: a day of one tag at 1 s (86,400 samples) aggregated to
  *   1-minute Avg windows in SQL, against reading the same day raw and averaging in JS.
  *
- * The cases are asynchronous and bench/harness.ts times synchronous code only, so they are
- * `measured` cases: this file measures them the same way (calibrate, warm up, alternate the
- * sides sample by sample, medians) and returns results in the harness's format. Each case
- * starts and removes its own server. `npm run bench -- postgres`.
+ * The cases are asynchronous: they are `measured` cases, each of which starts and removes its
+ * own server and is measured in between by the harness's `runAsyncCase` (calibrate, warm up,
+ * alternate the sides sample by sample, medians), with 400 ms samples and a 1 s warm-up.
+ * `npm run bench -- postgres`.
  */
 import pg from 'pg';
 import { pino } from 'pino';
@@ -19,122 +19,28 @@ import { systemClock } from '../src/clock.js';
 import type { HistoryBackend, LoggedSample } from '../src/history/history-backend.js';
 import { createPostgresBackend } from '../src/history/postgres-backend.js';
 import { type PostgresServer, startPostgresServer } from '../test/helpers/postgres-server.js';
-import type { BenchmarkBudget, CaseResult, MeasuredCase, SideResult } from './harness.js';
+import {
+  type AsyncBenchmarkCase,
+  type BenchmarkBudget,
+  type HarnessOptions,
+  type MeasuredCase,
+  runAsyncCase,
+} from './harness.js';
 
 const appendBudget: BenchmarkBudget = {
   minRatio: 3,
   description: 'batching must beat row-by-row inserts clearly',
 };
 
-/** One side of an asynchronous case. */
-interface AsyncSide {
-  name: string;
-  run(iterations: number): Promise<void>;
-}
-
-interface AsyncCase {
-  name: string;
-  unit: string;
-  unitsPerIteration: number;
-  baseline: AsyncSide;
-  subject: AsyncSide;
-  budget?: BenchmarkBudget;
-  verify?(): Promise<void>;
-}
-
-const targetSeconds = 0.4;
-const samplesPerSide = 7;
-const warmupSeconds = 1;
-
-async function timeRun(side: AsyncSide, iterations: number): Promise<number> {
-  const start = process.hrtime.bigint();
-  await side.run(iterations);
-  return Number(process.hrtime.bigint() - start) / 1e9;
-}
-
-const scale = (iterations: number, seconds: number) =>
-  Math.max(1, Math.round((iterations * targetSeconds) / seconds));
-
-/** Calibrates and warms a side up as bench/harness.ts does; returns iterations per sample. */
-async function prepare(side: AsyncSide): Promise<number> {
-  let iterations = 1;
-  for (;;) {
-    const seconds = await timeRun(side, iterations);
-    if (seconds >= targetSeconds / 10) {
-      iterations = scale(iterations, seconds);
-      break;
-    }
-    iterations *= 2;
-  }
-  let spent = 0;
-  while (spent < warmupSeconds) {
-    const seconds = await timeRun(side, iterations);
-    spent += seconds;
-    iterations = scale(iterations, seconds);
-  }
-  return iterations;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-function sideResult(name: string, iterationsPerSample: number, rates: number[]): SideResult {
-  const medianRate = median(rates);
-  const minRate = Math.min(...rates);
-  const maxRate = Math.max(...rates);
-  return {
-    name,
-    iterationsPerSample,
-    rates,
-    medianRate,
-    minRate,
-    maxRate,
-    spread: (maxRate - minRate) / medianRate,
-  };
-}
-
-/** Measures a case like bench/harness.ts runCase: interleaved samples, swapped order. */
-async function runAsyncCase(benchmark: AsyncCase): Promise<CaseResult> {
-  const sides = [benchmark.baseline, benchmark.subject] as const;
-  const iterations = [await prepare(sides[0]), await prepare(sides[1])];
-  const rates: [number[], number[]] = [[], []];
-  for (let round = 0; round < samplesPerSide; round++) {
-    for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
-      const count = iterations[index] as number;
-      const seconds = await timeRun(sides[index] as AsyncSide, count);
-      rates[index]?.push((count * benchmark.unitsPerIteration) / seconds);
-    }
-  }
-  await benchmark.verify?.();
-  const baseline = sideResult(sides[0].name, iterations[0] as number, rates[0]);
-  const subject = sideResult(sides[1].name, iterations[1] as number, rates[1]);
-  const ratio = subject.medianRate / baseline.medianRate;
-  const budget = benchmark.budget;
-  const met =
-    budget === undefined
-      ? undefined
-      : (budget.minRatio === undefined || ratio >= budget.minRatio) &&
-        (budget.minRatePerSecond === undefined || subject.medianRate >= budget.minRatePerSecond);
-  return {
-    benchmark,
-    baseline,
-    subject,
-    ratio,
-    verdict: met === undefined ? undefined : met ? 'met' : 'NOT met',
-  };
-}
+/** Longer samples and warm-up than the harness's defaults: one run is a round trip or more. */
+const options: HarnessOptions = { targetSampleMs: 400, samples: 7, warmupMs: 1000 };
 
 const day = 86_400_000;
 const batchSize = 1_000;
 const tagCount = 100;
 
 /** The append case: backend.append vs one INSERT per sample, each into its own database. */
-async function appendCase(subjectUrl: string, baselineUrl: string): Promise<AsyncCase> {
+async function appendCase(subjectUrl: string, baselineUrl: string): Promise<AsyncBenchmarkCase> {
   const logger = pino({ level: 'silent' });
   const subject = createPostgresBackend({ url: subjectUrl, logger, clock: systemClock });
   const naiveSchema = createPostgresBackend({ url: baselineUrl, logger, clock: systemClock });
@@ -222,7 +128,7 @@ async function appendCase(subjectUrl: string, baselineUrl: string): Promise<Asyn
 }
 
 /** The aggregate case: a 1 s day to 1-minute Avg windows in SQL vs raw read + JS. */
-async function aggregateCase(url: string): Promise<AsyncCase> {
+async function aggregateCase(url: string): Promise<AsyncBenchmarkCase> {
   const backend: HistoryBackend = createPostgresBackend({
     url,
     logger: pino({ level: 'silent' }),
@@ -283,7 +189,7 @@ async function aggregateCase(url: string): Promise<AsyncCase> {
 /** A case that runs on a throw-away server of its own. */
 function onOwnServer(
   info: Pick<MeasuredCase, 'name' | 'unit' | 'budget'>,
-  make: (server: PostgresServer) => Promise<AsyncCase>,
+  make: (server: PostgresServer) => Promise<AsyncBenchmarkCase>,
 ): MeasuredCase {
   return {
     kind: 'measured',
@@ -294,7 +200,7 @@ function onOwnServer(
         process.stdout.write(
           `  (${server.psql('SHOW server_version').trim()}, throw-away cluster, fsync off)\n`,
         );
-        return await runAsyncCase(await make(server));
+        return await runAsyncCase(await make(server), options);
       } finally {
         await server.destroy();
       }

@@ -1,5 +1,6 @@
 /**
- * HTTP load cases for the benchmark harness: the asynchronous sibling of `runCase`.
+ * HTTP load cases for the benchmark harness: the sibling of `runCase` for servers under load
+ * (the results are built by the harness's `sideResult` and `caseResult`).
  *
  * A load case measures a baseline server and a subject server with the same load tool
  * (autocannon), the same request, the same connections and the same duration, alternating the
@@ -8,7 +9,13 @@
  * event loop; the two servers listen side by side, the idle one costs nothing.
  */
 import { createRequire } from 'node:module';
-import type { BenchmarkBudget, CaseResult, SideResult } from './harness.js';
+import {
+  type BenchmarkBudget,
+  type CaseResult,
+  caseResult,
+  median,
+  sideResult,
+} from './harness.js';
 
 /** One server under load. */
 export interface LoadSide {
@@ -100,29 +107,6 @@ async function load(
   return result;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-function sideResult(name: string, requests: number[], rates: number[]): SideResult {
-  const medianRate = median(rates);
-  const minRate = Math.min(...rates);
-  const maxRate = Math.max(...rates);
-  return {
-    name,
-    iterationsPerSample: Math.round(median(requests)),
-    rates,
-    medianRate,
-    minRate,
-    maxRate,
-    spread: (maxRate - minRate) / medianRate,
-  };
-}
-
 /**
  * Measures one load case: starts both sides, verifies them, warms each up, then takes
  * `samples` timed samples per side, alternating sides and swapping which goes first every
@@ -167,22 +151,12 @@ export async function runLoadCase(
         );
       }
     }
-    const baseline = sideResult(benchmark.baseline.name, requests[0], rates[0]);
-    const subject = sideResult(benchmark.subject.name, requests[1], rates[1]);
-    const ratio = subject.medianRate / baseline.medianRate;
-    const budget = benchmark.budget;
-    const met =
-      budget === undefined
-        ? undefined
-        : (budget.minRatio === undefined || ratio >= budget.minRatio) &&
-          (budget.minRatePerSecond === undefined || subject.medianRate >= budget.minRatePerSecond);
-    return {
+    // A sample's "iterations" are its requests: the median count is printed with the results.
+    return caseResult(
       benchmark,
-      baseline,
-      subject,
-      ratio,
-      verdict: met === undefined ? undefined : met ? 'met' : 'NOT met',
-    };
+      sideResult(benchmark.baseline.name, Math.round(median(requests[0])), rates[0]),
+      sideResult(benchmark.subject.name, Math.round(median(requests[1])), rates[1]),
+    );
   } finally {
     for (const side of started.reverse()) await side.stop();
   }

@@ -1,8 +1,9 @@
 /**
  * Modbus polling cost: 10,000 contiguous holding registers polled every 100 ms (100,000
  * registers per second) from a minimal Modbus TCP server in a child process on loopback (its
- * CPU is not counted; test/helpers/modbus-bench-server.ts). What is measured is the CPU time of this process (user + system,
- * process.cpuUsage) per register read while polls run.
+ * CPU is not counted; test/helpers/modbus-bench-server.ts). What is measured is the CPU time of
+ * this process (user + system, process.cpuUsage) per register read while polls run
+ * (bench/cpu-cost.ts).
  *
  * - baseline: a plain modbus-serial client loop reading the same registers with the same
  *   schedule, 125 per request, one request at a time, only summing the values.
@@ -14,9 +15,8 @@
  * second; the CPU per 100,000 registers and the share of a core are printed for each sample,
  * with the driver's requests per poll against the minimum ⌈10,000 / 125⌉ = 80.
  */
-import { pino } from 'pino';
-import { startModbusBenchServer } from '../test/helpers/modbus-bench-server.js';
-import type { CaseResult, MeasuredCase, SideResult } from './harness.js';
+import { type CpuCostSide, cpuCostCase, driverDeps, startPeerProcess, until } from './cpu-cost.js';
+import type { MeasuredCase } from './harness.js';
 
 /** Registers polled (one uint16 tag each), from address 0. */
 const registerCount = 10_000;
@@ -30,22 +30,13 @@ const samples = 3;
 const minRegistersPerCpuSecond = 100_000 / 0.15;
 const minimumRequests = Math.ceil(registerCount / 125);
 
-interface ModbusSide {
-  name: string;
-  start(port: number): Promise<void>;
-  /** Registers read so far. */
-  count(): number;
+/** Longest wait for the first polls or for one sample, ms. */
+const timeoutMs = 60_000;
+
+/** A client polling the server at its port; counts registers read. */
+interface ModbusSide extends CpuCostSide<number> {
   /** Requests per poll, when the side knows it. */
   requestsPerPoll(): number | undefined;
-  stop(): Promise<void>;
-}
-
-async function until(ready: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 function baselineSide(): ModbusSide {
@@ -87,9 +78,11 @@ function baselineSide(): ModbusSide {
     requestsPerPoll: () => undefined,
     async stop() {
       clearInterval(timer);
-      await until(() => !busy, 'the last poll ended');
+      await until(() => !busy, 'the last poll ended', timeoutMs);
       await new Promise<void>((resolve) => client?.close(() => resolve()) ?? resolve());
       client = undefined;
+      // Each sample starts from zero, as the driver side does: its warm-up wait must count.
+      read = 0;
     },
   };
 }
@@ -102,8 +95,6 @@ function driverSide(): ModbusSide {
     async start(port) {
       const { ModbusDriver } = await import('../drivers/modbus/modbus-driver.js');
       const { modbusDriverSchema } = await import('../drivers/modbus/schema.js');
-      const { TagStore } = await import('../src/tags/tag-store.js');
-      const { systemClock } = await import('../src/clock.js');
       const config = modbusDriverSchema.parse({
         type: 'modbus',
         name: 'Bench',
@@ -115,16 +106,11 @@ function driverSide(): ModbusSide {
           address: i,
         })),
       });
-      const store = new TagStore({ clock: systemClock });
-      store.subscribe((updates) => {
+      const deps = await driverDeps('/nonexistent');
+      deps.store.subscribe((updates) => {
         for (let i = 0; i < updates.length; i++) if (updates[i]?.sample.quality === 'Good') read++;
       });
-      driver = new ModbusDriver(config, {
-        store,
-        clock: systemClock,
-        logger: pino({ level: 'silent' }),
-        stateDir: '/nonexistent',
-      });
+      driver = new ModbusDriver(config, deps);
       await driver.start();
     },
     count: () => read,
@@ -141,95 +127,45 @@ function driverSide(): ModbusSide {
   };
 }
 
-/** One timed sample: registers per CPU second while `window` registers were read. */
-async function sample(
-  side: ModbusSide,
-  port: number,
-  log: (line: string) => void,
-): Promise<number> {
-  await side.start(port);
-  try {
-    await until(() => side.count() >= 3 * registerCount, `${side.name}: the first three polls`);
-    const startCount = side.count();
-    const startCpu = process.cpuUsage();
-    const startWall = process.hrtime.bigint();
-    await until(() => side.count() - startCount >= window, `${side.name}: ${window} registers`);
-    const cpu = process.cpuUsage(startCpu);
-    const wallSeconds = Number(process.hrtime.bigint() - startWall) / 1e9;
-    const registers = side.count() - startCount;
-    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-    const perPoll = side.requestsPerPoll();
-    log(
-      `  ${side.name}: ${((cpuSeconds * 1000 * 100_000) / registers).toFixed(1)} ms CPU per 100,000 registers, ` +
-        `${(registers / wallSeconds).toFixed(0)} registers/s at ${((cpuSeconds / wallSeconds) * 100).toFixed(1)} % of one core` +
-        (perPoll !== undefined
-          ? `, ${perPoll.toFixed(2)} requests per poll (minimum ${minimumRequests})`
-          : ''),
-    );
-    return registers / cpuSeconds;
-  } finally {
-    await side.stop();
-  }
-}
-
-function sideResult(name: string, rates: number[]): SideResult {
-  const sorted = [...rates].sort((a, b) => a - b);
-  const medianRate = sorted[sorted.length >> 1] as number;
-  const minRate = sorted[0] as number;
-  const maxRate = sorted[sorted.length - 1] as number;
-  return {
-    name,
-    iterationsPerSample: window,
-    rates,
-    medianRate,
-    minRate,
-    maxRate,
-    spread: (maxRate - minRate) / medianRate,
-  };
-}
-
-const info = {
-  name: `Modbus: ${registerCount.toLocaleString('en')} registers every ${intervalMs} ms, gateway CPU`,
-  unit: 'registers per CPU',
-  budget: {
-    minRatePerSecond: minRegistersPerCpuSecond,
-    description: '100,000 registers per second polled at under 15 % of one core (DESIGN.md §6)',
-  },
-};
-
-/** Runs the case: server up, sides alternated, server down. */
-async function measure(): Promise<CaseResult> {
-  const log = (line: string) => process.stdout.write(`${line}\n`);
-  const server = await startModbusBenchServer(registerCount);
-  try {
-    const sides = [baselineSide(), driverSide()] as const;
-    const rates: [number[], number[]] = [[], []];
-    for (let round = 0; round < samples; round++) {
-      const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const index of order) {
-        rates[index]?.push(await sample(sides[index] as ModbusSide, server.port, log));
-      }
-    }
-    const baseline = sideResult(sides[0].name, rates[0]);
-    const subject = sideResult(sides[1].name, rates[1]);
-    const ratio = subject.medianRate / baseline.medianRate;
-    const perHundredThousand = (rate: number) => `${((100_000 / rate) * 1000).toFixed(1)} ms`;
-    log(
-      `  median CPU per 100,000 registers: baseline ${perHundredThousand(baseline.medianRate)}, ` +
-        `tagd driver ${perHundredThousand(subject.medianRate)} ` +
-        `(${((100_000 / subject.medianRate) * 100).toFixed(1)} % of one core at 100,000 registers/s)`,
-    );
-    return {
-      benchmark: info,
-      baseline,
-      subject,
-      ratio,
-      verdict: subject.medianRate >= minRegistersPerCpuSecond ? 'met' : 'NOT met',
-    };
-  } finally {
-    await server.close();
-  }
-}
+const perHundredThousand = (rate: number) => `${((100_000 / rate) * 1000).toFixed(1)} ms`;
 
 /** The case, for bench/run.ts (a `measured` case: it runs itself). */
-export const cases: MeasuredCase[] = [{ kind: 'measured', ...info, measure }];
+export const cases: MeasuredCase[] = [
+  cpuCostCase<number, ModbusSide>({
+    name: `Modbus: ${registerCount.toLocaleString('en')} registers every ${intervalMs} ms, gateway CPU`,
+    unit: 'registers per CPU',
+    budget: {
+      minRatePerSecond: minRegistersPerCpuSecond,
+      description: '100,000 registers per second polled at under 15 % of one core (DESIGN.md §6)',
+    },
+    async startPeer() {
+      const server = await startPeerProcess<{ port: number }>(
+        new URL('../test/helpers/modbus-bench-server.ts', import.meta.url),
+        [String(registerCount)],
+        'the Modbus bench server',
+      );
+      return { peer: server.announcement.port, close: () => server.stop('SIGKILL') };
+    },
+    baseline: baselineSide(),
+    subject: driverSide(),
+    counted: 'registers',
+    settle: { units: 3 * registerCount, what: 'the first three polls' },
+    window,
+    samples,
+    timeoutMs,
+    describeSample(side, { units, cpuSeconds, wallSeconds }) {
+      const perPoll = side.requestsPerPoll();
+      return (
+        `${side.name}: ${perHundredThousand(units / cpuSeconds)} CPU per 100,000 registers, ` +
+        `${(units / wallSeconds).toFixed(0)} registers/s at ${((cpuSeconds / wallSeconds) * 100).toFixed(1)} % of one core` +
+        (perPoll !== undefined
+          ? `, ${perPoll.toFixed(2)} requests per poll (minimum ${minimumRequests})`
+          : '')
+      );
+    },
+    describeMedians: (baseline, subject) =>
+      `median CPU per 100,000 registers: baseline ${perHundredThousand(baseline.medianRate)}, ` +
+      `tagd driver ${perHundredThousand(subject.medianRate)} ` +
+      `(${((100_000 / subject.medianRate) * 100).toFixed(1)} % of one core at 100,000 registers/s)`,
+  }),
+];

@@ -1,44 +1,13 @@
 /**
- * A minimal Modbus TCP server for the benchmark, run as a child process
- * (`startModbusBenchServer`): answers FC 3 and FC 4 from a table of `count` registers holding
- * their own address, "illegal data address" past it. It does as little as possible per
- * request, so that a server on the same two cores is not what limits the polling rate.
+ * A minimal Modbus TCP server for bench/modbus.bench.ts, run as a child process so its CPU is
+ * not counted with the client's: `node --import tsx test/helpers/modbus-bench-server.ts COUNT`.
+ * It listens on a free loopback port, prints `{"port": …}` on stdout once listening, and
+ * answers FC 3 and FC 4 from a table of COUNT registers holding their own address, "illegal
+ * data address" past it. It does as little as possible per request, so that a server on the
+ * same two cores is not what limits the polling rate.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-
-/** A server in a child process. */
-export interface ModbusBenchServer {
-  port: number;
-  close(): Promise<void>;
-}
-
-/** Starts the server with `count` registers in a child process. */
-export async function startModbusBenchServer(count: number): Promise<ModbusBenchServer> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), String(count)],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout?.on('data', (chunk) => {
-      text += chunk;
-      const line = text.split('\n').find((candidate) => candidate.startsWith('{'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', (code) => reject(new Error(`the Modbus bench server exited (${code})`)));
-  });
-  return {
-    port,
-    close: async () => {
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
 
 function serve(count: number): void {
   const table = Buffer.alloc(count * 2);
