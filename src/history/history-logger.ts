@@ -443,23 +443,29 @@ export class HistoryLogger {
 
 /**
  * True when an append error says the backend refused something in the batch (a value, a
- * time), so storing the batch in parts can isolate it. False when the backend itself failed,
- * whatever the batch: unreachable or stopped, or an SQLite or PostgreSQL error of the whole
- * database (busy, locked, disk full, I/O, read-only, corrupt; SQLSTATE classes 25, 40, 42, 53,
- * 55, 57, 58, XX: transaction state, rollback, schema or permission, resources, locks,
- * operator intervention, system). Those keep the batch to retry.
+ * time), so storing the batch in parts can isolate it: a value the driver cannot bind, an
+ * SQLite constraint/mismatch/too-big/range error, or a PostgreSQL data exception (SQLSTATE
+ * class 22), integrity violation (23) or program limit (54000). Every other error is a failure
+ * of the backend itself, whatever the batch, and keeps the batch to retry.
  */
 export function refusesSamples(error: unknown): boolean {
   if (isUnreachableError(error) || error instanceof HistoryStoppedError) return false;
+  // A value the database driver cannot bind (better-sqlite3 throws these for it).
+  if (error instanceof TypeError || error instanceof RangeError) return true;
   const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code !== 'string') return true;
-  if (backendSqliteCode.test(code)) return false;
-  return !(/^[0-9A-Z]{5}$/.test(code) && backendSqlStates.has(code.slice(0, 2)));
+  if (typeof code !== 'string') return false;
+  if (sampleSqliteCode.test(code)) return true;
+  return /^[0-9A-Z]{5}$/.test(code) && sampleSqlStates.test(code);
 }
 
-const backendSqliteCode =
-  /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|NOMEM|CORRUPT|CANTOPEN|PROTOCOL|NOTADB|PERM|AUTH|INTERRUPT|ABORT)/;
-const backendSqlStates = new Set(['08', '25', '40', '42', '53', '55', '57', '58', 'XX']);
+// Only errors about the data itself isolate samples. Anything else (a lost connection, a wrong
+// password, a pool that timed out, a full disk, a TLS failure, an error without a code) is a
+// problem of the whole backend: bisecting it would drop every buffered sample one by one and
+// hammer the database with attempts, so the batch is kept for the next flush instead.
+const sampleSqliteCode = /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/;
+// SQLSTATE classes 22 (data exception) and 23 (integrity constraint), and 54000 (a value over a
+// program limit).
+const sampleSqlStates = /^(22|23)...$|^54000$/;
 
 /** Lets timers and I/O run (a synchronous backend holds the event loop while it works). */
 function yieldToEventLoop(): Promise<void> {

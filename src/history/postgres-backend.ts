@@ -140,7 +140,7 @@ function isConnectionError(error: unknown): boolean {
     return true;
   }
   const message = error instanceof Error ? error.message : String(error);
-  return /Connection terminated|connection timeout|timeout expired|Query read timeout|Client has encountered a connection error|not queryable/i.test(
+  return /Connection terminated|connection timeout|timeout expired|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|not queryable/i.test(
     message,
   );
 }

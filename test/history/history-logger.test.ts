@@ -55,7 +55,10 @@ class FlakyBackend implements HistoryBackend {
       if (this.down) throw Object.assign(new Error('connection refused'), { unreachable: true });
       if (this.failWith) throw this.failWith;
       const refused = this.refuse && samples.find(this.refuse);
-      if (refused) throw new Error(`invalid value of ${refused.fullTagId}`);
+      if (refused) {
+        // As PostgreSQL refuses a value: SQLSTATE 22P02, invalid_text_representation.
+        throw Object.assign(new Error(`invalid value of ${refused.fullTagId}`), { code: '22P02' });
+      }
       await this.inner.append(samples);
     } finally {
       this.inFlight--;
@@ -515,6 +518,36 @@ test('samples the backend refuses are isolated by halving the batch, dropped, co
   );
   t.is(s.history.stats().rejected, 2);
 });
+
+for (const [what, error] of [
+  ['a pool that timed out (no code)', new Error('timeout exceeded when trying to connect')],
+  [
+    'a wrong password (28P01)',
+    Object.assign(new Error('password authentication failed'), { code: '28P01' }),
+  ],
+  [
+    'a TLS failure',
+    Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+  ],
+] as const) {
+  test(`${what} is a failure of the backend: the batch is kept whole, nothing is rejected`, async (t) => {
+    const s = await setup(t, [onChange('**')]);
+    await s.tick(0);
+    s.backend.failWith = error;
+    s.write(['Keep/a', 1], ['Keep/b', 2], ['Keep/c', 3]);
+    await s.tick(1_000);
+    await s.tick(1_000);
+    t.is(s.history.stats().rejected, 0);
+    t.is(s.history.stats().buffered, 3);
+    t.true(
+      s.backend.sizes.every((size) => size === 3),
+      'not split',
+    );
+    s.backend.failWith = undefined;
+    await s.tick(1_000);
+    t.is(s.history.stats().appended, 3);
+  });
+}
 
 test('an error of the whole backend (disk full) keeps the batch to retry instead of dropping samples', async (t) => {
   const s = await setup(t, [onChange('**')]);
