@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConflictError, type FieldError, ValidationError } from '../../errors.js';
 import type { HistoryService } from '../../history/history-service.js';
+import { KeyedQueue } from '../../queries/keyed-queue.js';
 import {
   countLogged,
   type LoggedAnswer,
@@ -176,6 +177,7 @@ const sourceSetParams = z.object({
 export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
   const now = deps.now ?? Date.now;
   const registry = new TagQuerySetRegistry({ now });
+  const queue = new KeyedQueue();
   return [
     defineRoute({
       method: 'post',
@@ -216,63 +218,69 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         }
         const existing =
           body.srcSetId !== undefined ? registry.use(ownerId, body.srcSetId) : undefined;
-        const logged = body.bindings.findIndex((binding) => binding.store === 'Logged');
-        const history = deps.history;
-        if (logged >= 0 && history === undefined) {
-          throw new ConflictError(
-            'history-not-configured',
-            `bindings[${logged}] uses store Logged, but ${historyDetail}`,
+        // A replacement waits for polls of the set in progress (see KeyedQueue).
+        const answer = async (): Promise<TagQuerySetResponse> => {
+          const logged = body.bindings.findIndex((binding) => binding.store === 'Logged');
+          const history = deps.history;
+          if (logged >= 0 && history === undefined) {
+            throw new ConflictError(
+              'history-not-configured',
+              `bindings[${logged}] uses store Logged, but ${historyDetail}`,
+            );
+          }
+          const bindings = body.bindings as TagQueryBinding[];
+          const local = bindings.map((binding) =>
+            binding.store === 'Local' ? binding : undefined,
           );
-        }
-        const bindings = body.bindings as TagQueryBinding[];
-        const local = bindings.map((binding) => (binding.store === 'Local' ? binding : undefined));
-        const current = currentSamples(deps.store, local);
-        let total = current.reduce((sum, samples) => sum + samples.length, 0);
-        const loggedAnswers = new Map<number, LoggedAnswer>();
-        if (history !== undefined && logged >= 0) {
-          const at = now();
-          // Taken before reading: the next Delta answers what is logged after this position.
-          const mark = await history.lastSeq();
-          const tagIds = await resolveLogged(history, bindings);
-          for (const [index, binding] of bindings.entries()) {
-            if (binding.store !== 'Logged') continue;
-            const ids = tagIds.get(binding.source) ?? [];
-            const budget = Math.max(0, maxValuesPerResponse - total);
-            const answer = await readLogged(history, binding, ids, at, mark, budget);
-            if (answer.over) {
-              throw await tooManyLoggedValues(
-                history,
-                bindings,
-                tagIds,
-                at,
-                current,
-                loggedAnswers,
-                { index, budget },
-              );
+          const current = currentSamples(deps.store, local);
+          let total = current.reduce((sum, samples) => sum + samples.length, 0);
+          const loggedAnswers = new Map<number, LoggedAnswer>();
+          if (history !== undefined && logged >= 0) {
+            const at = now();
+            // Taken before reading: the next Delta answers what is logged after this position.
+            const mark = await history.lastSeq();
+            const tagIds = await resolveLogged(history, bindings);
+            for (const [index, binding] of bindings.entries()) {
+              if (binding.store !== 'Logged') continue;
+              const ids = tagIds.get(binding.source) ?? [];
+              const budget = Math.max(0, maxValuesPerResponse - total);
+              const answer = await readLogged(history, binding, ids, at, mark, budget);
+              if (answer.over) {
+                throw await tooManyLoggedValues(
+                  history,
+                  bindings,
+                  tagIds,
+                  at,
+                  current,
+                  loggedAnswers,
+                  { index, budget },
+                );
+              }
+              loggedAnswers.set(index, answer);
+              total += answer.samples.length;
             }
-            loggedAnswers.set(index, answer);
-            total += answer.samples.length;
           }
-        }
-        if (total > maxValuesPerResponse) throw tooManyValues(total, true, logged >= 0);
-        let set: TagQuerySet;
-        if (existing) {
-          existing.replaceBindings(bindings);
-          set = existing;
-        } else set = registry.create(ownerId, bindings);
-        const values: QueryValue[] = [];
-        current.forEach((samples, index) => {
-          const answer = loggedAnswers.get(index);
-          if (answer !== undefined) {
-            set.setLoggedCursor(index, answer.cursor);
-            for (const sample of answer.samples) values.push({ ...sample, binding: index });
-            return;
-          }
-          for (const sample of set.observe(index, samples).samples) {
-            values.push({ ...sample, binding: index });
-          }
-        });
-        return { srcSetId: set.id, values };
+          if (total > maxValuesPerResponse) throw tooManyValues(total, true, logged >= 0);
+          let set: TagQuerySet;
+          if (existing) {
+            existing.replaceBindings(bindings);
+            set = existing;
+          } else set = registry.create(ownerId, bindings);
+          const values: QueryValue[] = [];
+          current.forEach((samples, index) => {
+            const answer = loggedAnswers.get(index);
+            if (answer !== undefined) {
+              set.setLoggedCursor(index, answer.cursor);
+              for (const sample of answer.samples) values.push({ ...sample, binding: index });
+              return;
+            }
+            for (const sample of set.observe(index, samples).samples) {
+              values.push({ ...sample, binding: index });
+            }
+          });
+          return { srcSetId: set.id, values };
+        };
+        return existing ? queue.run(existing.id, answer) : answer();
       },
     }),
     defineRoute({
@@ -300,47 +308,52 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
       handle: async ({ params, principal }): Promise<TagQuerySetResponse> => {
         if (!principal) throw new Error('unreachable: route requires a token');
         const set = registry.use(principal.user.id, params.sourceSet);
-        const values: QueryValue[] = [];
-        let truncated = false;
-        const bindings = set.bindings;
-        const local = bindings.map((binding) => (binding.store === 'Local' ? binding : undefined));
-        const current = currentSamples(deps.store, local);
-        // A set holds Logged bindings only when history was configured at its creation.
-        const history = deps.history;
-        const hasLogged = history !== undefined && bindings.some((b) => b.store === 'Logged');
-        const at = now();
-        const mark = hasLogged ? await history.lastSeq() : '0';
-        const tagIds = hasLogged ? await resolveLogged(history, bindings) : new Map();
-        for (const [index, samples] of current.entries()) {
-          const binding = bindings[index] as TagQueryBinding;
-          if (binding.store === 'Logged') {
-            if (!history) continue;
-            const previous = set.loggedCursor(index) ?? { mark, atMs: at };
-            const answer = await readLoggedDelta(
-              history,
-              binding,
-              tagIds.get(binding.source) ?? [],
-              at,
-              previous,
-              mark,
-              maxValuesPerResponse - values.length,
-            );
-            set.setLoggedCursor(index, answer.cursor);
-            for (const sample of answer.samples) values.push({ ...sample, binding: index });
-            if (answer.over) {
+        // One poll of a set at a time: each reads and moves the set's cursors.
+        return queue.run(set.id, async (): Promise<TagQuerySetResponse> => {
+          const values: QueryValue[] = [];
+          let truncated = false;
+          const bindings = set.bindings;
+          const local = bindings.map((binding) =>
+            binding.store === 'Local' ? binding : undefined,
+          );
+          const current = currentSamples(deps.store, local);
+          // A set holds Logged bindings only when history was configured at its creation.
+          const history = deps.history;
+          const hasLogged = history !== undefined && bindings.some((b) => b.store === 'Logged');
+          const at = now();
+          const mark = hasLogged ? await history.lastSeq() : '0';
+          const tagIds = hasLogged ? await resolveLogged(history, bindings) : new Map();
+          for (const [index, samples] of current.entries()) {
+            const binding = bindings[index] as TagQueryBinding;
+            if (binding.store === 'Logged') {
+              if (!history) continue;
+              const previous = set.loggedCursor(index) ?? { mark, atMs: at };
+              const answer = await readLoggedDelta(
+                history,
+                binding,
+                tagIds.get(binding.source) ?? [],
+                at,
+                previous,
+                mark,
+                maxValuesPerResponse - values.length,
+              );
+              set.setLoggedCursor(index, answer.cursor);
+              for (const sample of answer.samples) values.push({ ...sample, binding: index });
+              if (answer.over) {
+                truncated = true;
+                break;
+              }
+              continue;
+            }
+            const observed = set.observe(index, samples, maxValuesPerResponse - values.length);
+            for (const sample of observed.samples) values.push({ ...sample, binding: index });
+            if (observed.truncated) {
               truncated = true;
               break;
             }
-            continue;
           }
-          const observed = set.observe(index, samples, maxValuesPerResponse - values.length);
-          for (const sample of observed.samples) values.push({ ...sample, binding: index });
-          if (observed.truncated) {
-            truncated = true;
-            break;
-          }
-        }
-        return { srcSetId: set.id, values, ...(truncated ? { truncated: true as const } : {}) };
+          return { srcSetId: set.id, values, ...(truncated ? { truncated: true as const } : {}) };
+        });
       },
     }),
   ];

@@ -733,6 +733,29 @@ test('Delta on Logged Raw: the samples logged since the previous poll, in the sl
   );
 });
 
+test('Delta on Logged Raw: two polls of one set at the same moment answer each sample once between them', async (t) => {
+  const s = await historySetup(t);
+  const now = s.api.clock.now();
+  const id = await createSet(t, s, [logged('Twice/**', 'now-1h', 'now')]);
+  // A database that takes a while to answer, so the two polls overlap.
+  const raw = s.history.raw.bind(s.history);
+  s.history.raw = async (query) => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return raw(query);
+  };
+  await s.backend.append(
+    Array.from({ length: 50 }, (_, i) => loggedGood('Twice/a', now - 30 * minute + i, i)),
+  );
+  const [one, two] = await Promise.all([s.delta(id), s.delta(id)]);
+  const values = [...(one.json.values as Sample[]), ...(two.json.values as Sample[])].map(
+    (v) => v.value,
+  );
+  t.deepEqual(
+    values,
+    Array.from({ length: 50 }, (_, i) => i),
+  );
+});
+
 test('Delta on Logged Raw: a sample stamped ahead of the gateway clock comes once the range reaches it', async (t) => {
   const s = await historySetup(t);
   const now = s.api.clock.now();
