@@ -319,11 +319,14 @@ async function disableTwoFactor(tools: AccountTools, name: string): Promise<void
  * The new password: the first line of stdin when stdin is not a terminal (a script pipes it
  * in), else a random one to print once. A stdin that ends without a single byte (`</dev/null`,
  * a job without input) counts as no password given, so it is generated too.
+ * @param input where a piped password comes from. Default: `process.stdin`.
  * @throws CommandFailure when the piped password is too short or too long.
  */
-async function obtainPassword(): Promise<{ password: string; generated: boolean }> {
-  if (!process.stdin.isTTY) {
-    const line = await readFirstLine(process.stdin);
+export async function obtainPassword(
+  input: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
+): Promise<{ password: string; generated: boolean }> {
+  if (!input.isTTY) {
+    const line = await readFirstLine(input);
     if (line !== undefined) {
       const problems = passwordProblems(line);
       if (problems.length > 0) {
