@@ -4,10 +4,9 @@
  * When the other end of a terminal goes away (a pseudo-terminal's master closes, as with
  * ser2net or socat, or a modem hangs up), read() on the line returns 0 bytes forever.
  * @serialport/bindings-cpp 12 answers a 0-byte read by reading again at once, so the port spins
- * a core and never reports the loss; and it reports EIO (the usual error of a line whose device
- * went away) as a plain read error that leaves the port open. This replaces the read of one
- * opened port with the same loop, except that 0 bytes and EIO end it as a disconnection, which
- * serialport turns into a `close` event with the error.
+ * a core and never reports the loss. This replaces the read of one opened port with the same
+ * loop, except that 0 bytes ends it as a disconnection (as do EIO and the other errors of a
+ * device that went away), which serialport turns into a `close` event with the error.
  */
 import { read } from 'node:fs';
 import { promisify } from 'node:util';
