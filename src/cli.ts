@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { opcuaCommand } from './cli/opcua-command.js';
+import { resolveStateDir } from './cli/state-dir.js';
 import { tokensCommand } from './cli/tokens-command.js';
 import { usersCommand } from './cli/users-command.js';
 import { prepareDemoProfile } from './demo-profile.js';
@@ -76,7 +77,7 @@ async function start(args: string[]): Promise<void> {
   const listen = values.listen === undefined ? undefined : parseListen(values.listen);
   if (listen === null) return usageError(`--listen takes HOST:PORT, got '${values.listen}'`);
   if (values.demo && values.profile) return usageError('--demo and --profile exclude each other');
-  const stateDir = resolve(process.env.TAGD_STATE_DIR ?? 'var');
+  const stateDir = resolveStateDir();
   const profileFile = values.demo
     ? await prepareDemoProfile(stateDir)
     : resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json');
@@ -100,7 +101,7 @@ async function profileCommand(args: string[]): Promise<void> {
   try {
     const document = await new DurableJsonFile<unknown>(path).read();
     const secretBox = await SecretBox.openExisting(
-      resolve(process.env.TAGD_STATE_DIR ?? 'var'),
+      resolveStateDir(),
       process.env.CREDENTIALS_DIRECTORY,
     );
     const { errors, uncheckedSecrets } = checkProfile(document, secretBox);

@@ -169,7 +169,7 @@ export class Daemon {
         license: () => license,
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
-        baseDir: dirname(resolve(this.options.profileFile)),
+        baseDir: profileFolder,
       });
 
       const http = { ...profile.server.http, ...this.options.listen };
@@ -187,9 +187,11 @@ export class Daemon {
         dbc,
         ...(history ? { history } : {}),
       });
+      // One request handler for both listeners: callback() composes the middleware anew.
+      const handler = app.callback();
       const listener = new HttpListener({
         ...http,
-        handler: app.callback(),
+        handler,
         logger: logger.child({ component: 'http' }),
       });
       this.listener = listener;
@@ -204,7 +206,7 @@ export class Daemon {
           ...https,
           certFile: resolve(profileFolder, certFile),
           keyFile: resolve(profileFolder, keyFile),
-          handler: app.callback(),
+          handler,
           logger: logger.child({ component: 'https' }),
           now,
         });

@@ -225,10 +225,6 @@ export const opcuaDriverSchema = z
 
 /** A validated OPC UA driver entry. */
 export type OpcuaDriverConfig = z.infer<typeof opcuaDriverSchema>;
-/** A validated OPC UA tag. */
-export type OpcuaTagConfig = z.infer<typeof opcuaTagSchema>;
-/** A validated identity. */
-export type OpcuaIdentityConfig = z.infer<typeof opcuaIdentitySchema>;
 
 /** The security policy in effect: the configured one, or the default for the mode. */
 export function effectiveSecurityPolicy(

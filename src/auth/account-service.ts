@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { chmod, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -6,6 +6,7 @@ import { TooManyRequestsError, UnauthorizedError, ValidationError } from '../err
 import type { SecretBox } from '../profile/secret-box.js';
 import {
   decoyHash,
+  generatePassword,
   hashPassword,
   maxPasswordLength,
   minPasswordLength,
@@ -275,7 +276,7 @@ export class AccountService {
    */
   async createInitialAdmin(stateDir: string, logger: Logger): Promise<void> {
     if (this.deps.users.list().length > 0) return;
-    const password = randomBytes(15).toString('base64url');
+    const password = generatePassword();
     await this.deps.users.add({
       username: initialAdminName,
       kind: 'user',

@@ -21,6 +21,14 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
   });
 }
 
+/**
+ * A random password for an account that has none yet (the initial admin, `tagd users add` on a
+ * terminal): 15 random bytes, 120 bits, as 20 base64url characters.
+ */
+export function generatePassword(): string {
+  return randomBytes(15).toString('base64url');
+}
+
 /** Hashes a password as `scrypt$N$r$p$salt$hash` (base64url salt and hash). */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(saltLength);

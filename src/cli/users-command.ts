@@ -5,11 +5,10 @@
  * stdout carries only what the operator asked for (a table, a password shown once, a QR code);
  * notes and the JSON audit lines go to stderr.
  */
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import qrcode from 'qrcode-terminal';
 import { passwordProblems } from '../auth/account-service.js';
-import { hashPassword } from '../auth/password.js';
+import { generatePassword, hashPassword } from '../auth/password.js';
 import { type RoleName, roleNames } from '../auth/permissions.js';
 import { newTotpSecret, totpUri } from '../auth/totp.js';
 import {
@@ -338,8 +337,7 @@ export async function obtainPassword(
       return { password: line, generated: false };
     }
   }
-  // 120 bits, 20 characters: the same strength as the initial admin password.
-  return { password: randomBytes(15).toString('base64url'), generated: true };
+  return { password: generatePassword(), generated: true };
 }
 
 /** The first line of a stream without its line ending, or undefined when it sent nothing. */

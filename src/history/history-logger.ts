@@ -107,8 +107,12 @@ export class HistoryLogger {
     transactions: 0,
   };
 
+  /** True when a log entry names a collection, whose members can change while running. */
+  private readonly usesCollections: boolean;
+
   constructor(private readonly options: HistoryLoggerOptions) {
     this.flushIntervalMs = options.flushIntervalMs ?? 1_000;
+    this.usesCollections = options.entries.some((entry) => entry.collection !== undefined);
     this.retentionIntervalMs = options.retentionIntervalMs ?? 3_600_000;
     this.maxBatch = Math.max(1, options.maxBatch ?? 20_000);
     this.matchers = options.entries.map((entry) =>
@@ -238,6 +242,8 @@ export class HistoryLogger {
 
   // Collections can be replaced through the API: recompute the per-tag rules when one changed.
   private refreshRules(): void {
+    // Runs on every store write: without a collection entry the rules never change.
+    if (!this.usesCollections) return;
     const collections = this.options.collections;
     const sources = this.options.entries.map((entry) =>
       entry.collection !== undefined && collections?.has(entry.collection)

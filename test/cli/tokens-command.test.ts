@@ -1,41 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { hashPassword } from '../../src/auth/password.js';
-import { type UserRecord, UserStore } from '../../src/auth/user-store.js';
+import type { UserRecord } from '../../src/auth/user-store.js';
+import { runTagdCli, seededStateDir } from '../helpers/cli-state.js';
 import { demoDaemon } from '../helpers/demo-daemon.js';
-import { startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const sample = '/api/v2/Tags/Sample/Demo/Line1/Temperature';
 const jwtPattern = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
-async function tagd(stateDir: string, args: string[]) {
-  const run = startTagd(args, { env: { TAGD_STATE_DIR: stateDir } });
-  const code = await run.exited;
-  const stderr = run.stderr();
-  const audit = stderr
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { code, stdout: run.stdout(), stderr, audit };
-}
-
-async function seeded(
-  t: ExecutionContext,
-  accounts: (Pick<UserRecord, 'username' | 'kind' | 'roles'> & Partial<UserRecord>)[],
-): Promise<string> {
-  const stateDir = await tempDir(t);
-  const users = new UserStore({ stateDir });
-  await users.start();
-  for (const fields of accounts) {
-    await users.add({
-      ...(fields.kind === 'user' ? { passwordHash: await hashPassword('a long password') } : {}),
-      ...fields,
-    });
-  }
-  return stateDir;
-}
+const tagd = (stateDir: string, args: string[]) => runTagdCli(stateDir, args);
+const seeded = (t: ExecutionContext, accounts: Parameters<typeof seededStateDir>[1]) =>
+  seededStateDir(t, accounts, 'a long password');
 
 async function tokenVersion(stateDir: string, username: string): Promise<number | undefined> {
   const { users } = JSON.parse(await readFile(join(stateDir, 'users.json'), 'utf8')) as {

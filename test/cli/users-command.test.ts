@@ -3,41 +3,21 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
 import { AccountService } from '../../src/auth/account-service.js';
-import { hashPassword, verifyPassword } from '../../src/auth/password.js';
+import { verifyPassword } from '../../src/auth/password.js';
 import { SignInLimiter } from '../../src/auth/sign-in-limiter.js';
 import { TokenService } from '../../src/auth/token-service.js';
 import { totpCode } from '../../src/auth/totp.js';
 import { type UserRecord, UserStore } from '../../src/auth/user-store.js';
 import { obtainPassword } from '../../src/cli/users-command.js';
 import { SecretBox } from '../../src/profile/secret-box.js';
+import { type CliRun, runTagdCli, seededStateDir } from '../helpers/cli-state.js';
 import { captureLogs } from '../helpers/log-capture.js';
-import { startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const password = 'correct horse battery';
 
-interface Run {
-  code: number | string;
-  stdout: string;
-  stderr: string;
-  /** The JSON audit lines of stderr. */
-  audit: Record<string, unknown>[];
-}
-
-/** Runs `tagd ARGS…` on a state directory; `input` is piped to stdin (else /dev/null). */
-async function tagd(stateDir: string, args: string[], input?: string): Promise<Run> {
-  const run = startTagd(args, {
-    env: { TAGD_STATE_DIR: stateDir },
-    ...(input === undefined ? {} : { input }),
-  });
-  const code = await run.exited;
-  const stderr = run.stderr();
-  const audit = stderr
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { code, stdout: run.stdout(), stderr, audit };
-}
+type Run = CliRun;
+const tagd = runTagdCli;
 
 async function usersFile(stateDir: string): Promise<string> {
   return readFile(join(stateDir, 'users.json'), 'utf8');
@@ -50,22 +30,8 @@ async function account(stateDir: string, username: string): Promise<UserRecord> 
   return user;
 }
 
-/** A state directory holding these accounts, written in-process (faster than the CLI). */
-async function seeded(
-  t: ExecutionContext,
-  accounts: (Pick<UserRecord, 'username' | 'kind' | 'roles'> & Partial<UserRecord>)[],
-): Promise<string> {
-  const stateDir = await tempDir(t);
-  const users = new UserStore({ stateDir });
-  await users.start();
-  for (const fields of accounts) {
-    await users.add({
-      ...(fields.kind === 'user' ? { passwordHash: await hashPassword(password) } : {}),
-      ...fields,
-    });
-  }
-  return stateDir;
-}
+const seeded = (t: ExecutionContext, accounts: Parameters<typeof seededStateDir>[1]) =>
+  seededStateDir(t, accounts, password);
 
 function auditEvents(run: Run): unknown[] {
   return run.audit.map((line) => line.event);
@@ -497,7 +463,8 @@ test('a state directory owned by someone else is refused (the daemon could not r
 
 // An operator at a shell: stdin is a terminal nobody types on (a stream that never ends).
 // Driven in-process: run under a real pseudo-terminal (util-linux script, then Python's pty)
-// the command hung for 20–30 s in 2 of 6 clean-clone CI runs and never here; see the note.
+// the command hung for 20–30 s in 2 of 6 clean-clone CI runs and never locally (commit c6ceace;
+// the cause is an open question for the next session).
 test('on a terminal, add does not wait for input: it generates the password', async (t) => {
   const terminal = Object.assign(new PassThrough(), { isTTY: true });
   const answer = await obtainPassword(terminal);
