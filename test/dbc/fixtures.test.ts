@@ -1,5 +1,5 @@
 /**
- * Every DBC fixture (../shared/fixtures/dbc, from the cantools project) is parsed, and frames of
+ * Every DBC fixture (test/fixtures/dbc, from the cantools project) is parsed, and frames of
  * its messages are decoded and compared with values worked out by hand from the bit layout. Each
  * expectation carries the arithmetic: which bits of which bytes make the raw value, and the
  * physical value raw × factor + offset. Bytes are written in transmission order (byte 0 first);

@@ -8,10 +8,10 @@ import type { DbcDatabase, DbcMessage } from '../../src/dbc/model.js';
 import { parseDbc } from '../../src/dbc/parse-dbc.js';
 
 /**
- * The DBC fixtures, in the shared folder CI clones beside the repository
- * (`…/main` and `…/shared`).
+ * The DBC fixtures: `test/fixtures/dbc/`, copied from the cantools project's test data with its
+ * license (see the README there), so the tests pass from a plain clone.
  */
-export const dbcFixtures = new URL('../../../shared/fixtures/dbc/', import.meta.url);
+export const dbcFixtures = new URL('../fixtures/dbc/', import.meta.url);
 
 /** File names of every `.dbc` fixture, sorted. */
 export function dbcFixtureNames(): string[] {
