@@ -1,7 +1,8 @@
 /**
  * The repository passes its tests from a plain clone with nothing beside it: no tracked file may
  * name a path that climbs out of the repository to a sibling folder (CI and developers once had
- * `../shared/` beside the checkout, a plain clone does not).
+ * a `shared` folder beside the checkout, a plain clone does not). The comments here spell such
+ * paths out in words, since a literal one would be an offender itself.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -20,7 +21,8 @@ function repositoryFiles(): string[] {
 }
 
 // A relative path that climbs to the folder holding the checkout and into a sibling: the old
-// `../../../shared/fixtures` of the DBC helper, or `../shared/DESIGN.md` in the README.
+// fixture path of the DBC helper (three levels up, then shared/fixtures), or the README's link to
+// the design notes (one level up, then shared/DESIGN.md).
 const outsideReference = /(?:\.\.\/)+shared\//;
 
 test('no file in the repository names a path in a sibling folder', (t) => {
