@@ -25,11 +25,24 @@ import {
   type TransportHandlers,
 } from './transports/transport.js';
 
-/** Sample metadata of a CAN signal: the DBC's unit, comment and value label, and the raw value. */
+/**
+ * Sample metadata of a CAN signal: the DBC's unit, comment and value label, and the raw value.
+ * `valueText` is the VAL_ label of the raw value; for an unlabelled integer signal whose value is
+ * beyond ±2^53 (a double only approximates it) and whose factor and offset are integers, it is
+ * the value's exact decimal instead, as the Modbus driver gives for 64-bit registers.
+ */
 export interface CanSampleMetadata extends SampleMetadata {
-  /** Raw value before scaling (a number even for signals over 53 bits, then rounded). */
+  /**
+   * Raw value before scaling. A number even for signals over 53 bits: beyond ±2^53 it is the
+   * nearest double, and `rawText` holds the exact integer.
+   */
   raw?: number;
+  /** The exact decimal of the raw value when it is beyond ±2^53 (absent otherwise). */
+  rawText?: string;
 }
+
+/** 2^53: up to this magnitude doubles hold every integer; beyond it they skip some. */
+const exactLimit = 2n ** 53n;
 
 /** The running totals a CAN driver reports in its status `counters`. */
 export interface CanCounters {
@@ -348,11 +361,18 @@ export class CanDriver implements Driver {
           samples.push(this.bad(tag, iso, frame, entry, slot.status === 'truncated'));
           continue;
         }
-        const raw = typeof slot.raw === 'bigint' ? Number(slot.raw) : slot.raw;
+        const exactRaw = slot.raw;
+        const raw = typeof exactRaw === 'bigint' ? Number(exactRaw) : exactRaw;
         const metadata: CanSampleMetadata =
           tag.unit !== undefined ? { unit: tag.unit, raw } : { raw };
+        // Only signals over 53 bits decode to a BigInt, and only those can be beyond 2^53.
+        if (typeof exactRaw === 'bigint' && (exactRaw > exactLimit || exactRaw < -exactLimit)) {
+          metadata.rawText = exactRaw.toString();
+        }
         if (tag.description !== undefined) metadata.description = tag.description;
-        if (slot.valueText !== undefined) metadata.valueText = slot.valueText;
+        // A label names the value; without one, the exact digits of a value a double rounds.
+        const text = slot.valueText ?? slot.exactValue;
+        if (text !== undefined) metadata.valueText = text;
         samples.push({
           fullTagId: tag.fullTagId,
           utcTimestamp: iso,

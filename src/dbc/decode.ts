@@ -1,7 +1,8 @@
 /**
  * Compiled frame decoders: per message, the bit extraction of every signal is worked out once
  * (byte offsets, shifts, masks), so that decoding a frame is a few array reads and arithmetic per
- * signal and allocates nothing but the BigInt of a signal longer than 53 bits.
+ * signal and allocates nothing but the BigInt of a signal longer than 53 bits (and the decimal
+ * text of a value beyond ±2^53, see {@link DecodedSignal.exactValue}).
  */
 import type { DbcDatabase, DbcMessage, DbcSignal, ValueLabels } from './model.js';
 
@@ -33,10 +34,23 @@ export interface DecodedSignal {
    * decoded.
    */
   raw: number | bigint;
-  /** Physical value, raw × factor + offset, as a number. NaN when not decoded. */
+  /**
+   * Physical value, raw × factor + offset, as a number (the nearest double when the exact value
+   * is an integer beyond ±2^53: see `exactValue`). NaN when not decoded.
+   */
   value: number;
   /** The VAL_ label of the raw value, when the signal has labels and one matches. */
   valueText: string | undefined;
+  /**
+   * The exact decimal of the physical value when it is an integer beyond ±2^53, where doubles
+   * skip integers and `value` is only the nearest one (e.g. `"578437695752307201"` for the
+   * 64-bit raw value 0x0807060504030201 that `value` holds as 578437695752307200). Given for
+   * integer signals whose factor and offset are integers (factor 1, offset 0 included): the
+   * value is then computed in BigInt. With a fractional factor or offset the value is a
+   * measurement, `Number(raw) × factor + offset` in doubles, and this is undefined, as it is
+   * for float signals and for every value within ±2^53 (where `value` is exact).
+   */
+  exactValue: string | undefined;
 }
 
 /** A message's compiled decoder. */
@@ -89,6 +103,9 @@ export function compileDatabaseDecoders(database: DbcDatabase): DatabaseDecoders
 }
 
 const two32 = 2 ** 32;
+/** 2^53: up to this magnitude doubles hold every integer; beyond it they skip some. */
+const exactLimit = 2 ** 53;
+const exactLimitBig = 2n ** 53n;
 // Reinterprets the raw bits of float signals; one buffer serves every decoder (synchronous use).
 const floatView = new DataView(new ArrayBuffer(8));
 
@@ -117,6 +134,11 @@ interface CompiledSignal {
   readonly kind: 0 | 1 | 2 | 3;
   readonly factor: number;
   readonly offset: number;
+  /**
+   * Factor and offset as BigInt when the value of this integer signal is an integer (both are
+   * safe integers), so a value beyond ±2^53 can be computed exactly; undefined otherwise.
+   */
+  readonly exactScale: readonly [bigint, bigint] | undefined;
   readonly labels: ValueLabels | undefined;
   /** Slot index of the multiplexer deciding this signal's presence; -1 for none. */
   readonly switchIndex: number;
@@ -171,8 +193,20 @@ function compileSignal(
           : 0;
   const condition = signal.multiplexedBy;
   const switchIndex = condition === undefined ? -1 : (indexByName.get(condition.switchName) ?? -1);
+  const exactScale: [bigint, bigint] | undefined =
+    kind <= 1 && Number.isSafeInteger(signal.factor) && Number.isSafeInteger(signal.offset)
+      ? [BigInt(signal.factor), BigInt(signal.offset)]
+      : undefined;
   return {
-    slot: { signal, index, status: 'inactive', raw: 0, value: Number.NaN, valueText: undefined },
+    slot: {
+      signal,
+      index,
+      status: 'inactive',
+      raw: 0,
+      value: Number.NaN,
+      valueText: undefined,
+      exactValue: undefined,
+    },
     bytes: Int32Array.from(chunks, (chunk) => chunk.byte),
     shifts: Int32Array.from(chunks, (chunk) => chunk.shift),
     masks: Int32Array.from(chunks, (chunk) => (1 << chunk.width) - 1),
@@ -186,6 +220,7 @@ function compileSignal(
     kind,
     factor: signal.factor,
     offset: signal.offset,
+    exactScale,
     labels: signal.valueLabels,
     switchIndex: switchIndex === index ? -1 : switchIndex,
     ranges: Float64Array.from((condition?.ranges ?? []).flat()),
@@ -234,6 +269,7 @@ class CompiledMessageDecoder implements MessageDecoder {
       slot.raw = 0;
       slot.value = Number.NaN;
       slot.valueText = undefined;
+      slot.exactValue = undefined;
       if (signal.switchIndex !== -1) {
         const selector = results[signal.switchIndex] as DecodedSignal;
         if (selector.status !== 'decoded') {
@@ -284,7 +320,17 @@ function extract(signal: CompiledSignal, data: Uint8Array, slot: DecodedSignal):
       raw = high * two32 + low;
       // Two's complement: a set sign bit means raw − 2^length (exact below 2^53).
       if (raw >= signal.signThreshold) raw -= signal.span;
-      break;
+      slot.raw = raw;
+      slot.value = raw * signal.factor + signal.offset;
+      slot.valueText = signal.labels?.get(raw);
+      // An integer factor can carry a raw value within 2^53 beyond it: redo that in BigInt.
+      if (
+        signal.exactScale !== undefined &&
+        (slot.value > exactLimit || slot.value < -exactLimit)
+      ) {
+        exactScaled(BigInt(raw), signal.exactScale, slot);
+      }
+      return;
     }
     case 1: {
       const bits = (BigInt(high) << 32n) | BigInt(low);
@@ -293,8 +339,9 @@ function extract(signal: CompiledSignal, data: Uint8Array, slot: DecodedSignal):
         : BigInt.asUintN(signal.length, bits);
       slot.raw = big;
       const number = Number(big);
-      slot.value = number * signal.factor + signal.offset;
       slot.valueText = signal.labels?.get(number);
+      if (signal.exactScale !== undefined) exactScaled(big, signal.exactScale, slot);
+      else slot.value = number * signal.factor + signal.offset;
       return;
     }
     case 2:
@@ -309,4 +356,18 @@ function extract(signal: CompiledSignal, data: Uint8Array, slot: DecodedSignal):
   slot.raw = raw;
   slot.value = raw * signal.factor + signal.offset;
   slot.valueText = signal.labels?.get(raw);
+}
+
+/**
+ * raw × factor + offset in BigInt: `value` gets the nearest double of the exact result (one
+ * rounding, not one per operation), `exactValue` its decimal when beyond ±2^53.
+ */
+function exactScaled(
+  raw: bigint,
+  [factor, offset]: readonly [bigint, bigint],
+  slot: DecodedSignal,
+): void {
+  const exact = raw * factor + offset;
+  slot.value = Number(exact);
+  slot.exactValue = exact > exactLimitBig || exact < -exactLimitBig ? exact.toString() : undefined;
 }

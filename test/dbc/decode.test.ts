@@ -74,15 +74,59 @@ test('integers up to 53 bits are numbers, longer ones BigInt', (t) => {
   t.deepEqual(decodeView(messageNamed(db, 'WideSigned'), [0, 0, 0, 0, 0, 0, 0x10, 0]), {
     S53: { raw: -(2 ** 52), value: -(2 ** 52) },
   });
-  // 54 ones: 2^54 − 1 as BigInt; physical 2 · raw + 1 as a number.
+  // 54 ones: 2^54 − 1 as BigInt; physical 2 · raw + 1 = 2^55 − 1 = 36028797018963967, computed
+  // in BigInt (integer factor and offset): the nearest double 2^55, and the exact decimal.
   t.deepEqual(
     decodeView(messageNamed(db, 'Wider'), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f, 0xff]),
-    { U54: { raw: 2n ** 54n - 1n, value: 2 * (2 ** 54 - 1) + 1 } },
+    { U54: { raw: 2n ** 54n - 1n, value: 2 ** 55, exactValue: '36028797018963967' } },
   );
+  // 2^53 + 1 = 9007199254740993, the first integer a double cannot hold (it reads 2^53).
+  t.deepEqual(decodeView(messageNamed(db, 'Labelled64'), [1, 0, 0, 0, 0, 0, 0x20, 0]), {
+    Big: { raw: 2n ** 53n + 1n, value: 2 ** 53, exactValue: '9007199254740993' },
+  });
+  // At ±2^53 and within, the double is exact: no decimal.
+  t.deepEqual(decodeView(messageNamed(db, 'Labelled64'), [0, 0, 0, 0, 0, 0, 0x20, 0]), {
+    Big: { raw: 2n ** 53n, value: 2 ** 53 },
+  });
   // Labels apply to BigInt raw values too.
   t.deepEqual(decodeView(messageNamed(db, 'Labelled64'), [1, 0, 0, 0, 0, 0, 0, 0]), {
     Big: { raw: 1n, value: 1, valueText: 'one' },
   });
+});
+
+test('an integer factor and offset keep values beyond 2^53 exact; a fraction does not', (t) => {
+  const scaled = parseDbcText(
+    [
+      'BU_: N',
+      'BO_ 1 Scaled: 8 N',
+      // 40 bits × 10,000: a raw value within 2^53 whose physical value is not.
+      ' SG_ Energy : 0|40@1+ (10000,-3) [0|0] "Wh" N',
+      'BO_ 2 Fraction: 8 N',
+      ' SG_ Half : 0|64@1- (0.5,0) [0|0] "" N',
+      'BO_ 3 Negative: 8 N',
+      ' SG_ Down : 0|64@1+ (-1,0) [0|0] "" N',
+    ].join('\n'),
+    'scaled.dbc',
+  );
+  // Energy: 2^40 − 1 = 1099511627775; × 10,000 − 3 = 10995116277749997, beyond 2^53, where
+  // doubles step by 2: the value is the even neighbour …996, the decimal exact.
+  t.deepEqual(decodeView(messageNamed(scaled, 'Scaled'), [0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0]), {
+    Energy: { raw: 1099511627775, value: 10995116277749996, exactValue: '10995116277749997' },
+  });
+  // Within 2^53 the double is exact: 1 × 10,000 − 3.
+  t.deepEqual(decodeView(messageNamed(scaled, 'Scaled'), [1, 0, 0, 0, 0, 0, 0, 0]), {
+    Energy: { raw: 1, value: 9997 },
+  });
+  // Half: raw 0x7FFFFFFFFFFFFFFF = 2^63 − 1, × 0.5: a measurement, the nearest double only.
+  t.deepEqual(
+    decodeView(messageNamed(scaled, 'Fraction'), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
+    { Half: { raw: 2n ** 63n - 1n, value: 2 ** 62 } },
+  );
+  // Down: raw 2^64 − 1 × −1 = −18446744073709551615.
+  t.deepEqual(
+    decodeView(messageNamed(scaled, 'Negative'), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+    { Down: { raw: 2n ** 64n - 1n, value: -(2 ** 64), exactValue: '-18446744073709551615' } },
+  );
 });
 
 test('Motorola float and double signals', (t) => {

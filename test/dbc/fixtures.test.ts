@@ -627,18 +627,25 @@ const checks: Record<string, FixtureCheck> = {
       K: { raw: 3, value: 3 },
     });
     // MSG3: L Motorola from byte 0 bit 7, 64 bits: the 8 bytes big-endian, beyond 2^53 → BigInt.
+    // Factor 1, offset 0: the exact decimal comes with the nearest double, as for Modbus uint64.
+    // 0x0102030405060708 = 72623859790382856; the nearest double is …850 (doubles step by 8 here).
     t.deepEqual(decodeView(messageNamed(db, 'MSG3'), [1, 2, 3, 4, 5, 6, 7, 8]), {
-      L: { raw: 0x0102030405060708n, value: Number(0x0102030405060708n) },
+      L: {
+        raw: 0x0102030405060708n,
+        value: 72623859790382850,
+        exactValue: '72623859790382856',
+      },
     });
     t.deepEqual(
       decodeView(messageNamed(db, 'MSG3'), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
       {
-        L: { raw: 18446744073709551615n, value: 2 ** 64 },
+        L: { raw: 18446744073709551615n, value: 2 ** 64, exactValue: '18446744073709551615' },
       },
     );
-    // MSG4: M Intel from bit 0, 64 bits: the 8 bytes little-endian.
+    // MSG4: M Intel from bit 0, 64 bits: the 8 bytes little-endian, 0x0807060504030201 =
+    // 578437695752307201; as a double it would read …200 (doubles step by 128 here).
     t.deepEqual(decodeView(messageNamed(db, 'MSG4'), [1, 2, 3, 4, 5, 6, 7, 8]), {
-      M: { raw: 0x0807060504030201n, value: Number(0x0807060504030201n) },
+      M: { raw: 578437695752307201n, value: 578437695752307200, exactValue: '578437695752307201' },
     });
   },
 
@@ -663,11 +670,15 @@ const checks: Record<string, FixtureCheck> = {
       s64: { raw: -1n, value: -1 },
     });
     t.deepEqual(view('Message64', [0, 0, 0, 0, 0, 0, 0, 0x80]), {
-      s64: { raw: -(2n ** 63n), value: -(2 ** 63) },
+      s64: { raw: -(2n ** 63n), value: -(2 ** 63), exactValue: '-9223372036854775808' },
     });
     // s64big, Motorola from byte 0 bit 7: big-endian 0x8000000000000001 → −2^63 + 1.
     t.deepEqual(view('Message64big', [0x80, 0, 0, 0, 0, 0, 0, 0x01]), {
-      s64big: { raw: -(2n ** 63n) + 1n, value: Number(-(2n ** 63n) + 1n) },
+      s64big: {
+        raw: -(2n ** 63n) + 1n,
+        value: -(2 ** 63),
+        exactValue: '-9223372036854775807',
+      },
     });
     // s33big, Motorola from byte 0 bit 7, 33 bits: bytes 0–3 then byte 4 bit 7 →
     // raw = b0·2^25 + b1·2^17 + b2·2^9 + b3·2^1 + (b4 >> 7).
@@ -687,7 +698,7 @@ const checks: Record<string, FixtureCheck> = {
     });
     // s63, Intel bits 0–62, BigInt: bit 62 (byte 7 bit 6) → −2^62; byte 7 bit 7 is not part.
     t.deepEqual(view('Message63', [0, 0, 0, 0, 0, 0, 0, 0xc0]), {
-      s63: { raw: -(2n ** 62n), value: -(2 ** 62) },
+      s63: { raw: -(2n ** 62n), value: -(2 ** 62), exactValue: '-4611686018427387904' },
     });
     t.deepEqual(view('Message63', [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]), {
       s63: { raw: -1n, value: -1 },
@@ -695,7 +706,7 @@ const checks: Record<string, FixtureCheck> = {
     // s63big, Motorola from byte 0 bit 7, 63 bits: big-endian 64-bit value >> 1.
     // 7F FF FF FF FF FF FF FE >> 1 = 0x3FFFFFFFFFFFFFFF, the largest 63-bit positive value.
     t.deepEqual(view('Message63big', [0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe]), {
-      s63big: { raw: 2n ** 62n - 1n, value: 2 ** 62 },
+      s63big: { raw: 2n ** 62n - 1n, value: 2 ** 62, exactValue: '4611686018427387903' },
     });
     // s63 of Message63_1, Intel bits 1–63: little-endian 64-bit value >> 1.
     // 02 00 … → 1; FE FF … FF → 0x7FFFFFFFFFFFFFFF = 63 ones → −1.
@@ -706,7 +717,7 @@ const checks: Record<string, FixtureCheck> = {
     // s63big of Message63big_1, Motorola from byte 0 bit 6: the big-endian value without its top
     // bit. 40 00 … → 2^62 = the sign bit → −2^62; byte 0 bit 7 is not part (C0 reads the same).
     t.deepEqual(view('Message63big_1', [0xc0, 0, 0, 0, 0, 0, 0, 0]), {
-      s63big: { raw: -(2n ** 62n), value: -(2 ** 62) },
+      s63big: { raw: -(2n ** 62n), value: -(2 ** 62), exactValue: '-4611686018427387904' },
     });
     // Message378910 packs eight signals into 64 bits:
     //   s7    Intel  bits 1–7             = b0 >> 1

@@ -39,13 +39,13 @@ export function messageNamed(database: DbcDatabase, name: string): DbcMessage {
 
 /** What a decoded signal looks like to a test: its numbers, or why it has none. */
 export type DecodedView =
-  | { raw: number | bigint; value: number; valueText?: string }
+  | { raw: number | bigint; value: number; valueText?: string; exactValue?: string }
   | 'inactive'
   | 'truncated';
 
 /**
- * Decodes one frame of a message and returns every signal by name: `{ raw, value, valueText? }`
- * when decoded, otherwise its status.
+ * Decodes one frame of a message and returns every signal by name: `{ raw, value, valueText?,
+ * exactValue? }` when decoded, otherwise its status.
  */
 export function decodeView(
   message: DbcMessage,
@@ -59,10 +59,12 @@ export function decodeView(
       view[result.signal.name] = result.status;
       continue;
     }
-    view[result.signal.name] =
-      result.valueText === undefined
-        ? { raw: result.raw, value: result.value }
-        : { raw: result.raw, value: result.value, valueText: result.valueText };
+    view[result.signal.name] = {
+      raw: result.raw,
+      value: result.value,
+      ...(result.valueText !== undefined ? { valueText: result.valueText } : {}),
+      ...(result.exactValue !== undefined ? { exactValue: result.exactValue } : {}),
+    };
   }
   return view;
 }

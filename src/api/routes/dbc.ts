@@ -25,11 +25,26 @@ export const dbcSignalSchema = z
     valueText: z
       .string()
       .optional()
-      .describe('Label of the value from the DBC value table (VAL_), when it has one.'),
+      .describe(
+        'Label of the value from the DBC value table (VAL_), when it has one. Without a label, ' +
+          'for an integer signal whose value is beyond ±2^53 (where `value`, a JSON number, is ' +
+          'only the nearest double) and whose factor and offset are integers: the exact decimal ' +
+          'of the value.',
+      ),
     raw: z
       .number()
       .optional()
-      .describe('Raw value before scaling, when the CAN driver reports it.'),
+      .describe(
+        'Raw value before scaling, when the CAN driver reports it; beyond ±2^53 the nearest ' +
+          'double (see `rawText`).',
+      ),
+    rawText: z
+      .string()
+      .optional()
+      .describe(
+        'The exact decimal of the raw value when it is beyond ±2^53 (signals over 53 bits), ' +
+          'where `raw` is only the nearest double.',
+      ),
   })
   .meta({ id: 'DbcSignal' });
 
@@ -59,8 +74,10 @@ export function dbcRoutes(deps: ApiDeps): RouteDefinition[] {
         '`component`. An unknown component, message or signal is a 404 whose detail names which ' +
         'one is missing. A signal that is defined but has not been received yet (or whose bus is ' +
         'disconnected) answers 200 with quality `Unavailable` and no value. `unit` comes from ' +
-        'the DBC (or the sample metadata); `valueText` and `raw` are present only when the ' +
-        'driver attached them to the sample.',
+        'the DBC (or the sample metadata); `valueText`, `raw` and `rawText` are present only ' +
+        'when the driver attached them to the sample. Signals over 53 bits: `raw` and `value` ' +
+        'are JSON numbers, so beyond ±2^53 they are the nearest doubles; `rawText` (and, for an ' +
+        'unlabelled signal with integer factor and offset, `valueText`) give the exact digits.',
       access: { kind: 'permission', permission: 'DBCView' },
       params: signalParams,
       responses: { 200: { description: 'The signal’s latest value.', schema: dbcSignalSchema } },
@@ -87,8 +104,8 @@ export function dbcRoutes(deps: ApiDeps): RouteDefinition[] {
             ...(unit !== undefined ? { unit } : {}),
           };
         }
-        // `raw` is not part of SampleMetadata: a CAN driver may carry it there, nothing else does.
-        const raw = (sample.metadata as { raw?: unknown } | undefined)?.raw;
+        // `raw` and `rawText` are not part of SampleMetadata: a CAN driver may carry them there.
+        const { raw, rawText } = (sample.metadata ?? {}) as { raw?: unknown; rawText?: unknown };
         const valueText = sample.metadata?.valueText;
         const hasValue = sample.value !== undefined;
         return {
@@ -99,6 +116,7 @@ export function dbcRoutes(deps: ApiDeps): RouteDefinition[] {
           ...(unit !== undefined ? { unit } : {}),
           ...(hasValue && typeof valueText === 'string' ? { valueText } : {}),
           ...(hasValue && typeof raw === 'number' && Number.isFinite(raw) ? { raw } : {}),
+          ...(hasValue && typeof rawText === 'string' ? { rawText } : {}),
         };
       },
     }),

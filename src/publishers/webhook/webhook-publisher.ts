@@ -19,12 +19,8 @@ import {
   type PublisherState,
   type PublisherStatus,
 } from '../publisher.js';
-import {
-  type DeliveryOutcome,
-  deliveryAttempts,
-  isCredentialRejection,
-  WebhookDelivery,
-} from './delivery.js';
+import { type DeliveryOutcome, WebhookDelivery } from './delivery.js';
+import { OutageLog } from './outage-log.js';
 import { buildPayload, type PayloadEntry } from './payload.js';
 import type { WebhookConfig } from './schema.js';
 import { type BatchSelector, createSelector } from './selection.js';
@@ -79,6 +75,8 @@ export class WebhookPublisher {
     droppedSamples: 0,
   };
   private readonly log: Logger;
+  /** What is logged about failed deliveries: state changes and summaries, not every attempt. */
+  private readonly outageLog: OutageLog;
   private readonly health: ReturnType<typeof healthTagIds>;
   // Set while running.
   private timer: TimerHandle | undefined;
@@ -99,6 +97,7 @@ export class WebhookPublisher {
   ) {
     this.current = config;
     this.log = deps.logger.child({ component: 'webhook', publisher: config.name });
+    this.outageLog = new OutageLog(config.name, this.log);
     this.health = healthTagIds(config.name);
     deps.store.define([
       {
@@ -190,6 +189,8 @@ export class WebhookPublisher {
       everythingBufferSize: config.everythingBufferSize,
     });
     this.selector.start();
+    // A (re)start begins with status On: an outage of the previous run is not continued.
+    this.outageLog.reset();
     this.droppedAtLastTick = this.counters.droppedSamples;
     this.timer = this.deps.clock.setInterval(
       () => this.tick(),
@@ -210,7 +211,11 @@ export class WebhookPublisher {
   async stop(reason: string = stoppedReason): Promise<void> {
     if (this.running) {
       await this.teardown();
-      this.log.info(`Webhook publisher '${this.name}' stopped (${reason}).`);
+      const outage = this.outageLog.reset();
+      this.log.info(
+        `Webhook publisher '${this.name}' stopped (${reason})` +
+          (outage === undefined ? '.' : `; it was failing: ${outage}.`),
+      );
     }
     this.setOff(reason);
   }
@@ -293,11 +298,7 @@ export class WebhookPublisher {
       outcome = await delivery.send(entries, {
         signal,
         onRetry: (attempt, failure, waitMs) =>
-          this.log.warn(
-            { attempt, httpStatus: failure.httpStatus },
-            `Webhook attempt ${attempt} of ${deliveryAttempts} to the destination failed ` +
-              `(${failure.error}); trying again in ${waitMs / 1000} s.`,
-          ),
+          this.outageLog.retrying(attempt, failure.error, failure.httpStatus, waitMs),
       });
     } catch (error) {
       // send() reports failures in its outcome; this is a bug, not a delivery failure.
@@ -320,12 +321,8 @@ export class WebhookPublisher {
       selector.delivered();
       this.writeHealth(this.health.lastDeliverySuccess, true);
       this.writeHealth(this.health.lastDeliveryError, '');
-      if (this.status === 'Error') {
-        this.setStatus('On');
-        this.log.info(
-          `Webhook publisher '${this.name}' delivered again (HTTP ${outcome.httpStatus}); status On.`,
-        );
-      }
+      this.setStatus('On');
+      this.outageLog.recovered(outcome.httpStatus);
       return;
     }
     const last = outcome.failures[outcome.failures.length - 1];
@@ -336,21 +333,15 @@ export class WebhookPublisher {
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
     this.setStatus('Error');
-    const credential = isCredentialRejection(last?.httpStatus)
-      ? ' The receiver refused the request as unauthorized: the credential is likely wrong; ' +
-        'check the publisher\u2019s authentication settings.'
-      : '';
-    this.log.error(
-      {
-        batchId: outcome.batchId,
-        attempts: outcome.attempts,
-        httpStatus: last?.httpStatus,
-        errors: outcome.failures.map((failure) => failure.error),
-      },
-      `Webhook publisher '${this.name}': delivery to the destination failed after ` +
-        `${outcome.attempts} attempts (${error}); the batch of ${entries.length} samples was ` +
-        `dropped; status Error.${credential}`,
-    );
+    this.outageLog.failed({
+      at: outcome.endedAt,
+      attempts: outcome.attempts,
+      error,
+      ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
+      errors: outcome.failures.map((failure) => failure.error),
+      samples: entries.length,
+      batchId: outcome.batchId,
+    });
   }
 
   /** Everything mode: logs the updates dropped since the last tick, at most once a tick. */

@@ -19,6 +19,7 @@ import { createDriver, driverConfigSchema } from '../../../drivers/registry.js';
 import { DbcSignalCatalog } from '../../../src/dbc/signal-catalog.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
+import { dbcFixtures } from '../../helpers/dbc.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { type PeerFrame, pythonCanMissing, SlcanPeer } from '../../helpers/slcan-peer.js';
@@ -505,6 +506,116 @@ test('multiplexed signals: only those of the active multiplexer value are writte
   clock.advance(750);
   store.sweepStale();
   t.is(quality(store, 'Bus/Diag/Temperature'), 'Stale');
+});
+
+/** The cantools DBC fixtures (test/fixtures/dbc), by absolute path. */
+const dbcFixture = (name: string) => fileURLToPath(new URL(name, dbcFixtures));
+
+/** Runs a replay of `lines` (candump -L) against `dbcFile` until the log has ended. */
+async function replayed(t: ExecutionContext, dbcFile: string, lines: string[]): Promise<Setup> {
+  const folder = await tempDir(t);
+  await writeFile(join(folder, 'bus.log'), [...lines, ''].join('\n'));
+  const subject = setup({ dbcFile, transport: { kind: 'replay', file: join(folder, 'bus.log') } });
+  t.teardown(() => subject.driver.stop());
+  await subject.driver.start();
+  await connected(subject.driver);
+  t.is(
+    subject.driver.status().message,
+    'The replay log has ended; the signals keep their last values.',
+  );
+  return subject;
+}
+
+test('a 64-bit signal beyond 2^53 carries its exact raw value and decimal (replay)', async (t) => {
+  // padding_bit_order.dbc: MSG3 (id 4) L, Motorola 64 bits from byte 0 bit 7, so big-endian;
+  // MSG4 (id 5) M, Intel 64 bits from bit 0, so little-endian; both unsigned, factor 1, offset 0.
+  const { store } = await replayed(t, dbcFixture('padding_bit_order.dbc'), [
+    '(1.000) can0 004#0102030405060708',
+    '(1.000) can0 005#0102030405060708',
+  ]);
+  // M = 0x0807060504030201 = 578437695752307201; a double holds …200 (it steps by 128 there).
+  const m = store.require('Bus/MSG4/M');
+  t.is(m.quality, 'Good');
+  t.is(m.value, 578437695752307200);
+  t.deepEqual(m.metadata, {
+    raw: 578437695752307200,
+    rawText: '578437695752307201',
+    valueText: '578437695752307201',
+  });
+  // L = 0x0102030405060708 = 72623859790382856; the nearest double is …850 (steps of 8).
+  t.like(store.require('Bus/MSG3/L'), {
+    value: 72623859790382850,
+    metadata: { rawText: '72623859790382856', valueText: '72623859790382856' },
+  });
+});
+
+test('a 64-bit signal within 2^53, or scaled by a fraction, carries no decimal text (replay)', async (t) => {
+  const folder = await tempDir(t);
+  const dbcFile = join(folder, 'wide.dbc');
+  await writeFile(
+    dbcFile,
+    [
+      'VERSION ""',
+      'BU_: A',
+      'BO_ 16 Counters: 8 A',
+      ' SG_ Odometer : 0|64@1+ (0.001,0) [0|0] "km" A',
+      '',
+    ].join('\n'),
+  );
+  const { store } = await replayed(t, dbcFile, [
+    // 2^53 + 1 = 9007199254740993 = 0x0020000000000001, little-endian bytes.
+    '(1.000) can0 010#0100000000002000',
+  ]);
+  // × 0.001: a measurement; the value is the double nearest Number(raw) × 0.001, no valueText,
+  // while the raw value's exact digits still come along.
+  t.deepEqual(store.require('Bus/Counters/Odometer').metadata, {
+    unit: 'km',
+    raw: 2 ** 53,
+    rawText: '9007199254740993',
+  });
+  t.is(store.require('Bus/Counters/Odometer').value, 2 ** 53 * 0.001);
+});
+
+test('a frame shorter than its message: the signals that fit decode, the others are Bad (replay)', async (t) => {
+  // EngineData is 8 bytes; 3 arrive: EngineSpeed (bytes 0–1) and CoolantTemp (byte 2) fit,
+  // ThrottlePosition (byte 3) and EngineState (byte 4) do not.
+  const { store, driver } = await replayed(t, join(configDir, 'can/demo-vehicle.dbc'), [
+    '(1.000) can0 100#751764',
+  ]);
+  t.like(store.require('Bus/EngineData/EngineSpeed'), { quality: 'Good', value: 1501.25 });
+  t.like(store.require('Bus/EngineData/CoolantTemp'), { quality: 'Good', value: 60 });
+  for (const name of ['ThrottlePosition', 'EngineState']) {
+    const sample = store.require(`Bus/EngineData/${name}`);
+    t.like(sample, {
+      quality: 'Bad',
+      reason: 'DecodeError',
+      message: 'The frame of EngineData carried 3 of its 8 bytes, too few for this signal.',
+    });
+    t.is(sample.value, undefined);
+    t.is((sample.metadata as CanSampleMetadata | undefined)?.raw, undefined);
+  }
+  t.is(driver.status().counters?.signalsTruncated, 2);
+});
+
+test('a float signal holding NaN or an infinity is Bad (DecodeError), its neighbours Good (replay)', async (t) => {
+  // floating_point.dbc: Message1 (0x400) Signal1 float64, bits 0–63; Message2 (0x401) Signal1
+  // float32 bits 0–31 and Signal2 float32 bits 32–63, all Intel (little-endian bytes).
+  const { store } = await replayed(t, dbcFixture('floating_point.dbc'), [
+    // 0x7FC00000 (NaN) then 0x3F800000 (1.0f).
+    '(1.000) can0 401#0000C07F0000803F',
+    // 0x7FF0000000000000: +Infinity as a double.
+    '(1.000) can0 400#000000000000F07F',
+  ]);
+  for (const id of ['Bus/Message2/Signal1', 'Bus/Message1/Signal1']) {
+    const sample = store.require(id);
+    t.like(sample, {
+      quality: 'Bad',
+      reason: 'DecodeError',
+      message: 'The signal holds NaN or an infinity.',
+    });
+    t.is(sample.value, undefined, id);
+  }
+  t.like(store.require('Bus/Message2/Signal2'), { quality: 'Good', value: 1 });
 });
 
 test('a missing replay log stops the driver in Error without retrying', async (t) => {

@@ -1,6 +1,15 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { CanDriver } from '../../../drivers/can/can-driver.js';
+import { canDriverSchema } from '../../../drivers/can/schema.js';
+import { DbcSignalCatalog } from '../../../src/dbc/signal-catalog.js';
+import { startApi } from '../../helpers/api-harness.js';
+import { dbcFixtures } from '../../helpers/dbc.js';
 import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 test('the DBC route answers the demo CAN bus with decoded values, unit, label and raw', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 6));
@@ -79,4 +88,44 @@ test('the DBC route answers the demo CAN bus with decoded values, unit, label an
     "Message 'Transmission' is not defined in the DBC of component 'Vehicle'.",
   );
   t.is((await get('Demo/EngineData/EngineState')).status, 404, 'the simulator has no DBC');
+});
+
+test('the DBC route carries the exact digits of a 64-bit signal beyond 2^53', async (t) => {
+  // A CAN driver replays one MSG4 frame of padding_bit_order.dbc (M: 64 bits, Intel, unsigned,
+  // factor 1, offset 0) into the API's store; 01 02 … 08 little-endian is 0x0807060504030201.
+  const folder = await tempDir(t);
+  await writeFile(join(folder, 'bus.log'), '(1.000) can0 005#0102030405060708\n');
+  const catalog = new DbcSignalCatalog();
+  let driver: CanDriver | undefined;
+  const api = await startApi(t, {
+    deps: ({ store, clock, logs }) => {
+      driver = new CanDriver(
+        canDriverSchema.parse({
+          type: 'can',
+          name: 'Bus',
+          dbcFile: fileURLToPath(new URL('padding_bit_order.dbc', dbcFixtures)),
+          transport: { kind: 'replay', file: join(folder, 'bus.log') },
+        }),
+        { store, clock, logger: logs.logger, stateDir: folder, dbc: catalog },
+      );
+      return { dbc: catalog };
+    },
+  });
+  t.teardown(() => driver?.stop());
+  await driver?.start();
+  const deadline = Date.now() + 5000;
+  while (api.store.get('Bus/MSG4/M')?.quality !== 'Good') {
+    if (Date.now() > deadline) return t.fail('the frame was not replayed');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const token = await api.serviceToken('hmi', ['Operators']);
+  const response = await api.request('/api/v2/DBC/Bus/MSG4/M', { token });
+  t.is(response.status, 200);
+  t.like(response.body, {
+    quality: 'Good',
+    value: 578437695752307200,
+    raw: 578437695752307200,
+    rawText: '578437695752307201',
+    valueText: '578437695752307201',
+  });
 });

@@ -256,12 +256,23 @@ test('three failed attempts: Error, health tags set, batch dropped; a later succ
   const error = s.logs.lines.find((line) => line.level === 50);
   t.regex(
     error?.msg ?? '',
-    /^Webhook publisher 'cloud': delivery to the destination failed after 3 attempts \(HTTP 500 Internal Server Error\); the batch of 3 samples was dropped; status Error\.$/,
+    /^Webhook publisher 'cloud': delivery to the destination failed after 3 attempts \(HTTP 500 Internal Server Error\); the batch of 3 samples was dropped; status Error\. Until a delivery succeeds, failures are summarized at most once a minute\.$/,
   );
-  t.is(
-    s.logs.lines.filter((line) => line.level === 40 && /attempt \d of 3/.test(line.msg ?? ''))
-      .length,
-    2,
+  // Each failed attempt is a debug line only.
+  t.deepEqual(
+    s.logs.lines
+      .filter((line) => /attempt \d of 3/.test(line.msg ?? ''))
+      .map((line) => [line.level, line.msg]),
+    [
+      [
+        20,
+        'Webhook attempt 1 of 3 to the destination failed (HTTP 500 Internal Server Error); trying again in 1 s.',
+      ],
+      [
+        20,
+        'Webhook attempt 2 of 3 to the destination failed (HTTP 500 Internal Server Error); trying again in 2 s.',
+      ],
+    ],
   );
 
   // The dropped batch is not retried: the next tick sends a new one, which succeeds.
@@ -271,7 +282,12 @@ test('three failed attempts: Error, health tags set, batch dropped; a later succ
   t.deepEqual(s.health(), { status: 'On', success: true, error: '' });
   t.is(s.publisher.state().status, 'On');
   t.is(s.publisher.state().lastDelivery?.error, undefined);
-  t.true(s.logs.lines.some((line) => line.msg?.includes('delivered again (HTTP 200); status On')));
+  t.like(s.logs.lines.at(-1), {
+    level: 30,
+    msg:
+      "Webhook publisher 'cloud' delivered again (HTTP 200) after 1 failed delivery (3 attempts) " +
+      'since 2026-01-01T00:00:13.000Z, 3 samples dropped; status On.',
+  });
 });
 
 test('fail, fail, succeed in one batch keeps the status On', async (t) => {
@@ -315,6 +331,84 @@ test('a receiver that is down, then answers 500, then recovers', async (t) => {
     skippedTicks: 0,
     droppedSamples: 0,
   });
+});
+
+test('a long outage logs its start, one summary a minute and its end, not every attempt', async (t) => {
+  const receiver = await startReceiver(t, { down: true });
+  const s = await setup(t, { destinationUrl: receiver.url });
+  await s.publisher.start();
+  // Ten minutes of a receiver refusing connections: a batch every 10 s, each tried 3 times and
+  // ending 3 s after its tick (t = 13 s, 23 s, …, 603 s).
+  await tick(s);
+  for (let i = 1; i < 60; i++) await tick(s, 7_000);
+  t.is(s.publisher.state().counters.failures, 60);
+  const outageLines = () =>
+    s.logs.lines.filter((line) => line.level >= 30 && !String(line.msg).includes(' started: '));
+  // Before, each batch logged three lines: 180 here.
+  const lines = outageLines();
+  t.is(lines[0]?.level, 50);
+  t.regex(lines[0]?.msg ?? '', /failed after 3 attempts \(connection refused \(ECONNREFUSED\)\)/);
+  // Then one summary per minute of clock time: at 73 s, 133 s, …, 553 s.
+  const summaries = lines.slice(1);
+  t.is(summaries.length, 9, summaries.map((line) => line.msg).join('\n'));
+  t.true(summaries.every((line) => line.level === 40));
+  t.is(
+    summaries[0]?.msg,
+    "Webhook publisher 'cloud' still failing, last error (connection refused (ECONNREFUSED)): " +
+      '7 failed deliveries (21 attempts) since 2026-01-01T00:00:13.000Z, 21 samples dropped; ' +
+      'status Error.',
+  );
+  t.like(summaries[8], { failedDeliveries: 55, totalAttempts: 165 });
+  t.is(s.logs.lines.filter((line) => /attempt \d of 3/.test(line.msg ?? '')).length, 120);
+
+  await receiver.up();
+  await tick(s, 7_000);
+  t.is(s.publisher.state().status, 'On');
+  t.like(s.logs.lines.at(-1), {
+    level: 30,
+    msg:
+      "Webhook publisher 'cloud' delivered again (HTTP 200) after 60 failed deliveries " +
+      '(180 attempts) since 2026-01-01T00:00:13.000Z, 180 samples dropped; status On.',
+  });
+  t.is(outageLines().length, 11);
+});
+
+test('a new reason during an outage is logged at once, at most once a minute', async (t) => {
+  const receiver = await startReceiver(t, { down: true });
+  const s = await setup(t, {
+    destinationUrl: receiver.url,
+    authentication: { mode: 'Bearer token', bearerToken: 'wrong-token' },
+  });
+  await s.publisher.start();
+  const logged = () => s.logs.lines.filter((line) => line.level >= 40).map((line) => line.msg);
+  await tick(s); // ends at 13 s: refused
+  t.is(logged().length, 1);
+  await receiver.up();
+  receiver.defaultReply = 401;
+  await tick(s, 7_000); // 23 s: 401, a new reason
+  t.is(logged().length, 2);
+  t.is(
+    logged()[1],
+    "Webhook publisher 'cloud' still failing, now with a different error (HTTP 401 " +
+      'Unauthorized): 2 failed deliveries (6 attempts) since 2026-01-01T00:00:13.000Z, 6 samples ' +
+      'dropped; status Error. The receiver refused the request as unauthorized: the credential ' +
+      'is likely wrong; check the publisher\u2019s authentication settings.',
+  );
+  receiver.defaultReply = 500;
+  for (let i = 0; i < 5; i++) await tick(s, 7_000); // 33 s … 73 s: 500, within the minute
+  t.is(logged().length, 2, 'a second new reason within the minute waits for the summary');
+  await tick(s, 7_000); // 83 s: a minute after the last line
+  t.is(logged().length, 3);
+  t.regex(
+    logged()[2] ?? '',
+    /still failing, now with a different error \(HTTP 500 Internal Server Error\): 8 failed deliveries/,
+  );
+  await s.publisher.stop();
+  t.is(
+    s.logs.lines.at(-1)?.msg,
+    "Webhook publisher 'cloud' stopped (stopped); it was failing: 8 failed deliveries " +
+      '(24 attempts) since 2026-01-01T00:00:13.000Z, 24 samples dropped.',
+  );
 });
 
 test('a 401 or 403 is logged as a likely wrong credential', async (t) => {
