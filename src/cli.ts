@@ -5,18 +5,15 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { opcuaCommand } from './cli/opcua-command.js';
-import { resolveStateDir } from './cli/state-dir.js';
-import { tokensCommand } from './cli/tokens-command.js';
-import { usersCommand } from './cli/users-command.js';
+import { opcuaCommand, opcuaUsage } from './cli/opcua-command.js';
+import { profileCommand, profileUsage } from './cli/profile-command.js';
+import { isParseArgsError, resolveStateDir } from './cli/state-dir.js';
+import { tokensCommand, tokensUsage } from './cli/tokens-command.js';
+import { usersCommand, usersUsage } from './cli/users-command.js';
 import { prepareDemoProfile } from './demo-profile.js';
-import { ProfileInvalidError, TagdError } from './errors.js';
 import { parseListen } from './listen-address.js';
-import { createLogger } from './logger.js';
-import { runDaemon } from './main.js';
-import { checkProfile } from './profile/check-profile.js';
-import { DurableJsonFile } from './profile/durable-json-file.js';
-import { SecretBox } from './profile/secret-box.js';
+import { createLogger, logLevelProblem } from './logger.js';
+import { exitCodes, runDaemon } from './main.js';
 import { version } from './version.js';
 
 const usage = `tagd ${version}: edge gateway daemon
@@ -31,17 +28,83 @@ Usage:
   tagd tokens generate NAME                          print a service account's token
   tagd opcua list|trust FILE|THUMBPRINT              OPC UA server certificates: list,
                                                      trust a rejected one ('tagd opcua help')
-  tagd version                                       print the version
+  tagd version                                       print the version (also --version, -v)
+  tagd help [COMMAND]                                this text, or a command's (also
+                                                     tagd COMMAND --help)
 
 Environment:
   TAGD_PROFILE     profile path when --profile is not given (default: config/profile.json)
   TAGD_STATE_DIR   state directory: keys, users, history (default: ./var)
-  TAGD_LOG_LEVEL   trace, debug, info, warn, error (default: info)
+  TAGD_LOG_LEVEL   trace, debug, info, warn, error, fatal, silent (default: info)
+
+Exit codes: 0 ok, 1 failure, 2 usage error, 78 configuration error (profile, a file it
+names, the state directory in use by another daemon, TAGD_LOG_LEVEL).
 `;
+
+const startUsage = `Usage:
+  tagd start [--profile FILE] [--listen HOST:PORT]   run the daemon
+  tagd start --demo [--listen HOST:PORT]             run a copy of the demo profile
+
+  --profile FILE      the profile (default: TAGD_PROFILE, else config/profile.json)
+  --listen HOST:PORT  replaces the profile's loopback HTTP listener ([::1]:8080 for IPv6)
+  --demo              <state>/demo-profile.json, copied from config/demo.json on first use
+
+Exit codes: 0 after a clean stop, 1 runtime failure (systemd restarts), 78 configuration
+error (systemd does not restart).
+`;
+
+const versionUsage = `Usage:
+  tagd version   print the version (also tagd --version, tagd -v)
+`;
+
+/** Each command's usage, printed by `tagd COMMAND --help` and `tagd help COMMAND`. */
+const commandUsages: Record<string, string> = {
+  start: startUsage,
+  profile: profileUsage,
+  users: usersUsage,
+  tokens: tokensUsage,
+  opcua: opcuaUsage,
+  version: versionUsage,
+};
 
 /** Runs the command line; returns when a non-daemon command is done. */
 export async function cli(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  switch (command) {
+    case 'version':
+    case '--version':
+    case '-v':
+      if (wantsHelp(rest)) return help(command);
+      if (command === 'version' && rest.length > 0) return usageError('usage: tagd version');
+      process.stdout.write(`${version}\n`);
+      return;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h': {
+      const [topic, ...extra] = rest;
+      if (topic === undefined) {
+        process.stdout.write(usage);
+        return;
+      }
+      if (extra.length > 0 || commandUsages[topic] === undefined) {
+        return usageError(
+          `no help on '${rest.join(' ')}'; commands: ${Object.keys(commandUsages).join(', ')}`,
+        );
+      }
+      return help(topic);
+    }
+  }
+  if (commandUsages[command] === undefined) return usageError(`unknown command '${command}'`);
+  if (wantsHelp(rest)) return help(command);
+  // Every command below may log (the daemon, the audit lines of the account commands): a level
+  // pino does not know is a configuration error, said in tagd's words instead of pino's stack.
+  const levelProblem = logLevelProblem(process.env.TAGD_LOG_LEVEL);
+  if (levelProblem !== undefined) {
+    process.stderr.write(`tagd: ${levelProblem}\n`);
+    process.exitCode = exitCodes.config;
+    return;
+  }
   switch (command) {
     case 'start':
       return start(rest);
@@ -51,32 +114,44 @@ export async function cli(argv: string[]): Promise<void> {
       return usersCommand(rest);
     case 'tokens':
       return tokensCommand(rest);
-    case 'opcua':
-      return opcuaCommand(rest);
-    case 'version':
-    case '--version':
-      process.stdout.write(`${version}\n`);
-      return;
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(usage);
-      return;
     default:
-      return usageError(`unknown command '${command}'`);
+      return opcuaCommand(rest);
   }
 }
 
+/** `--help` or `-h` among the arguments (before a `--`). */
+function wantsHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
+function help(command: string): void {
+  process.stdout.write(commandUsages[command] ?? usage);
+}
+
 async function start(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { profile: { type: 'string' }, listen: { type: 'string' }, demo: { type: 'boolean' } },
-    strict: true,
-  });
+  let values: { profile?: string; listen?: string; demo?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        profile: { type: 'string' },
+        listen: { type: 'string' },
+        demo: { type: 'boolean' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    if (isParseArgsError(error)) return usageError((error as Error).message, startUsage);
+    throw error;
+  }
   const listen = values.listen === undefined ? undefined : parseListen(values.listen);
-  if (listen === null) return usageError(`--listen takes HOST:PORT, got '${values.listen}'`);
-  if (values.demo && values.profile) return usageError('--demo and --profile exclude each other');
+  if (listen === null) {
+    return usageError(`--listen takes HOST:PORT, got '${values.listen}'`, startUsage);
+  }
+  if (values.demo && values.profile) {
+    return usageError('--demo and --profile exclude each other', startUsage);
+  }
   const stateDir = resolveStateDir();
   const profileFile = values.demo
     ? await prepareDemoProfile(stateDir)
@@ -92,53 +167,13 @@ async function start(args: string[]): Promise<void> {
   });
 }
 
-async function profileCommand(args: string[]): Promise<void> {
-  const [sub, file, ...extra] = args;
-  if (sub !== 'check' || file === undefined || extra.length > 0) {
-    return usageError('usage: tagd profile check FILE');
-  }
-  const path = resolve(file);
-  try {
-    const document = await new DurableJsonFile<unknown>(path).read();
-    const secretBox = await SecretBox.openExisting(
-      resolveStateDir(),
-      process.env.CREDENTIALS_DIRECTORY,
-    );
-    const { errors, uncheckedSecrets } = checkProfile(document, secretBox);
-    if (uncheckedSecrets.length > 0) {
-      process.stderr.write(
-        `note: no sealing key in TAGD_STATE_DIR, so these sealed secrets were not checked: ${uncheckedSecrets.join(', ')}\n`,
-      );
-    }
-    if (errors.length > 0) throw new ProfileInvalidError(path, errors);
-    const count = (value: unknown) => (Array.isArray(value) ? value.length : 0);
-    const profile = document as {
-      drivers?: { tags?: unknown[] }[];
-      collections?: unknown[];
-      publishers?: { webhooks?: unknown[] };
-    };
-    const drivers = profile.drivers ?? [];
-    const tags = drivers.reduce((sum, driver) => sum + count(driver.tags), 0);
-    process.stdout.write(
-      `${path}: valid (${drivers.length} drivers, ${tags} tags, ${count(profile.collections)} collections, ${count(profile.publishers?.webhooks)} webhook publishers)\n`,
-    );
-  } catch (error) {
-    if (!(error instanceof TagdError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    if (error instanceof ProfileInvalidError) {
-      for (const problem of error.errors)
-        process.stderr.write(`  ${problem.path}: ${problem.message}\n`);
-    }
-    process.exitCode = 1;
-  }
-}
-
-function usageError(message: string): void {
-  process.stderr.write(`tagd: ${message}\n\n${usage}`);
-  process.exitCode = 2;
+function usageError(message: string, text = usage): void {
+  process.stderr.write(`tagd: ${message}\n\n${text}`);
+  process.exitCode = exitCodes.usage;
 }
 
 cli(process.argv.slice(2)).catch((error: unknown) => {
+  // A wrong command line that a command did not catch itself is still a usage error.
   process.stderr.write(`tagd: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exitCode = 1;
+  process.exitCode = isParseArgsError(error) ? exitCodes.usage : exitCodes.failure;
 });

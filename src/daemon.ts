@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { DriverDeps } from '../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
@@ -12,6 +12,7 @@ import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
+import { ProfileInvalidError } from './errors.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
 import { ProfileService } from './profile/profile-service.js';
@@ -19,6 +20,9 @@ import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
+import { checkStartup } from './startup-checks.js';
+import { StateDirLock } from './state/state-dir-lock.js';
+import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
 import { version } from './version.js';
@@ -68,13 +72,17 @@ export class Daemon {
   private readonly started: Component[] = [];
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
+  private lock: StateDirLock | undefined;
 
   constructor(private readonly options: DaemonOptions) {}
 
   /**
    * Starts everything. A driver that fails to load or start is logged and left out, so the
    * other equipment keeps being read; a profile or listener failure stops the start-up.
-   * @throws ProfileNotFoundError, ProfileCorruptError, ProfileInvalidError, SecretKeyError,
+   * A problem the start-up checks (startup-checks.ts) find in the listeners is a
+   * ProfileInvalidError listing every one; a driver whose files are unusable is left out.
+   * @throws StateDirLockedError (another daemon runs on the state directory),
+   *   ProfileNotFoundError, ProfileCorruptError, ProfileInvalidError, SecretKeyError,
    *   ListenerError — after stopping whatever had started.
    */
   async start(): Promise<void> {
@@ -82,6 +90,14 @@ export class Daemon {
     const clock = this.options.clock ?? systemClock;
     const began = performance.now();
     try {
+      // First: a second daemon on this state directory must not touch anything in it.
+      const lock = new StateDirLock(stateDir);
+      await lock.acquire();
+      this.lock = lock;
+      // Files the profile names are relative to it, not to wherever tagd was started from.
+      const profileFolder = dirname(resolve(this.options.profileFile));
+      await this.removeLeftovers(profileFolder);
+
       const secretBox = await SecretBox.open(stateDir, this.options.credentialsDir);
       const profileStore = new ProfileStore({
         file: this.options.profileFile,
@@ -90,8 +106,19 @@ export class Daemon {
       });
       const profile = await profileStore.load();
       this.profile = profile;
-      // Files the profile names are relative to it, not to wherever tagd was started from.
-      const profileFolder = dirname(resolve(this.options.profileFile));
+      const problems = await checkStartup(profile, {
+        profileFolder,
+        ...(this.options.listen ? { listen: this.options.listen } : {}),
+        ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),
+        now: clock.now(),
+      });
+      const refused = problems.filter((problem) => problem.effect === 'refused');
+      if (refused.length > 0) {
+        throw new ProfileInvalidError(
+          this.options.profileFile,
+          refused.map(({ path, message }) => ({ path, message })),
+        );
+      }
       const license = await this.loadLicense(profile, profileFolder, clock);
       this.license = license;
 
@@ -122,7 +149,15 @@ export class Daemon {
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
-      for (const config of profile.drivers) {
+      for (const [index, config] of profile.drivers.entries()) {
+        const fileProblems = problems.filter((problem) => problem.driver === index);
+        if (fileProblems.length > 0) {
+          this.options.logger.error(
+            { component: config.name, driver: config.type, problems: fileProblems },
+            `driver left out: ${fileProblems.map((problem) => problem.message).join(' ')}`,
+          );
+          continue;
+        }
         await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc });
       }
 
@@ -243,7 +278,10 @@ export class Daemon {
     }
   }
 
-  /** Stops every started component in reverse order; a failing stop is logged, not fatal. */
+  /**
+   * Stops every started component in reverse order; a failing stop is logged, not fatal. The
+   * state directory lock goes last, once nothing writes there any more.
+   */
   async stop(): Promise<void> {
     while (this.started.length > 0) {
       const component = this.started.pop() as Component;
@@ -252,6 +290,26 @@ export class Daemon {
       } catch (error) {
         this.options.logger.error({ err: error, component: component.name }, 'stop failed');
       }
+    }
+    const lock = this.lock;
+    this.lock = undefined;
+    await lock?.release();
+  }
+
+  // Temporary files a crash left mid-save: in the state directory (users.json, keys), and the
+  // profile's own beside it (the rest of the profile's folder is the operator's).
+  private async removeLeftovers(profileFolder: string): Promise<void> {
+    const profilePrefix = `.${basename(this.options.profileFile)}.`;
+    const removed = [
+      ...(await removeLeftoverTempFiles(this.options.stateDir)).map((name) =>
+        join(this.options.stateDir, name),
+      ),
+      ...(
+        await removeLeftoverTempFiles(profileFolder, (name) => name.startsWith(profilePrefix))
+      ).map((name) => join(profileFolder, name)),
+    ];
+    if (removed.length > 0) {
+      this.options.logger.warn({ files: removed }, 'removed temporary files left by a crash');
     }
   }
 

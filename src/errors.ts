@@ -125,6 +125,39 @@ export class DriverLoadError extends TagdError {
   }
 }
 
+/** Why a file named by the profile cannot be used. */
+export type ProfileFileProblem = 'missing' | 'unreadable' | 'not-a-file' | 'too-large';
+
+/**
+ * A file the profile names (license, DBC, certificate, key, caFile) is missing, unreadable, not
+ * a regular file or over its size limit. A configuration error: restarting cannot fix it.
+ */
+export class ProfileFileError extends TagdError {
+  constructor(
+    readonly file: string,
+    readonly problem: ProfileFileProblem,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super('profile-file-unusable', 500, message, options);
+  }
+}
+
+/** Another tagd daemon runs on the same state directory (its pid in `holderPid`). */
+export class StateDirLockedError extends TagdError {
+  constructor(
+    readonly stateDir: string,
+    readonly holderPid: number,
+    lockFile: string,
+  ) {
+    super(
+      'state-dir-locked',
+      500,
+      `Another tagd daemon (pid ${holderPid}) runs on the state directory ${stateDir} (lock file ${lockFile}); stop it first, or give this one its own TAGD_STATE_DIR.`,
+    );
+  }
+}
+
 /** A listener was configured in a way that would expose the API insecurely or could not bind. */
 export class ListenerError extends TagdError {
   constructor(message: string, options?: ErrorOptions) {
@@ -246,6 +279,14 @@ export const errorCodes = {
   'secret-unseal-failed': { status: 500, meaning: 'A sealed secret cannot be opened.' },
   'driver-unavailable': { status: 500, meaning: 'A driver type is unknown or failed to load.' },
   'listener-failed': { status: 500, meaning: 'A listener is refused or cannot bind.' },
+  'profile-file-unusable': {
+    status: 500,
+    meaning: 'A file the profile names is missing, unreadable, not a regular file or too large.',
+  },
+  'state-dir-locked': {
+    status: 500,
+    meaning: 'Another tagd daemon runs on the same state directory.',
+  },
   unauthorized: {
     status: 401,
     meaning: 'Missing, invalid, expired or revoked token or credentials.',

@@ -37,6 +37,18 @@ export const redactedPaths = secretKeys.flatMap((key) =>
   }),
 );
 
+/** The levels `TAGD_LOG_LEVEL` accepts, most verbose first; `silent` logs nothing. */
+export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/**
+ * Checks a `TAGD_LOG_LEVEL` value.
+ * @returns undefined when valid (or unset), else a message that lists the valid levels.
+ */
+export function logLevelProblem(level: string | undefined): string | undefined {
+  if (level === undefined || (logLevels as readonly string[]).includes(level)) return undefined;
+  return `TAGD_LOG_LEVEL '${level}' is not a log level; use one of: ${logLevels.join(', ')}.`;
+}
+
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
   /** pino level. Default: `TAGD_LOG_LEVEL` or `info`. */
@@ -50,9 +62,13 @@ export interface LoggerOptions {
 /**
  * The daemon's logger: pino JSON lines (one object a line, for journald and log shippers), or
  * colored lines on a terminal. Secrets are masked as `********` by key wherever they appear.
+ * @throws RangeError listing the valid levels when the level is not one of {@link logLevels}
+ *   (the CLI checks `TAGD_LOG_LEVEL` first and exits 78 with that message).
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.TAGD_LOG_LEVEL ?? 'info';
+  const problem = logLevelProblem(level);
+  if (problem !== undefined) throw new RangeError(problem);
   const usePretty = options.pretty ?? Boolean(process.stdout.isTTY);
   const destination =
     options.destination ??

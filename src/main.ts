@@ -4,14 +4,19 @@
  */
 import type { Logger } from 'pino';
 import { Daemon, type DaemonOptions } from './daemon.js';
-import { ProfileInvalidError, TagdError } from './errors.js';
+import { ListenerError, ProfileFileError, ProfileInvalidError, TagdError } from './errors.js';
 
 /** Exit codes of `tagd start`. */
 export const exitCodes = {
   ok: 0,
-  /** A runtime failure, or a stop that overran its deadline. */
+  /** A runtime failure, a port in use, or a stop that overran its deadline. */
   failure: 1,
-  /** The profile is missing, corrupt or invalid (sysexits EX_CONFIG): restarting will not help. */
+  /** A wrong command line (the CLI's commands). */
+  usage: 2,
+  /**
+   * A configuration error restarting will not fix (sysexits EX_CONFIG): see
+   * {@link isConfigError}. Also a bad `TAGD_LOG_LEVEL`.
+   */
   config: 78,
 } as const;
 
@@ -78,9 +83,33 @@ function reportStartFailure(logger: Logger, error: unknown): void {
   }
 }
 
-function isConfigError(error: unknown): boolean {
-  return (
-    error instanceof TagdError &&
-    ['profile-not-found', 'profile-corrupt', 'profile-invalid'].includes(error.code)
-  );
+/**
+ * Error codes a restart cannot fix: the profile, a file it names, the sealing key, or another
+ * daemon on the state directory. tagd exits 78 (EX_CONFIG) on them, which the systemd unit does
+ * not restart.
+ */
+export const configErrorCodes: ReadonlySet<string> = new Set([
+  'profile-not-found',
+  'profile-corrupt',
+  'profile-invalid',
+  'profile-file-unusable',
+  'secret-key-unusable',
+  'secret-unseal-failed',
+  'state-dir-locked',
+]);
+
+/**
+ * True when restarting cannot fix a start-up failure (exit 78), false when it may (exit 1).
+ * A listener that cannot bind counts as configuration only for EACCES (a privileged port
+ * without the capability stays refused); EADDRINUSE (a previous instance still closing, another
+ * program) and EADDRNOTAVAIL (an address not yet on this host) may clear, so systemd retries.
+ */
+export function isConfigError(error: unknown): boolean {
+  if (!(error instanceof TagdError)) return false;
+  if (configErrorCodes.has(error.code)) return true;
+  if (error instanceof ListenerError) {
+    const cause = error.cause;
+    return cause instanceof ProfileFileError || (cause as { code?: unknown })?.code === 'EACCES';
+  }
+  return false;
 }

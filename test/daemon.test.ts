@@ -1,9 +1,16 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
+import { hashPassword } from '../src/auth/password.js';
+import { UserStore } from '../src/auth/user-store.js';
 import { Daemon } from '../src/daemon.js';
 import { canonicalTerms, type LicenseTerms } from '../src/license/license.js';
+import { isConfigError } from '../src/main.js';
+import { caFileUnusableReason } from '../src/publishers/webhook/webhook-publisher.js';
 import { adminToken, demoDaemon as startableDemo } from './helpers/demo-daemon.js';
 import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
@@ -113,7 +120,7 @@ test('an invalid profile stops start-up with every error and nothing left runnin
   t.is(daemon.store, undefined, 'nothing was started');
 });
 
-test('a refused listener stops the drivers that had started', async (t) => {
+test('plain HTTP on a non-loopback address is refused before anything starts', async (t) => {
   const profile = JSON.parse(await readFile(demoProfile, 'utf8'));
   const folder = await tempDir(t);
   const profileFile = join(folder, 'profile.json');
@@ -126,8 +133,141 @@ test('a refused listener stops the drivers that had started', async (t) => {
     clock: new ManualClock(),
   });
   const error = await t.throwsAsync(() => daemon.start());
+  // profile-invalid: a configuration error (exit 78), listed like every other profile error.
+  t.is((error as { code?: string }).code, 'profile-invalid');
+  t.like((error as unknown as { errors: unknown[] }).errors, [{ path: 'server.http.host' }]);
+  t.true(isConfigError(error));
+  t.is(daemon.store, undefined, 'nothing was started');
+});
+
+test('a port in use stops the drivers that had started, and is no configuration error', async (t) => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const port = (taken.address() as AddressInfo).port;
+  const { daemon } = await demoDaemon(t);
+  // The demo daemon listens where --listen says: on the port that is taken.
+  (daemon as unknown as { options: { listen: unknown } }).options.listen = {
+    host: '127.0.0.1',
+    port,
+  };
+  const error = await t.throwsAsync(() => daemon.start());
   t.is((error as { code?: string }).code, 'listener-failed');
+  t.false(isConfigError(error), 'EADDRINUSE may clear: exit 1, systemd restarts');
   t.is(daemon.store?.require('Demo/Line1/Temperature').quality, 'Unavailable', 'driver stopped');
+});
+
+// --- Start-up checks, files the profile names, one daemon per state directory (issue 10) ---
+
+test('a second daemon on the same state directory is refused, naming the first one', async (t) => {
+  const first = await startableDemo(t, { clock: new ManualClock() });
+  const second = await startableDemo(t, {
+    stateDir: first.stateDir,
+    start: false,
+    clock: new ManualClock(),
+  });
+  const error = await t.throwsAsync(() => second.daemon.start());
+  t.is((error as { code?: string }).code, 'state-dir-locked');
+  t.true(isConfigError(error));
+  t.regex(error?.message ?? '', new RegExp(`\\(pid ${process.pid}\\) runs on the state directory`));
+  t.is(second.daemon.store, undefined, 'nothing of the second one started');
+  t.is((await fetch(`${first.url}/healthz`)).status, 200, 'the first one still serves');
+  await first.daemon.stop();
+  await second.daemon.start();
+  t.truthy(second.daemon.url(), 'once the first stopped, the lock is free');
+});
+
+test('temporary files a crash left mid-save are removed at start', async (t) => {
+  const { daemon, stateDir, folder, logs } = await startableDemo(t, {
+    start: false,
+    clock: new ManualClock(),
+  });
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => gone.on('exit', resolve));
+  await mkdir(stateDir, { recursive: true });
+  const leftovers = [
+    join(stateDir, `.users.json.${gone.pid}.0123456789ab.tmp`),
+    join(stateDir, `secret.key.${gone.pid}.01234567.tmp`),
+    join(folder, `.profile.json.${gone.pid}.0123456789ab.tmp`),
+  ];
+  for (const file of leftovers) await writeFile(file, '{');
+  await writeFile(join(folder, 'operator.tmp'), "not tagd's");
+  await daemon.start();
+  for (const file of leftovers) await t.throwsAsync(() => access(file), undefined, file);
+  await access(join(folder, 'operator.tmp'));
+  t.like(
+    logs.lines.find((line) => line.msg === 'removed temporary files left by a crash'),
+    {
+      files: leftovers,
+    },
+  );
+});
+
+test('a FIFO as caFile: the daemon starts, the publisher says only that the caFile is unusable, and stop is prompt', async (t) => {
+  const fifoFolder = await tempDir(t);
+  const fifo = join(fifoFolder, 'ca.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const { daemon, stateDir, logs } = await startableDemo(t, {
+    start: false,
+    clock: new ManualClock(),
+    // biome-ignore lint/suspicious/noExplicitAny: the demo profile as JSON, edited at known paths
+    profile: (demo: any) => {
+      demo.publishers.webhooks[0].caFile = fifo;
+    },
+  });
+  const users = new UserStore({ stateDir });
+  await users.start();
+  await users.add({
+    username: 'viewer',
+    kind: 'user',
+    roles: ['Operators'],
+    passwordHash: await hashPassword('a viewer password 1'),
+  });
+  await users.stop();
+  await daemon.start();
+  const url = daemon.url() as string;
+  const signIn = await fetch(`${url}/api/v2/Users/Authenticate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'viewer', password: 'a viewer password 1' }),
+  });
+  const { token } = (await signIn.json()) as { token: string };
+  const shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
+  t.is(shown.status, 200);
+  t.like(shown.json, { state: { status: 'Off', reason: caFileUnusableReason } });
+  t.false(
+    JSON.stringify(shown.json.state).includes('FIFO'),
+    'no detail for a PublisherView caller',
+  );
+  t.true(
+    logs.text().includes(`Cannot read the CA file ${fifo}: it is not a regular file`),
+    'the log has the detail',
+  );
+  const began = Date.now();
+  await daemon.stop();
+  t.true(Date.now() - began < 10_000, 'stopped within the 10 s deadline');
+});
+
+test('a driver whose DBC file is unusable is left out; the other drivers run', async (t) => {
+  const folder = await tempDir(t);
+  const { daemon, logs } = await startableDemo(t, {
+    clock: new ManualClock(),
+    // biome-ignore lint/suspicious/noExplicitAny: the demo profile as JSON, edited at known paths
+    profile: (demo: any) => {
+      demo.drivers[1].dbcFile = join(folder, 'missing.dbc');
+    },
+  });
+  const ids = [...(daemon.store?.ids() ?? [])];
+  t.false(ids.some((id) => id.startsWith('Vehicle/')));
+  t.true(ids.includes('Demo/Line1/Temperature'));
+  t.like(
+    logs.lines.find((line) => String(line.msg).startsWith('driver left out')),
+    {
+      level: 50,
+      component: 'Vehicle',
+      msg: `driver left out: Cannot read the DBC file ${join(folder, 'missing.dbc')}: no such file.`,
+    },
+  );
 });
 
 // --- Webhook publishers and the license (issue 4) ---
@@ -231,7 +371,7 @@ test('without its license file the demo publisher stays Off and the publisher ro
   t.is(warning?.level, 40);
   t.regex(
     String(warning?.msg),
-    /^license refused: License file .*demo-license\.json cannot be read/,
+    /^license refused: Cannot read the license file .*demo-license\.json: no such file/,
   );
   t.is(daemon.license?.edition, 'unlicensed');
   clock.advance(30_000);

@@ -32,6 +32,8 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.SecretUnsealError('a.b'),
     new errors.DriverLoadError('d'),
     new errors.ListenerError('l'),
+    new errors.ProfileFileError('/f.pem', 'missing', 'm'),
+    new errors.StateDirLockedError('/var/lib/tagd', 42, '/var/lib/tagd/daemon.lock'),
     new errors.NotFoundError(),
     new errors.UnauthorizedError(),
     new errors.ForbiddenError('f'),

@@ -5,12 +5,12 @@
  * A lost adapter, socket or bus (bus-off) turns every signal Unavailable and the driver
  * reconnects with a doubling, capped wait on the injected clock.
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { dbcCatalogEntries } from '../../src/dbc/catalog-entries.js';
 import { compileMessageDecoder, type MessageDecoder } from '../../src/dbc/decode.js';
 import type { DbcDatabase, DbcMessage, DbcSignal } from '../../src/dbc/model.js';
 import { parseDbc } from '../../src/dbc/parse-dbc.js';
+import { profileFileLimits, readProfileFile } from '../../src/profile/profile-file.js';
 import type { Sample, SampleMetadata } from '../../src/tags/sample.js';
 import type { TagDefinition } from '../../src/tags/tag-store.js';
 import { ConnectionLifecycle } from '../connection-lifecycle.js';
@@ -149,12 +149,11 @@ export class CanDriver implements Driver {
     const dbcPath = resolve(baseDir, this.config.dbcFile);
     let bytes: Uint8Array;
     try {
-      bytes = await readFile(dbcPath);
+      // A regular file of bounded size only: a FIFO or device must not hang the start-up.
+      bytes = await readProfileFile(dbcPath, 'the DBC file', profileFileLimits.dbc);
     } catch (error) {
       this.lifecycle.setState('Error', `Cannot read the DBC file ${dbcPath}.`);
-      throw new Error(`Cannot read the DBC file ${dbcPath}: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw error;
     }
     let database: DbcDatabase;
     try {

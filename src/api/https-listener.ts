@@ -1,10 +1,8 @@
-import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { RequestListener } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import { createSecureContext, type SecureVersion } from 'node:tls';
+import type { SecureVersion } from 'node:tls';
 import type { Logger } from 'pino';
-import { ListenerError } from '../errors.js';
+import { loadHttpsCredentials } from './https-credentials.js';
 import { bindServer, closeServer, serverUrl } from './server-lifecycle.js';
 
 /** Options of {@link HttpsListener}. */
@@ -78,100 +76,20 @@ export class HttpsListener {
     return serverUrl(this.server, 'https');
   }
 
-  // Each file is parsed on its own first, so an error names the file at fault.
+  // The reading and checks live in https-credentials.ts: `tagd profile check` runs them too.
   private async loadCredentials(minVersion: SecureVersion) {
     const { certFile, keyFile, keyPassphrase, logger } = this.options;
-    const cert = await readPem(certFile, 'certificate');
-    const key = await readPem(keyFile, 'private key');
-    let certificate: X509Certificate;
-    try {
-      certificate = new X509Certificate(cert);
-    } catch (error) {
-      throw new ListenerError(
-        `The HTTPS certificate file ${certFile} holds no usable PEM certificate (${reasonOf(error)}).`,
-        { cause: error },
-      );
-    }
-    try {
-      createPrivateKey({ key, format: 'pem', ...passphraseOption(keyPassphrase) });
-    } catch (error) {
-      throw keyError(keyFile, isEncryptedPem(key), keyPassphrase, error);
-    }
-    const passphrase = passphraseOption(keyPassphrase);
-    try {
-      createSecureContext({ cert, key, ...passphrase, minVersion });
-    } catch (error) {
-      throw new ListenerError(
-        `The HTTPS private key ${keyFile} does not belong to the certificate ${certFile} (${reasonOf(error)}).`,
-        { cause: error },
-      );
-    }
-    const expires = new Date(certificate.validTo);
-    const now = this.options.now?.() ?? Date.now();
-    if (Number.isFinite(expires.getTime()) && expires.getTime() <= now) {
+    const loaded = await loadHttpsCredentials(
+      { certFile, keyFile, ...(keyPassphrase !== undefined ? { keyPassphrase } : {}), minVersion },
+      this.options.now?.() ?? Date.now(),
+    );
+    if (loaded.expired) {
       // Still started: clients that pin or ignore expiry keep working, and the log says why others fail.
       logger.warn(
-        { certFile, expired: expires.toISOString() },
+        { certFile, expired: loaded.expires },
         'the HTTPS certificate has expired: clients will refuse the connection',
       );
     }
-    return { credentials: { cert, key, ...passphrase }, expires: expires.toISOString() };
+    return loaded;
   }
-}
-
-async function readPem(file: string, what: string): Promise<Buffer> {
-  try {
-    return await readFile(file);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EACCES'
-          ? 'permission denied'
-          : code === 'EISDIR'
-            ? 'it is a directory'
-            : reasonOf(error);
-    throw new ListenerError(`Cannot read the HTTPS ${what} file ${file}: ${reason}.`, {
-      cause: error,
-    });
-  }
-}
-
-function passphraseOption(passphrase: string | undefined): { passphrase?: string } {
-  return passphrase === undefined ? {} : { passphrase };
-}
-
-// OpenSSL's messages never contain the passphrase, but they are not shown verbatim for the
-// passphrase cases anyway: "bad decrypt" means nothing to an operator.
-function keyError(
-  file: string,
-  encrypted: boolean,
-  passphrase: string | undefined,
-  error: unknown,
-): ListenerError {
-  if (encrypted && passphrase === undefined) {
-    return new ListenerError(
-      `The HTTPS private key ${file} is encrypted: set server.https.keyPassphrase.`,
-    );
-  }
-  if (encrypted || (error as { code?: string }).code === 'ERR_OSSL_BAD_DECRYPT') {
-    return new ListenerError(
-      `The HTTPS private key ${file} cannot be decrypted: server.https.keyPassphrase is wrong.`,
-    );
-  }
-  return new ListenerError(
-    `The HTTPS private key file ${file} holds no usable PEM private key (${reasonOf(error)}).`,
-    { cause: error },
-  );
-}
-
-/** PKCS#8 (`ENCRYPTED PRIVATE KEY`) or legacy OpenSSL (`Proc-Type: 4,ENCRYPTED`) encryption. */
-function isEncryptedPem(pem: Buffer): boolean {
-  const text = pem.toString('latin1');
-  return text.includes('-----BEGIN ENCRYPTED PRIVATE KEY-----') || text.includes('4,ENCRYPTED');
-}
-
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

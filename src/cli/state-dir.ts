@@ -75,7 +75,8 @@ export async function runCommand(usage: string, body: () => Promise<void>): Prom
   }
 }
 
-function isParseArgsError(error: unknown): boolean {
+/** True for the errors node:util parseArgs throws on a wrong command line (unknown option…). */
+export function isParseArgsError(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }

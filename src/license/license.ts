@@ -5,8 +5,8 @@
  * features do not).
  */
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { profileFileLimits, readProfileFile } from '../profile/profile-file.js';
 import { vendorPublicKeyPem } from './vendor-key.js';
 
 /** Editions, from smallest to largest. */
@@ -79,9 +79,18 @@ export async function loadLicense(
   now = Date.now(),
 ): Promise<LicenseState> {
   if (file === undefined) return unlicensed;
+  let text: string;
+  try {
+    // A regular file of bounded size only: a FIFO or device here must not hang the start-up.
+    text = (await readProfileFile(file, 'the license file', profileFileLimits.license)).toString(
+      'utf8',
+    );
+  } catch (error) {
+    return refused((error as Error).message);
+  }
   let document: unknown;
   try {
-    document = JSON.parse(await readFile(file, 'utf8'));
+    document = JSON.parse(text);
   } catch (error) {
     return refused(`License file ${file} cannot be read as JSON: ${(error as Error).message}`);
   }

@@ -1,5 +1,5 @@
 import type { FieldError } from '../errors.js';
-import { profileSchema } from './schema.js';
+import { type Profile, profileSchema } from './schema.js';
 import { isSealed, type SecretBox } from './secret-box.js';
 import { findSecrets, setAtPath } from './secret-fields.js';
 import { formatPath, validateProfile } from './validate-profile.js';
@@ -10,6 +10,11 @@ export interface ProfileCheck {
   errors: FieldError[];
   /** Paths of sealed secrets whose content could not be checked (no key at hand). */
   uncheckedSecrets: string[];
+  /**
+   * The profile with defaults applied and secrets opened, when it is valid and every secret
+   * could be opened; what the start-up checks (startup-checks.ts) run on.
+   */
+  profile?: Profile;
 }
 
 /**
@@ -22,7 +27,11 @@ export function checkProfile(document: unknown, secretBox: SecretBox | undefined
   const sealed = findSecrets(profileSchema, document).filter((found) => isSealed(found.value));
   const paths = sealed.map((found) => formatPath(found.path));
   if (secretBox === undefined) {
-    const errors = validateProfile(document).errors.filter((error) => !paths.includes(error.path));
+    const validation = validateProfile(document);
+    const errors = validation.errors.filter((error) => !paths.includes(error.path));
+    if (validation.ok && paths.length === 0) {
+      return { errors, uncheckedSecrets: [], profile: validation.profile };
+    }
     return { errors, uncheckedSecrets: paths };
   }
   const copy = structuredClone(document);
@@ -34,6 +43,8 @@ export function checkProfile(document: unknown, secretBox: SecretBox | undefined
       errors.push({ path: formatPath(found.path), message: (error as Error).message });
     }
   }
-  errors.push(...validateProfile(copy).errors);
-  return { errors, uncheckedSecrets: [] };
+  const validation = validateProfile(copy);
+  errors.push(...validation.errors);
+  if (errors.length > 0 || !validation.ok) return { errors, uncheckedSecrets: [] };
+  return { errors, uncheckedSecrets: [], profile: validation.profile };
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Adapter } from 'lowdb';
-import { ProfileCorruptError, ProfileNotFoundError } from '../errors.js';
+import { ProfileCorruptError, ProfileFileError, ProfileNotFoundError } from '../errors.js';
 import { findJsonError } from './json-error-position.js';
+import { profileFileLimits, readProfileFile } from './profile-file.js';
 
 /**
  * lowdb adapter for a JSON file that must survive power loss: a write goes to a temporary
@@ -21,13 +22,17 @@ export class DurableJsonFile<Data> implements Adapter<Data> {
    * Reads and parses the document.
    * @throws ProfileNotFoundError when the file does not exist.
    * @throws ProfileCorruptError when it is not valid JSON, with line and column.
+   * @throws ProfileFileError when it is unreadable, not a regular file or over 256 MiB.
    */
   async read(): Promise<Data> {
     let text: string;
     try {
-      text = await readFile(this.file, 'utf8');
+      // Non-blocking and bounded, like every file a profile names: a FIFO must not hang start-up.
+      text = (await readProfileFile(this.file, 'the file', profileFileLimits.json)).toString(
+        'utf8',
+      );
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      if (error instanceof ProfileFileError && error.problem === 'missing')
         throw new ProfileNotFoundError(this.file);
       throw error;
     }
@@ -47,7 +52,11 @@ export class DurableJsonFile<Data> implements Adapter<Data> {
 
   private async replace(text: string): Promise<void> {
     const folder = dirname(this.file);
-    const temporary = join(folder, `.${basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
+    // The pid tells a start-up clean-up whether the writer is still alive (see temp-files.ts).
+    const temporary = join(
+      folder,
+      `.${basename(this.file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`,
+    );
     // Keep the mode the operator gave the file; a new file is private.
     const mode = await stat(this.file).then(
       (stats) => stats.mode & 0o777,

@@ -80,9 +80,13 @@ async function staleLockInode(lockFile: string): Promise<number | undefined> {
   }
 }
 
-// Rename, not unlink: if another process replaced the stale lock with its own fresh one since
-// we judged it, we notice (another inode) and put that lock back instead of deleting it.
-async function takeOver(lockFile: string, staleInode: number): Promise<void> {
+/**
+ * Removes a lock file judged stale, unless it was replaced meanwhile. Rename, not unlink: if
+ * another process replaced the stale lock with its own fresh one since we judged it, we notice
+ * (another inode) and put that lock back instead of deleting it.
+ * @param staleInode the inode of the lock file that was judged stale.
+ */
+export async function takeOver(lockFile: string, staleInode: number): Promise<void> {
   const aside = `${lockFile}.${randomBytes(4).toString('hex')}.stale`;
   try {
     await rename(lockFile, aside);

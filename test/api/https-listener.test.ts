@@ -500,8 +500,11 @@ test('a wrong passphrase stops the daemon start-up and leaves nothing running', 
     keyPassphrase: 'wrong passphrase 99',
   });
   const error = await t.throwsAsync(() => daemon.start());
-  t.is((error as { code?: string }).code, 'listener-failed');
-  t.regex(error?.message ?? '', /keyPassphrase is wrong/);
+  // The start-up checks find it before anything starts: a configuration error (exit 78).
+  t.is((error as { code?: string }).code, 'profile-invalid');
+  const [problem] = (error as unknown as { errors: { path: string; message: string }[] }).errors;
+  t.is(problem?.path, 'server.https');
+  t.regex(problem?.message ?? '', /keyPassphrase is wrong/);
   t.is(daemon.url(), undefined, 'the HTTP listener was stopped again');
   t.is(daemon.httpsUrl(), undefined);
   t.false(logs.text().includes('wrong passphrase 99'));

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import {
   loadLicense,
   unlicensed,
 } from '../../src/license/license.js';
+import { profileFileLimits } from '../../src/profile/profile-file.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // A key pair of the test's own stands in for the vendor's; its public key is the trusted one.
@@ -78,7 +80,24 @@ test('a missing file leaves the installation unlicensed and says why', async (t)
   const state = await loadLicense(file, trusted);
   t.is(state.edition, 'unlicensed');
   t.is(state.features.size, 0);
-  t.regex(state.problem ?? '', /^License file .*nowhere\.json cannot be read as JSON: ENOENT/);
+  t.is(state.problem, `Cannot read the license file ${file}: no such file.`);
+});
+
+test('a FIFO or an oversized file as license is refused at once, without reading it', async (t) => {
+  const folder = await tempDir(t);
+  const fifo = join(folder, 'license.fifo');
+  execFileSync('mkfifo', [fifo]);
+  // Without a writer, a blocking open of the FIFO would never return.
+  t.is(
+    (await loadLicense(fifo, trusted)).problem,
+    `Cannot read the license file ${fifo}: it is not a regular file (a FIFO, socket or device).`,
+  );
+  const huge = join(folder, 'huge.json');
+  await writeFile(huge, Buffer.alloc(profileFileLimits.license + 1, 32));
+  t.is(
+    (await loadLicense(huge, trusted)).problem,
+    `Cannot read the license file ${huge}: it is larger than the limit of 1 MiB.`,
+  );
 });
 
 test('altered terms (standard raised to enterprise after signing) are refused', async (t) => {

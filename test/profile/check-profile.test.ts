@@ -32,10 +32,14 @@ test('without a key, other errors are still reported', async (t) => {
 
 test('with the key, sealed secrets are opened and checked like plaintext', async (t) => {
   const box = await SecretBox.open(await tempDir(t));
-  t.deepEqual(checkProfile(profileWith(box.seal('https://ok.example/')), box), {
-    errors: [],
-    uncheckedSecrets: [],
-  });
+  const good = checkProfile(profileWith(box.seal('https://ok.example/')), box);
+  t.deepEqual(good.errors, []);
+  t.deepEqual(good.uncheckedSecrets, []);
+  t.is(
+    good.profile?.publishers.webhooks[0]?.destinationUrl,
+    'https://ok.example/',
+    'the checked profile, secrets opened, for the start-up checks',
+  );
   const bad = checkProfile(profileWith(box.seal('ftp://not.http/')), box);
   t.deepEqual(bad.errors, [
     { path: urlPath, message: 'The destination URL must be an http:// or https:// address.' },

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
@@ -20,7 +21,18 @@ test('reading a folder is not reported as a missing or corrupt profile', async (
   const error = await t.throwsAsync(new DurableJsonFile(folder).read());
   t.false(error instanceof ProfileNotFoundError);
   t.false(error instanceof ProfileCorruptError);
-  t.is((error as NodeJS.ErrnoException).code, 'EISDIR');
+  t.is((error as NodeJS.ErrnoException).code, 'profile-file-unusable');
+  t.is(error?.message, `Cannot read the file ${folder}: it is a directory.`);
+});
+
+test('reading a FIFO fails at once instead of waiting for a writer', async (t) => {
+  const fifo = join(await tempDir(t), 'profile.json');
+  execFileSync('mkfifo', [fifo]);
+  const error = await t.throwsAsync(new DurableJsonFile(fifo).read());
+  t.is(
+    error?.message,
+    `Cannot read the file ${fifo}: it is not a regular file (a FIFO, socket or device).`,
+  );
 });
 
 for (const [text, detail] of [

@@ -5,10 +5,10 @@
  */
 
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../clock.js';
+import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
@@ -40,6 +40,10 @@ export interface WebhookPublisherDeps {
   /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
   baseDir?: string;
 }
+
+/** The reason an Off publisher gives when its caFile cannot be used; the log says why. */
+export const caFileUnusableReason =
+  'The CA file (caFile) could not be used; the gateway log says why.';
 
 /** The reason an Off publisher gives after Stop (PublisherManager contract). */
 export const stoppedReason = 'stopped';
@@ -153,11 +157,13 @@ export class WebhookPublisher {
     if (this.current.caFile !== undefined) {
       const caFile = resolve(this.deps.baseDir ?? process.cwd(), this.current.caFile);
       try {
-        extraCa = checkCaFile(await readFile(caFile, 'utf8'));
+        extraCa = await readCaFile(caFile);
       } catch (error) {
-        const why = (error as { code?: string }).code ?? (error as Error).message;
-        this.setOff(`The CA file ${caFile} cannot be used (${why}).`);
-        this.log.error(`Webhook publisher '${this.name}' stays Off: ${this.reason}`);
+        // The reason is shown to every PublisherView account, and caFile may be set over the
+        // API to any path: it must not tell whether a file exists or what it holds. The log
+        // (operators only) has the detail.
+        this.setOff(caFileUnusableReason);
+        this.log.error(`Webhook publisher '${this.name}' stays Off: ${(error as Error).message}`);
         return;
       }
       if (this.running) return; // started meanwhile by a concurrent call
@@ -412,6 +418,21 @@ export class WebhookPublisher {
 }
 
 const pemCertificate = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * Reads a `caFile` (a regular file of at most 1 MiB, opened without blocking on a FIFO or
+ * device) and checks its contents with {@link checkCaFile}.
+ * @returns the PEM text.
+ * @throws Error naming the file and what is wrong (ProfileFileError for file problems).
+ */
+export async function readCaFile(file: string): Promise<string> {
+  const text = (await readProfileFile(file, 'the CA file', profileFileLimits.pem)).toString('utf8');
+  try {
+    return checkCaFile(text);
+  } catch (error) {
+    throw new Error(`The CA file ${file} cannot be used: ${(error as Error).message}.`);
+  }
+}
 
 /**
  * Checks the contents of a `caFile`: at least one PEM certificate, every one of them parsable.

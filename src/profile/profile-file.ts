@@ -1,0 +1,136 @@
+/**
+ * Reading a file that a profile names (license, DBC, HTTPS certificate and key, a publisher's
+ * caFile, OPC UA client certificate): every such read goes through here, so none of them can
+ * hang on a FIFO, block the libuv thread pool on a device, or fill memory with a huge file.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { ProfileFileError } from '../errors.js';
+
+/** Upper bounds on the size of files a profile names, bytes. */
+export const profileFileLimits = {
+  /** PEM certificates, CA bundles and private keys: 1 MiB (a full public CA bundle is ~250 KiB). */
+  pem: 1024 * 1024,
+  /** A signed license file: 1 MiB (a real one is under 1 KiB). */
+  license: 1024 * 1024,
+  /** A DBC file: 32 MiB (the largest vehicle DBCs in the wild are a few MiB). */
+  dbc: 32 * 1024 * 1024,
+  /** The profile and users.json: 256 MiB (100,000 tags take some 20 MiB). */
+  json: 256 * 1024 * 1024,
+} as const;
+
+/**
+ * Opens a file a profile names for reading, and checks that it is a regular file. The open is
+ * non-blocking, so a FIFO without a writer or a serial device returns at once and is refused by
+ * the fstat check instead of holding a thread-pool thread until something writes to it.
+ * Symbolic links are followed (certificates are commonly links, e.g. Let's Encrypt `live/`).
+ * @param what names the file in the error, e.g. `the HTTPS certificate file`.
+ * @throws ProfileFileError when it is missing, unreadable or not a regular file.
+ */
+export async function openProfileFile(file: string, what: string): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOCTTY);
+  } catch (error) {
+    throw openError(file, what, error as NodeJS.ErrnoException);
+  }
+  try {
+    const stats = await handle.stat();
+    if (stats.isDirectory()) {
+      throw new ProfileFileError(
+        file,
+        'not-a-file',
+        `Cannot read ${what} ${file}: it is a directory.`,
+      );
+    }
+    if (!stats.isFile()) {
+      throw new ProfileFileError(
+        file,
+        'not-a-file',
+        `Cannot read ${what} ${file}: it is not a regular file (a FIFO, socket or device).`,
+      );
+    }
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * Reads a whole file a profile names, at most `maxBytes` long, from the descriptor that was
+ * checked (not by path again, which could by then name something else).
+ * @param what names the file in the error, e.g. `the HTTPS certificate file`.
+ * @param maxBytes largest size accepted, bytes; see {@link profileFileLimits}.
+ * @throws ProfileFileError when it is missing, unreadable, not a regular file or too large.
+ */
+export async function readProfileFile(
+  file: string,
+  what: string,
+  maxBytes: number,
+): Promise<Buffer> {
+  const handle = await openProfileFile(file, what);
+  try {
+    const tooLarge = () =>
+      new ProfileFileError(
+        file,
+        'too-large',
+        `Cannot read ${what} ${file}: it is larger than the limit of ${formatBytes(maxBytes)}.`,
+      );
+    const { size } = await handle.stat();
+    if (size > maxBytes) throw tooLarge();
+    // One byte more than allowed: a file that grew after fstat is caught here too.
+    const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) throw tooLarge();
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    return buffer.subarray(0, length);
+  } catch (error) {
+    if (error instanceof ProfileFileError) throw error;
+    throw openError(file, what, error as NodeJS.ErrnoException);
+  } finally {
+    await handle.close();
+  }
+}
+
+function openError(file: string, what: string, error: NodeJS.ErrnoException): ProfileFileError {
+  switch (error.code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return new ProfileFileError(file, 'missing', `Cannot read ${what} ${file}: no such file.`, {
+        cause: error,
+      });
+    case 'EACCES':
+    case 'EPERM':
+      return new ProfileFileError(
+        file,
+        'unreadable',
+        `Cannot read ${what} ${file}: permission denied.`,
+        { cause: error },
+      );
+    case 'EISDIR':
+      return new ProfileFileError(
+        file,
+        'not-a-file',
+        `Cannot read ${what} ${file}: it is a directory.`,
+        {
+          cause: error,
+        },
+      );
+    default:
+      return new ProfileFileError(
+        file,
+        'unreadable',
+        `Cannot read ${what} ${file}: ${error.message}.`,
+        { cause: error },
+      );
+  }
+}
+
+function formatBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}

@@ -1,0 +1,192 @@
+/**
+ * The checks `tagd start` makes on a valid profile before anything starts, which `tagd profile
+ * check` runs too, so a profile the check calls valid does start: the listeners (no plain HTTP
+ * on a non-loopback address without allowInsecure; HTTPS certificate and key usable), and every
+ * file the profile names (license, DBC, CAN replay log, OPC UA client certificate and key,
+ * webhook caFile) a regular file of bounded size that holds what it should.
+ *
+ * Each problem says what start does about it: refuse to start (exit 78), or run without the
+ * part at fault (a driver left out, a publisher Off, no license) as it always has, so one bad
+ * device file does not take the whole gateway down.
+ */
+import type { KeyObject } from 'node:crypto';
+import { resolve } from 'node:path';
+import { isLoopback } from './api/http-listener.js';
+import { loadHttpsCredentials } from './api/https-credentials.js';
+import { parseDbc } from './dbc/parse-dbc.js';
+import type { FieldError } from './errors.js';
+import { loadLicense, vendorPublicKey } from './license/license.js';
+import { openProfileFile, profileFileLimits, readProfileFile } from './profile/profile-file.js';
+import type { Profile } from './profile/schema.js';
+import { readCaFile } from './publishers/webhook/webhook-publisher.js';
+
+/** What `tagd start` does about a problem. */
+export type StartupEffect =
+  /** Start-up is refused (exit 78). */
+  | 'refused'
+  /** The driver is left out; the others run. */
+  | 'driver-left-out'
+  /** The publisher stays Off, saying why. */
+  | 'publisher-off'
+  /** tagd runs unlicensed: licensed features are unavailable. */
+  | 'unlicensed';
+
+/** One problem found by {@link checkStartup}. */
+export interface StartupProblem extends FieldError {
+  effect: StartupEffect;
+  /** Index in `drivers[]` of the driver at fault, for `driver-left-out`. */
+  driver?: number;
+}
+
+/** Options of {@link checkStartup}. */
+export interface StartupCheckOptions {
+  /** Folder relative paths in the profile are resolved from: the profile file's. */
+  profileFolder: string;
+  /** `--listen`, which replaces the profile's HTTP host and port. */
+  listen?: { host: string; port: number };
+  /** Keys a license signature is checked with. Default: the vendor key. */
+  licenseKeys?: readonly KeyObject[];
+  /** Epoch ms, for license expiry. Default: Date.now(). */
+  now?: number;
+}
+
+/** How `tagd profile check` words each effect after a problem. */
+export const effectText: Record<StartupEffect, string> = {
+  refused: 'tagd start refuses to start',
+  'driver-left-out': 'tagd start leaves this driver out',
+  'publisher-off': 'this publisher stays Off',
+  unlicensed: 'tagd runs unlicensed',
+};
+
+/**
+ * Runs every start-up check on a validated profile and lists every problem found.
+ * Files are opened non-blocking and read only when regular and within their size limit.
+ */
+export async function checkStartup(
+  profile: Profile,
+  options: StartupCheckOptions,
+): Promise<StartupProblem[]> {
+  const problems: StartupProblem[] = [];
+  const path = (file: string) => resolve(options.profileFolder, file);
+
+  const http = { ...profile.server.http, ...options.listen };
+  if (!isLoopback(http.host) && !http.allowInsecure) {
+    problems.push({
+      path: 'server.http.host',
+      message: `Plain HTTP on the non-loopback address ${http.host}${options.listen ? ' (--listen)' : ''} would carry passwords and tokens in clear: use the HTTPS listener, or set server.http.allowInsecure to true.`,
+      effect: 'refused',
+    });
+  }
+
+  const https = profile.server.https;
+  if (https) {
+    const certFile = path(https.certFile);
+    const keyFile = path(https.keyFile);
+    const fileProblems = [
+      await fileProblem(certFile, 'the HTTPS certificate file', 'server.https.certFile'),
+      await fileProblem(keyFile, 'the HTTPS private key file', 'server.https.keyFile'),
+    ].filter((problem) => problem !== undefined);
+    for (const problem of fileProblems) problems.push({ ...problem, effect: 'refused' });
+    if (fileProblems.length === 0) {
+      try {
+        await loadHttpsCredentials(
+          {
+            certFile,
+            keyFile,
+            ...(https.keyPassphrase !== undefined ? { keyPassphrase: https.keyPassphrase } : {}),
+            minVersion: https.minVersion,
+          },
+          options.now ?? Date.now(),
+        );
+      } catch (error) {
+        problems.push({ path: 'server.https', message: messageOf(error), effect: 'refused' });
+      }
+    }
+  }
+
+  if (profile.license) {
+    const license = await loadLicense(
+      path(profile.license.file),
+      options.licenseKeys ?? [vendorPublicKey],
+      options.now ?? Date.now(),
+    );
+    if (license.problem !== undefined) {
+      problems.push({ path: 'license.file', message: license.problem, effect: 'unlicensed' });
+    }
+  }
+
+  for (const [index, driver] of profile.drivers.entries()) {
+    if (!driver.enabled) continue;
+    const at = `drivers[${index}]`;
+    const found: (FieldError | undefined)[] = [];
+    if (driver.type === 'can') {
+      const dbcFile = path(driver.dbcFile);
+      try {
+        parseDbc(await readProfileFile(dbcFile, 'the DBC file', profileFileLimits.dbc), dbcFile);
+      } catch (error) {
+        found.push({ path: `${at}.dbcFile`, message: messageOf(error) });
+      }
+      if (driver.transport.kind === 'replay') {
+        found.push(
+          await fileProblem(
+            path(driver.transport.file),
+            'the CAN replay log',
+            `${at}.transport.file`,
+            false,
+          ),
+        );
+      }
+    }
+    if (driver.type === 'opcua' && driver.certificateFile && driver.privateKeyFile) {
+      found.push(
+        await fileProblem(
+          path(driver.certificateFile),
+          'the OPC UA client certificate file',
+          `${at}.certificateFile`,
+        ),
+        await fileProblem(
+          path(driver.privateKeyFile),
+          'the OPC UA client private key file',
+          `${at}.privateKeyFile`,
+        ),
+      );
+    }
+    for (const problem of found) {
+      if (problem) problems.push({ ...problem, effect: 'driver-left-out', driver: index });
+    }
+  }
+
+  for (const [index, webhook] of profile.publishers.webhooks.entries()) {
+    if (webhook.caFile === undefined) continue;
+    try {
+      await readCaFile(path(webhook.caFile));
+    } catch (error) {
+      problems.push({
+        path: `publishers.webhooks[${index}].caFile`,
+        message: messageOf(error),
+        effect: 'publisher-off',
+      });
+    }
+  }
+  return problems;
+}
+
+// Opens (and, with `read`, reads) a file the way its user will, to report the same problem.
+async function fileProblem(
+  file: string,
+  what: string,
+  at: string,
+  read = true,
+): Promise<FieldError | undefined> {
+  try {
+    if (read) await readProfileFile(file, what, profileFileLimits.pem);
+    else await (await openProfileFile(file, what)).close();
+    return undefined;
+  } catch (error) {
+    return { path: at, message: messageOf(error) };
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

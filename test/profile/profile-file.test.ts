@@ -1,0 +1,79 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { ProfileFileError } from '../../src/errors.js';
+import {
+  openProfileFile,
+  profileFileLimits,
+  readProfileFile,
+} from '../../src/profile/profile-file.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+async function failure(promise: Promise<unknown>): Promise<ProfileFileError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ProfileFileError) return error;
+    throw error;
+  }
+  throw new Error('it did not fail');
+}
+
+test('reads a regular file whole, and through a symbolic link', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'ca.pem');
+  await writeFile(file, 'PEM text');
+  t.is((await readProfileFile(file, 'the CA file', 100)).toString(), 'PEM text');
+  await symlink(file, join(folder, 'link.pem'));
+  t.is(
+    (await readProfileFile(join(folder, 'link.pem'), 'the CA file', 100)).toString(),
+    'PEM text',
+  );
+});
+
+test('a FIFO without a writer is refused at once instead of blocking the read', async (t) => {
+  const folder = await tempDir(t);
+  const fifo = join(folder, 'ca.fifo');
+  execFileSync('mkfifo', [fifo]);
+  // A blocking open would wait for a writer forever: this test would then time out.
+  const error = await failure(readProfileFile(fifo, 'the CA file', 100));
+  t.is(error.code, 'profile-file-unusable');
+  t.is(error.problem, 'not-a-file');
+  t.is(
+    error.message,
+    `Cannot read the CA file ${fifo}: it is not a regular file (a FIFO, socket or device).`,
+  );
+  t.is((await failure(openProfileFile(fifo, 'the replay log'))).problem, 'not-a-file');
+});
+
+test('a missing file, a directory and a character device are named with what is wrong', async (t) => {
+  const folder = await tempDir(t);
+  const missing = await failure(readProfileFile(join(folder, 'nope.pem'), 'the CA file', 100));
+  t.is(missing.problem, 'missing');
+  t.is(missing.message, `Cannot read the CA file ${join(folder, 'nope.pem')}: no such file.`);
+  t.is(missing.file, join(folder, 'nope.pem'));
+  await mkdir(join(folder, 'dir'));
+  const directory = await failure(readProfileFile(join(folder, 'dir'), 'the DBC file', 100));
+  t.is(directory.problem, 'not-a-file');
+  t.is(directory.message, `Cannot read the DBC file ${join(folder, 'dir')}: it is a directory.`);
+  // /dev/zero would be read forever without the regular-file check.
+  t.is((await failure(readProfileFile('/dev/zero', 'the DBC file', 100))).problem, 'not-a-file');
+});
+
+test('a file over the limit is refused without reading it; one at the limit is read', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'big.pem');
+  await writeFile(file, Buffer.alloc(101, 65));
+  const error = await failure(readProfileFile(file, 'the CA file', 100));
+  t.is(error.problem, 'too-large');
+  t.is(error.message, `Cannot read the CA file ${file}: it is larger than the limit of 100 bytes.`);
+  await writeFile(file, Buffer.alloc(100, 65));
+  t.is((await readProfileFile(file, 'the CA file', 100)).length, 100);
+  t.is(profileFileLimits.pem, 1024 * 1024);
+  await writeFile(file, Buffer.alloc(profileFileLimits.pem + 1, 65));
+  t.is(
+    (await failure(readProfileFile(file, 'the CA file', profileFileLimits.pem))).message,
+    `Cannot read the CA file ${file}: it is larger than the limit of 1 MiB.`,
+  );
+});

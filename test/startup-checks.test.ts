@@ -1,0 +1,135 @@
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { demoProfileDocument } from '../src/demo-profile.js';
+import type { Profile } from '../src/profile/schema.js';
+import { validateProfile } from '../src/profile/validate-profile.js';
+import { checkStartup } from '../src/startup-checks.js';
+import { makeCertificates } from './helpers/certificates.js';
+import { tempDir } from './helpers/temp-dir.js';
+
+/** The demo profile as JSON a test edits freely (paths known to exist in it). */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON document edited at paths the test knows
+type Json = any;
+
+async function demoWith(change: (demo: Json) => void): Promise<Profile> {
+  const demo = await demoProfileDocument();
+  change(demo as unknown as Json);
+  const validation = validateProfile(demo);
+  if (!validation.ok) throw new Error(JSON.stringify(validation.errors));
+  return validation.profile;
+}
+
+test('the demo profile passes every start-up check', async (t) => {
+  const folder = await tempDir(t);
+  t.deepEqual(await checkStartup(await demoWith(() => undefined), { profileFolder: folder }), []);
+});
+
+test('plain HTTP on a non-loopback address is refused, from the profile or --listen', async (t) => {
+  const folder = await tempDir(t);
+  const profile = await demoWith((demo) => {
+    demo.server.http.host = '0.0.0.0';
+  });
+  const [problem, ...more] = await checkStartup(profile, { profileFolder: folder });
+  t.deepEqual(more, []);
+  t.like(problem, { path: 'server.http.host', effect: 'refused' });
+  t.regex(problem?.message ?? '', /^Plain HTTP on the non-loopback address 0\.0\.0\.0 would carry/);
+
+  const loopback = await demoWith(() => undefined);
+  const listen = await checkStartup(loopback, {
+    profileFolder: folder,
+    listen: { host: '192.0.2.1', port: 8080 },
+  });
+  t.regex(listen[0]?.message ?? '', /address 192\.0\.2\.1 \(--listen\)/);
+
+  const allowed = await demoWith((demo) => {
+    demo.server.http = { host: '0.0.0.0', port: 8080, allowInsecure: true };
+  });
+  t.deepEqual(await checkStartup(allowed, { profileFolder: folder }), []);
+});
+
+test('HTTPS: missing files, a FIFO and a key of another certificate are refused, each named', async (t) => {
+  const certs = await makeCertificates(t);
+  execFileSync('mkfifo', [join(certs.dir, 'key.fifo')]);
+  const https = (certFile: string, keyFile: string) =>
+    demoWith((demo) => {
+      demo.server.https = { host: '127.0.0.1', port: 0, certFile, keyFile };
+    });
+  const missing = await checkStartup(await https('nope.pem', 'key.fifo'), {
+    profileFolder: certs.dir,
+  });
+  t.deepEqual(missing, [
+    {
+      path: 'server.https.certFile',
+      message: `Cannot read the HTTPS certificate file ${join(certs.dir, 'nope.pem')}: no such file.`,
+      effect: 'refused',
+    },
+    {
+      path: 'server.https.keyFile',
+      message: `Cannot read the HTTPS private key file ${join(certs.dir, 'key.fifo')}: it is not a regular file (a FIFO, socket or device).`,
+      effect: 'refused',
+    },
+  ]);
+  const mismatch = await checkStartup(await https(certs.certFile, certs.otherKeyFile), {
+    profileFolder: certs.dir,
+  });
+  t.like(mismatch, [{ path: 'server.https', effect: 'refused' }]);
+  t.regex(mismatch[0]?.message ?? '', /does not belong to the certificate/);
+  t.deepEqual(
+    await checkStartup(await https('server.pem', 'server.key'), { profileFolder: certs.dir }),
+    [],
+    'relative paths are resolved from the profile folder',
+  );
+});
+
+test('files of drivers, publishers and the license: each problem says what start does about it', async (t) => {
+  const folder = await tempDir(t);
+  execFileSync('mkfifo', [join(folder, 'ca.fifo')]);
+  await writeFile(join(folder, 'broken.dbc'), 'VERSION ""\nBO_ 100 Broken 8 A\n');
+  const profile = await demoWith((demo) => {
+    demo.license.file = 'no-license.json';
+    demo.drivers[1].dbcFile = 'broken.dbc';
+    demo.drivers[1].transport.file = 'ca.fifo';
+    demo.drivers.push({
+      type: 'opcua',
+      name: 'Press',
+      endpointUrl: 'opc.tcp://127.0.0.1:4840',
+      securityMode: 'Sign',
+      certificateFile: 'client.pem',
+      privateKeyFile: 'client.key',
+      tags: [{ name: 'Speed', nodeId: 'ns=1;s=Speed' }],
+    });
+    demo.publishers.webhooks[0].caFile = 'ca.fifo';
+  });
+  const problems = await checkStartup(profile, { profileFolder: folder });
+  t.deepEqual(
+    problems.map(({ path, effect, driver }) => ({ path, effect, driver })),
+    [
+      { path: 'license.file', effect: 'unlicensed', driver: undefined },
+      { path: 'drivers[1].dbcFile', effect: 'driver-left-out', driver: 1 },
+      { path: 'drivers[1].transport.file', effect: 'driver-left-out', driver: 1 },
+      { path: 'drivers[2].certificateFile', effect: 'driver-left-out', driver: 2 },
+      { path: 'drivers[2].privateKeyFile', effect: 'driver-left-out', driver: 2 },
+      { path: 'publishers.webhooks[0].caFile', effect: 'publisher-off', driver: undefined },
+    ],
+  );
+  t.is(
+    problems[0]?.message,
+    `Cannot read the license file ${join(folder, 'no-license.json')}: no such file.`,
+  );
+  t.regex(problems[1]?.message ?? '', /broken\.dbc:2:/);
+  t.is(
+    problems[5]?.message,
+    `Cannot read the CA file ${join(folder, 'ca.fifo')}: it is not a regular file (a FIFO, socket or device).`,
+  );
+});
+
+test('a disabled driver is not checked', async (t) => {
+  const folder = await tempDir(t);
+  const profile = await demoWith((demo) => {
+    demo.drivers[1].dbcFile = 'missing.dbc';
+    demo.drivers[1].enabled = false;
+  });
+  t.deepEqual(await checkStartup(profile, { profileFolder: folder }), []);
+});
