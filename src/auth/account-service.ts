@@ -80,6 +80,8 @@ export class AccountService {
   >();
   // preauth jti → wrong codes so far; a preauth token lives minutes, so this stays small.
   private readonly twoFactorFailures = new Map<string, { count: number; expiresAt: number }>();
+  // account id → the `signInUnlock` mark last applied to the limiter; one entry per account.
+  private readonly appliedUnlocks = new Map<string, string>();
 
   constructor(private readonly deps: AccountServiceDeps) {}
 
@@ -89,6 +91,8 @@ export class AccountService {
    */
   async signIn(username: string, password: string, address: string): Promise<SignInResponse> {
     const { users, limiter, audit } = this.deps;
+    const user = users.findByName(username);
+    if (user) this.applyUnlock(user);
     const wait = limiter.retryAfterSeconds(username, address);
     if (wait > 0) {
       audit.warn(
@@ -97,7 +101,6 @@ export class AccountService {
       );
       throw new TooManyRequestsError('Too many failed sign-ins; try again later.', wait);
     }
-    const user = users.findByName(username);
     const hash = user?.passwordHash ?? (await decoyHash());
     const matches = password.length <= maxPasswordLength && (await verifyPassword(password, hash));
     if (!user || !matches || user.kind !== 'user' || user.disabled) {
@@ -132,6 +135,7 @@ export class AccountService {
     if (failures >= maxTwoFactorFailures) {
       throw new UnauthorizedError('Too many wrong codes; sign in again.');
     }
+    this.applyUnlock(user);
     const wait = this.deps.limiter.retryAfterSeconds(user.username, address);
     if (wait > 0) {
       throw new TooManyRequestsError('Too many failed attempts; try again later.', wait);
@@ -182,6 +186,7 @@ export class AccountService {
     }
     if (user.kind !== 'user' || !user.passwordHash)
       throw new UnauthorizedError('This account has no password.');
+    this.applyUnlock(user);
     const wait = this.deps.limiter.retryAfterSeconds(user.username, address);
     if (wait > 0)
       throw new TooManyRequestsError('Too many failed attempts; try again later.', wait);
@@ -373,6 +378,20 @@ export class AccountService {
       token: tokens.issue('access', user, { signIn }).token,
       refreshToken: refresh.token,
     };
+  }
+
+  // `tagd users unlock` writes a new mark into users.json, which this process follows; the
+  // failures themselves live only in this process's limiter.
+  private applyUnlock(user: UserRecord): void {
+    const mark = user.signInUnlock;
+    if (mark === undefined || this.appliedUnlocks.get(user.id) === mark) return;
+    this.appliedUnlocks.set(user.id, mark);
+    if (this.deps.limiter.clearAccount(user.username)) {
+      this.deps.audit.info(
+        { event: 'sign-in-failures-cleared', username: user.username },
+        'failed sign-ins cleared by tagd users unlock',
+      );
+    }
   }
 
   // Entries live as long as their preauth token; abandoned sign-ins must not pile up.

@@ -33,6 +33,11 @@ export interface UserRecord {
   requiresPasswordChange: boolean;
   /** TOTP enrolment: the base32 secret sealed with the state key, and the last step used. */
   twoFactor?: { sealedSecret: string; lastUsedStep?: number };
+  /**
+   * Set to a new random id by `tagd users unlock`: a daemon that sees a value it has not applied
+   * yet clears the account's failed sign-ins (the limiter lives in the daemon's memory).
+   */
+  signInUnlock?: string;
   createdAt: string;
 }
 
