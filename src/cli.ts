@@ -23,7 +23,7 @@ Usage:
   tagd start --demo [--listen HOST:PORT]             run a copy of the demo profile (made once
                                                      in the state directory)
   tagd profile check FILE                            list every error in a profile
-  tagd users add|list|disable|enable|roles|passwd|2fa …
+  tagd users add|list|disable|enable|roles|passwd|2fa|unlock …
                                                      manage accounts ('tagd users help')
   tagd tokens generate NAME                          print a service account's token
   tagd opcua list|trust FILE|THUMBPRINT              OPC UA server certificates: list,

@@ -179,6 +179,7 @@ export class Daemon {
           ...defaultLifetimes,
           access: profile.security.accessTokenMinutes * 60,
           refresh: profile.security.refreshTokenDays * 86_400,
+          session: profile.security.sessionLifetimeHours * 3600,
         },
         now,
       );

@@ -14,7 +14,13 @@ import {
 } from './password.js';
 import { type Permission, permissionsOf } from './permissions.js';
 import type { SignInLimiter } from './sign-in-limiter.js';
-import type { PreAuthStage, TokenClaims, TokenService, TokenType } from './token-service.js';
+import type {
+  PreAuthStage,
+  SignInClaims,
+  TokenClaims,
+  TokenService,
+  TokenType,
+} from './token-service.js';
 import { matchTotpStep } from './totp.js';
 import type { UserRecord, UserStore } from './user-store.js';
 
@@ -59,9 +65,12 @@ export interface AccountServiceDeps {
 }
 
 /**
- * Sign-in, two-factor, password change, token refresh and per-request authentication
+ * Sign-in, two-factor, password change, token refresh, sign-out and per-request authentication
  * (DESIGN.md §4). Every token is checked against its account on every use: a disabled account
- * or a bumped token version rejects it at once.
+ * or a bumped token version rejects it at once. Access and refresh tokens are also checked
+ * against their sign-in family, which a refresh-token reuse, a sign-out, a password change or
+ * disabling ends, and which ends by itself at the session lifetime after the password check.
+ * Service tokens belong to no sign-in: they have no family and no expiry.
  */
 export class AccountService {
   // Per account record (a reload makes new records), so a request does not rebuild the set.
@@ -71,6 +80,8 @@ export class AccountService {
   >();
   // preauth jti → wrong codes so far; a preauth token lives minutes, so this stays small.
   private readonly twoFactorFailures = new Map<string, { count: number; expiresAt: number }>();
+  // account id → the `signInUnlock` mark last applied to the limiter; one entry per account.
+  private readonly appliedUnlocks = new Map<string, string>();
 
   constructor(private readonly deps: AccountServiceDeps) {}
 
@@ -80,6 +91,8 @@ export class AccountService {
    */
   async signIn(username: string, password: string, address: string): Promise<SignInResponse> {
     const { users, limiter, audit } = this.deps;
+    const user = users.findByName(username);
+    if (user) this.applyUnlock(user);
     const wait = limiter.retryAfterSeconds(username, address);
     if (wait > 0) {
       audit.warn(
@@ -88,7 +101,6 @@ export class AccountService {
       );
       throw new TooManyRequestsError('Too many failed sign-ins; try again later.', wait);
     }
-    const user = users.findByName(username);
     const hash = user?.passwordHash ?? (await decoyHash());
     const matches = password.length <= maxPasswordLength && (await verifyPassword(password, hash));
     if (!user || !matches || user.kind !== 'user' || user.disabled) {
@@ -123,6 +135,7 @@ export class AccountService {
     if (failures >= maxTwoFactorFailures) {
       throw new UnauthorizedError('Too many wrong codes; sign in again.');
     }
+    this.applyUnlock(user);
     const wait = this.deps.limiter.retryAfterSeconds(user.username, address);
     if (wait > 0) {
       throw new TooManyRequestsError('Too many failed attempts; try again later.', wait);
@@ -173,6 +186,7 @@ export class AccountService {
     }
     if (user.kind !== 'user' || !user.passwordHash)
       throw new UnauthorizedError('This account has no password.');
+    this.applyUnlock(user);
     const wait = this.deps.limiter.retryAfterSeconds(user.username, address);
     if (wait > 0)
       throw new TooManyRequestsError('Too many failed attempts; try again later.', wait);
@@ -204,36 +218,54 @@ export class AccountService {
   }
 
   /**
-   * Renews a session. An access token gets a new access token; a refresh token rotates (new
-   * access and refresh token), and a refresh token used twice revokes its whole family.
+   * Renews a session within its sign-in. An access token gets a new access token; a refresh
+   * token rotates (new access and refresh token), and a refresh token used twice revokes its
+   * whole family, access tokens included. Either way the new tokens keep the sign-in's family
+   * and expire at its absolute deadline at the latest: only a password check starts a new one.
    */
   async refresh(token: string): Promise<SignInResponse> {
     const { user, claims } = this.authenticate(token, ['access', 'refresh']);
+    const signIn = signInOf(claims);
     if (claims.typ === 'access') {
-      return { ...this.identity(user), token: this.deps.tokens.issue('access', user).token };
+      return {
+        ...this.identity(user),
+        token: this.deps.tokens.issue('access', user, { signIn }).token,
+      };
     }
-    const refresh = this.deps.tokens.issue('refresh', user, claims.fam ? { fam: claims.fam } : {});
+    const refresh = this.deps.tokens.issue('refresh', user, { signIn });
     // Decided under the users lock, so two uses of one refresh token cannot both rotate.
-    const outcome = claims.fam
-      ? await this.deps.users.rotateRefreshFamily(
-          claims.fam,
-          claims.jti,
-          refresh.claims.jti,
-          this.deps.now() + this.deps.tokens.lifetimeOf('refresh') * 1000,
-        )
-      : 'gone';
+    const outcome = await this.deps.users.rotateRefreshFamily(
+      signIn.fam,
+      claims.jti,
+      refresh.claims.jti,
+    );
     if (outcome === 'revoked') {
       this.deps.audit.warn(
-        { event: 'refresh-reuse', username: user.username, family: claims.fam },
-        'a rotated refresh token was used again: its family is revoked',
+        { event: 'refresh-reuse', username: user.username, family: signIn.fam },
+        'a rotated refresh token was used again: its sign-in is revoked',
       );
     }
     if (outcome !== 'rotated') throw new UnauthorizedError('The refresh token has been revoked.');
     return {
       ...this.identity(user),
-      token: this.deps.tokens.issue('access', user).token,
+      token: this.deps.tokens.issue('access', user, { signIn }).token,
       refreshToken: refresh.token,
     };
+  }
+
+  /**
+   * Ends the caller's sign-in: its family is revoked, so every access and refresh token of it
+   * stops working at once; the account's other sign-ins go on.
+   * @param principal from an access or refresh token (service tokens belong to no sign-in).
+   */
+  async signOut(principal: Principal, address: string): Promise<void> {
+    const { user, claims } = principal;
+    const { fam } = signInOf(claims);
+    await this.deps.users.revokeRefreshFamily(fam);
+    this.deps.audit.info(
+      { event: 'sign-out', username: user.username, address, family: fam },
+      'signed out',
+    );
   }
 
   /**
@@ -249,12 +281,26 @@ export class AccountService {
     }
     if (claims.typ === 'service' && user.kind !== 'service')
       throw new UnauthorizedError('The token is invalid.');
+    if (claims.fam !== undefined) {
+      // The sign-in must still be live: a revoked family ends its access tokens too.
+      const family = this.deps.users.findRefreshFamily(claims.fam);
+      if (!family || family.userId !== user.id || family.expiresAt <= this.deps.now()) {
+        throw new UnauthorizedError('The token has been revoked.');
+      }
+    }
     return { user, claims, permissions: this.permissionsOf(user) };
   }
 
-  /** Lifetime of a token type, seconds (for cookie expiry). */
-  tokenLifetimeSeconds(type: 'access' | 'refresh'): number {
-    return this.deps.tokens.lifetimeOf(type);
+  /** Expiry of an access or refresh token this service just issued, epoch ms (for cookies). */
+  tokenExpiresAt(token: string): number {
+    const { exp } = this.deps.tokens.verify(token, ['access', 'refresh']);
+    return (exp ?? 0) * 1000;
+  }
+
+  /** End of the sign-in of an access or refresh token, epoch ms (for the CSRF cookie). */
+  signInEndsAt(token: string): number {
+    const { authTime } = signInOf(this.deps.tokens.verify(token, ['access', 'refresh']));
+    return this.deps.tokens.sessionEnd(authTime) * 1000;
   }
 
   /** Generates a service account's token (shown once); the previous one stops working. */
@@ -314,21 +360,38 @@ export class AccountService {
     };
   }
 
+  // A new sign-in: called only right after the password (and code) was checked, so its
+  // absolute deadline counts from now.
   private async issueSession(user: UserRecord): Promise<SignInResponse> {
-    const familyId = randomUUID();
-    const refresh = this.deps.tokens.issue('refresh', user, { fam: familyId });
+    const { tokens } = this.deps;
+    const signIn = { fam: randomUUID(), authTime: Math.floor(this.deps.now() / 1000) };
+    const refresh = tokens.issue('refresh', user, { signIn });
     await this.deps.users.addRefreshFamily({
-      id: familyId,
+      id: signIn.fam,
       userId: user.id,
       currentJti: refresh.claims.jti,
-      expiresAt: this.deps.now() + this.deps.tokens.lifetimeOf('refresh') * 1000,
+      expiresAt: tokens.sessionEnd(signIn.authTime) * 1000,
       revoked: false,
     });
     return {
       ...this.identity(user),
-      token: this.deps.tokens.issue('access', user).token,
+      token: tokens.issue('access', user, { signIn }).token,
       refreshToken: refresh.token,
     };
+  }
+
+  // `tagd users unlock` writes a new mark into users.json, which this process follows; the
+  // failures themselves live only in this process's limiter.
+  private applyUnlock(user: UserRecord): void {
+    const mark = user.signInUnlock;
+    if (mark === undefined || this.appliedUnlocks.get(user.id) === mark) return;
+    this.appliedUnlocks.set(user.id, mark);
+    if (this.deps.limiter.clearAccount(user.username)) {
+      this.deps.audit.info(
+        { event: 'sign-in-failures-cleared', username: user.username },
+        'failed sign-ins cleared by tagd users unlock',
+      );
+    }
   }
 
   // Entries live as long as their preauth token; abandoned sign-ins must not pile up.
@@ -351,6 +414,14 @@ export class AccountService {
   private identity(user: UserRecord): Pick<SignInResponse, 'username' | 'id' | 'permissions'> {
     return { username: user.username, id: user.id, permissions: permissionsOf(user.roles) };
   }
+}
+
+// The sign-in of an access or refresh token; verify() guarantees both claims for those types.
+function signInOf(claims: TokenClaims): SignInClaims {
+  if (claims.fam === undefined || claims.auth_time === undefined) {
+    throw new UnauthorizedError('This token belongs to no sign-in.');
+  }
+  return { fam: claims.fam, authTime: claims.auth_time };
 }
 
 /** Why a new password is refused, as field errors; empty when it is acceptable. */

@@ -54,7 +54,16 @@ export class SignInLimiter {
 
   /** Clears an account's failures after a successful sign-in. */
   recordSuccess(username: string): void {
-    this.failures.delete(`account:${username}`);
+    this.clearAccount(username);
+  }
+
+  /**
+   * Forgets an account's failures (`tagd users unlock`). Failures counted against client
+   * addresses stay: they limit guessing from one host across every account.
+   * @returns whether the account had failures on record.
+   */
+  clearAccount(username: string): boolean {
+    return this.failures.delete(`account:${username}`);
   }
 
   private wait(key: string, limit: number): number {

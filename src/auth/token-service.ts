@@ -18,8 +18,16 @@ export interface TokenClaims {
   /** The account's token version when issued; a bumped version voids the token. */
   ver: number;
   jti: string;
-  /** Refresh family id (refresh tokens only). */
+  /**
+   * Sign-in family id (access and refresh tokens; never service or preauth tokens). Every token
+   * of one sign-in shares it, so revoking the family ends them all at once.
+   */
   fam?: string;
+  /**
+   * When the sign-in's password (and two-factor code) was checked, epoch seconds (access and
+   * refresh tokens). Renewals copy it; no token outlives `auth_time` + the session lifetime.
+   */
+  auth_time?: number;
   /** What a preauth token still lacks: `twoFactor` first, then `passwordChange`. */
   stage?: PreAuthStage;
   /** Expiry, epoch seconds; absent for service tokens. */
@@ -34,10 +42,29 @@ export interface TokenLifetimes {
   refresh: number;
   /** Default 300 (5 min): time to finish two-factor or a password change. */
   preauth: number;
+  /**
+   * Absolute lifetime of a sign-in, from the moment its password (and code) was checked: no
+   * renewal or rotation issues an access or refresh token that expires later. Default 604,800
+   * (168 h, `security.sessionLifetimeHours`).
+   */
+  session: number;
 }
 
 /** Default token lifetimes, seconds. */
-export const defaultLifetimes: TokenLifetimes = { access: 900, refresh: 604_800, preauth: 300 };
+export const defaultLifetimes: TokenLifetimes = {
+  access: 900,
+  refresh: 604_800,
+  preauth: 300,
+  session: 604_800,
+};
+
+/** What ties an access or refresh token to its sign-in. */
+export interface SignInClaims {
+  /** Sign-in family id. */
+  fam: string;
+  /** When the password (and code) was checked, epoch seconds. */
+  authTime: number;
+}
 
 /** File name of the JWT signing key in the state directory. */
 export const jwtKeyFileName = 'jwt.key';
@@ -76,26 +103,44 @@ export class TokenService {
     );
   }
 
-  /** Lifetime of a token type, seconds (service tokens do not expire). */
-  lifetimeOf(type: Exclude<TokenType, 'service'>): number {
+  /** Lifetime of a token type, or of a whole sign-in (`session`), seconds. */
+  lifetimeOf(type: keyof TokenLifetimes): number {
     return this.lifetimes[type];
   }
 
-  /** Signs a token for an account. */
+  /** End of a sign-in whose password was checked at `authTime` (epoch seconds), epoch seconds. */
+  sessionEnd(authTime: number): number {
+    return authTime + this.lifetimes.session;
+  }
+
+  /**
+   * Signs a token for an account. Access and refresh tokens need their sign-in (`signIn`) and
+   * expire at the sign-in's end at the latest; service tokens never expire.
+   * @throws Error when an access or refresh token is asked for without its sign-in.
+   */
   issue(
     type: TokenType,
     account: { id: string; tokenVersion: number },
-    extra: { fam?: string; stage?: PreAuthStage } = {},
+    extra: { signIn?: SignInClaims; stage?: PreAuthStage } = {},
   ): { token: string; claims: TokenClaims } {
     const issuedAt = Math.floor(this.now() / 1000);
+    const { signIn } = extra;
+    const session = type === 'access' || type === 'refresh';
+    if (session && signIn === undefined) {
+      throw new Error(`${type} tokens need their sign-in family`);
+    }
+    let exp = type === 'service' ? undefined : issuedAt + this.lifetimes[type];
+    if (signIn && exp !== undefined && session) {
+      exp = Math.min(exp, this.sessionEnd(signIn.authTime));
+    }
     const claims: TokenClaims = {
       sub: account.id,
       typ: type,
       ver: account.tokenVersion,
       jti: randomUUID(),
-      ...(extra.fam ? { fam: extra.fam } : {}),
+      ...(session && signIn ? { fam: signIn.fam, auth_time: signIn.authTime } : {}),
       ...(extra.stage ? { stage: extra.stage } : {}),
-      ...(type === 'service' ? {} : { exp: issuedAt + this.lifetimes[type] }),
+      ...(exp === undefined ? {} : { exp }),
     };
     const token = jwt.sign({ ...claims, iat: issuedAt, iss: issuer }, this.key, {
       algorithm: 'HS256',
@@ -117,6 +162,12 @@ export class TokenService {
     } else if (claims.exp !== undefined && claims.exp * 1000 <= this.now()) {
       this.verified.delete(token);
       throw new UnauthorizedError('The token has expired.');
+    }
+    // Checked on every use, not only through exp: a shorter sessionLifetimeHours in the profile
+    // also ends the sign-ins that were made before the change.
+    if (claims.auth_time !== undefined && this.sessionEnd(claims.auth_time) * 1000 <= this.now()) {
+      this.verified.delete(token);
+      throw new UnauthorizedError('The sign-in has expired; sign in again.');
     }
     if (!expected.includes(claims.typ)) {
       throw new UnauthorizedError(`A ${claims.typ} token cannot be used here.`);
@@ -144,7 +195,8 @@ export class TokenService {
       typ: payload.typ,
       ver: payload.ver,
       jti: payload.jti,
-      ...(payload.fam ? { fam: payload.fam } : {}),
+      ...(payload.fam !== undefined ? { fam: payload.fam } : {}),
+      ...(payload.auth_time !== undefined ? { auth_time: payload.auth_time } : {}),
       ...(payload.stage ? { stage: payload.stage } : {}),
       ...(payload.exp !== undefined ? { exp: payload.exp } : {}),
     };
@@ -167,13 +219,21 @@ export class TokenService {
 
 const tokenTypes: readonly string[] = ['access', 'refresh', 'preauth', 'service'];
 
+// Access and refresh tokens must name their sign-in: one issued before sign-in families existed
+// (or forged without one) could otherwise never be revoked with its sign-in.
 function isClaims(payload: jwt.JwtPayload): payload is jwt.JwtPayload & TokenClaims {
+  const session = payload.typ === 'access' || payload.typ === 'refresh';
   return (
     typeof payload.sub === 'string' &&
     typeof payload.typ === 'string' &&
     tokenTypes.includes(payload.typ) &&
     typeof payload.ver === 'number' &&
     typeof payload.jti === 'string' &&
-    (payload.typ === 'service' ? payload.exp === undefined : typeof payload.exp === 'number')
+    (payload.typ === 'service' ? payload.exp === undefined : typeof payload.exp === 'number') &&
+    (session
+      ? typeof payload.fam === 'string' &&
+        payload.fam !== '' &&
+        typeof payload.auth_time === 'number'
+      : payload.fam === undefined && payload.auth_time === undefined)
   );
 }

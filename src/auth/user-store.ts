@@ -9,7 +9,10 @@ import { DurableJsonFile } from '../profile/durable-json-file.js';
 import { withFileLock } from '../state/file-lock.js';
 import type { RoleName } from './permissions.js';
 
-/** Sign-ins (refresh families) an account keeps; beyond, the oldest is dropped. */
+/**
+ * Sign-ins (families) an account keeps; beyond, the oldest is dropped, and with it every token
+ * of that sign-in.
+ */
 export const maxRefreshFamiliesPerAccount = 20;
 
 /** File name of the users database in the state directory. */
@@ -30,16 +33,30 @@ export interface UserRecord {
   requiresPasswordChange: boolean;
   /** TOTP enrolment: the base32 secret sealed with the state key, and the last step used. */
   twoFactor?: { sealedSecret: string; lastUsedStep?: number };
+  /**
+   * Set to a new random id by `tagd users unlock`: a daemon that sees a value it has not applied
+   * yet clears the account's failed sign-ins (the limiter lives in the daemon's memory).
+   */
+  signInUnlock?: string;
   createdAt: string;
 }
 
-/** A chain of rotating refresh tokens from one sign-in; reuse of an old one revokes it. */
+/**
+ * One sign-in: the chain of rotating refresh tokens and every access token issued from it
+ * (their `fam` claim). A token is accepted only while its family is here, so dropping the family
+ * (refresh-token reuse, sign-out, password change, disabling, the absolute deadline) ends them
+ * all at once, in every process and across restarts. Only live families are kept, so the list is
+ * bounded by {@link maxRefreshFamiliesPerAccount} per account and pruned at each deadline.
+ */
 export interface RefreshFamily {
   id: string;
   userId: string;
   /** jti of the only refresh token of this family still accepted. */
   currentJti: string;
-  /** Epoch ms after which the family is dropped. */
+  /**
+   * Epoch ms of the sign-in's absolute deadline (password check + session lifetime); no token
+   * of the family is valid after it, so the family is dropped then.
+   */
   expiresAt: number;
   revoked: boolean;
 }
@@ -69,6 +86,8 @@ export class UserStore {
   private watcher: FSWatcher | undefined;
   private byName = new Map<string, UserRecord>();
   private byId = new Map<string, UserRecord>();
+  // Every request with an access token looks its family up: a map, not a scan.
+  private families = new Map<string, RefreshFamily>();
   private readonly lockFile: string;
   // Serializes this process's own changes; the lock file serializes them with other processes.
   private queue: Promise<unknown> = Promise.resolve();
@@ -216,21 +235,21 @@ export class UserStore {
     });
   }
 
-  /** The refresh family of that id, if any. */
+  /** The live sign-in family of that id, if any (revoked and expired ones are dropped). */
   findRefreshFamily(id: string): RefreshFamily | undefined {
-    return this.db.data.refreshFamilies.find((family) => family.id === id);
+    return this.families.get(id);
   }
 
   /**
    * Rotates a refresh family from `expectedJti` to `nextJti`, or revokes it when `expectedJti`
-   * is no longer current (a reused token). Decided under the lock on fresh data.
+   * is no longer current (a reused token). Decided under the lock on fresh data. The family's
+   * deadline does not move: rotation never extends a sign-in.
    * @returns `rotated`, `revoked` (reuse detected now) or `gone` (unknown or already revoked).
    */
   async rotateRefreshFamily(
     id: string,
     expectedJti: string,
     nextJti: string,
-    expiresAt: number,
   ): Promise<'rotated' | 'revoked' | 'gone'> {
     return this.mutate((data) => {
       const family = data.refreshFamilies.find((candidate) => candidate.id === id);
@@ -240,9 +259,21 @@ export class UserStore {
         return 'revoked';
       }
       family.currentJti = nextJti;
-      // The family lives as long as its newest refresh token.
-      family.expiresAt = expiresAt;
       return 'rotated';
+    });
+  }
+
+  /**
+   * Ends a sign-in (sign-out): its family is dropped, so its access and refresh tokens stop
+   * working at once.
+   * @returns whether the family was still live.
+   */
+  async revokeRefreshFamily(id: string): Promise<boolean> {
+    return this.mutate((data) => {
+      const family = data.refreshFamilies.find((candidate) => candidate.id === id);
+      if (!family || family.revoked) return false;
+      family.revoked = true;
+      return true;
     });
   }
 
@@ -254,7 +285,8 @@ export class UserStore {
         await this.reload();
         const result = change(this.db.data);
         const now = (this.options.now ?? Date.now)();
-        // Expired and revoked families serve no one; users.json must not grow with them.
+        // Expired and revoked families serve no one; users.json must not grow with them. A
+        // revoked family is dropped, not kept as a deny-list entry: tokens need a live family.
         this.db.data.refreshFamilies = this.db.data.refreshFamilies.filter(
           (family) => family.expiresAt > now && !family.revoked,
         );
@@ -270,6 +302,13 @@ export class UserStore {
   private index(): void {
     this.byName = new Map(this.db.data.users.map((user) => [user.username, user]));
     this.byId = new Map(this.db.data.users.map((user) => [user.id, user]));
+    // A family past its deadline stays until the next save; callers check `expiresAt` (and its
+    // tokens have expired with it anyway).
+    this.families = new Map(
+      this.db.data.refreshFamilies
+        .filter((family) => !family.revoked)
+        .map((family) => [family.id, family]),
+    );
   }
 }
 

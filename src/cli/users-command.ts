@@ -5,6 +5,7 @@
  * stdout carries only what the operator asked for (a table, a password shown once, a QR code);
  * notes and the JSON audit lines go to stderr.
  */
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import qrcode from 'qrcode-terminal';
 import { passwordProblems } from '../auth/account-service.js';
@@ -36,6 +37,8 @@ export const usersUsage = `Usage:
   tagd users 2fa enable NAME         enrol TOTP two-factor: prints the otpauth:// URI and a
                                      QR code for an authenticator app
   tagd users 2fa disable NAME        remove two-factor
+  tagd users unlock NAME             clear the account's failed sign-ins (429 lockout); a
+                                     running daemon applies it at the account's next attempt
 
 Roles: ${roleNames.join(', ')}
 State directory: TAGD_STATE_DIR (default ./var)
@@ -71,6 +74,10 @@ export function usersCommand(args: string[]): Promise<void> {
       case 'passwd': {
         const [name] = expectPositionals(rest, 1, 'tagd users passwd NAME');
         return withTools((tools) => setPassword(tools, name));
+      }
+      case 'unlock': {
+        const [name] = expectPositionals(rest, 1, 'tagd users unlock NAME');
+        return withTools((tools) => unlock(tools, name));
       }
       case '2fa': {
         const [action, ...more] = rest;
@@ -279,6 +286,25 @@ async function setPassword(tools: AccountTools, name: string): Promise<void> {
   } else {
     note(`Password of '${name}' set from stdin; its tokens no longer work.`);
   }
+}
+
+/**
+ * The failed sign-ins are counted in the daemon's memory, not on disk, so the command leaves a
+ * new mark in the account's record; the daemon follows users.json and clears the account's
+ * count when it sees a mark it has not applied (DESIGN.md §4 "Sign-in").
+ */
+async function unlock(tools: AccountTools, name: string): Promise<void> {
+  const user = tools.users.require(name);
+  if (user.kind !== 'user') {
+    throw new CommandFailure(
+      `'${name}' is a service account: it does not sign in with a password.`,
+    );
+  }
+  await tools.users.update(user, { signInUnlock: randomUUID() }, false);
+  tools.audit.info({ event: 'account-unlocked', username: name }, 'failed sign-ins cleared');
+  note(
+    `Cleared the failed sign-ins of '${name}'; a running daemon applies it at the next attempt. Limits per client address stay (15 minutes).`,
+  );
 }
 
 async function enableTwoFactor(tools: AccountTools, name: string): Promise<void> {

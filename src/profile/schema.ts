@@ -73,6 +73,14 @@ const securitySchema = z
       .max(90)
       .default(7)
       .describe('Lifetime of refresh tokens, days.'),
+    sessionLifetimeHours: z
+      .int()
+      .min(1)
+      .max(2160)
+      .default(168)
+      .describe(
+        'Absolute lifetime of a sign-in, hours, counted from the password (and two-factor) check: no renewal or refresh-token rotation extends it; then sign in again. Service tokens are not affected.',
+      ),
   })
   .describe('Sign-in tokens.');
 

@@ -123,3 +123,21 @@ test('users disable: a service token dies at once too', async (t) => {
   await tagd(t, daemon, ['users', 'disable', 'scada']);
   t.is(await eventually(() => read(daemon, token), 401), 401);
 });
+
+test('users unlock: a locked-out account signs in again on the running daemon', async (t) => {
+  const daemon = await runningDaemon(t);
+  await tagd(t, daemon, ['users', 'add', 'alice', '--roles', 'Viewers'], `${password}\n`);
+  t.is(await eventually(async () => (await signIn(daemon, 'alice')).status, 200), 200);
+  const wrong = () =>
+    fetch(`${daemon.url}/api/v2/Users/Authenticate`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ username: 'alice', password: 'not the password' }),
+    }).then((response) => response.status);
+  for (let i = 0; i < 5; i++) t.is(await wrong(), 401);
+  t.is((await signIn(daemon, 'alice')).status, 429, 'locked out, even with the password');
+
+  await tagd(t, daemon, ['users', 'unlock', 'alice']);
+  // The daemon's clock does not move in this test: only the unlock can lift the lockout.
+  t.is(await eventually(async () => (await signIn(daemon, 'alice')).status, 200), 200);
+});

@@ -38,3 +38,17 @@ test('a success clears the account, not the address', (t) => {
   for (let i = 0; i < 2; i++) subject.recordFailure('carol', '10.0.0.1');
   t.is(subject.retryAfterSeconds('someone', '10.0.0.1'), 60, 'the address still counts all five');
 });
+
+test('clearAccount lifts an account limit but keeps the address limit', (t) => {
+  const now = Date.UTC(2026, 0, 1);
+  const limiter = new SignInLimiter(() => now, { perAccount: 2, perAddress: 3, windowMs: 60_000 });
+  limiter.recordFailure('alice', '10.0.0.1');
+  limiter.recordFailure('alice', '10.0.0.1');
+  t.true(limiter.retryAfterSeconds('alice', '10.0.0.2') > 0);
+  t.true(limiter.clearAccount('alice'));
+  t.false(limiter.clearAccount('alice'), 'nothing left to clear');
+  t.is(limiter.retryAfterSeconds('alice', '10.0.0.2'), 0);
+  limiter.recordFailure('bob', '10.0.0.1');
+  t.true(limiter.clearAccount('bob'));
+  t.true(limiter.retryAfterSeconds('alice', '10.0.0.1') > 0, 'the address keeps its count');
+});

@@ -126,17 +126,43 @@ test('a two-factor step is claimed once, even by two stores at once', async (t) 
 test('a refresh family rotates once; the losing use revokes it', async (t) => {
   const store = new UserStore({ stateDir: await tempDir(t) });
   await store.start();
+  const expiresAt = Date.now() + 60_000;
   await store.addRefreshFamily({
     id: 'f',
     userId: 'u',
     currentJti: 'a',
-    expiresAt: Date.now() + 60_000,
+    expiresAt,
     revoked: false,
   });
-  t.is(await store.rotateRefreshFamily('f', 'a', 'b', Date.now() + 120_000), 'rotated');
-  t.is(await store.rotateRefreshFamily('f', 'a', 'c', Date.now() + 120_000), 'revoked');
-  t.is(await store.rotateRefreshFamily('f', 'b', 'd', Date.now() + 120_000), 'gone');
-  t.is(await store.rotateRefreshFamily('nope', 'a', 'b', Date.now() + 120_000), 'gone');
+  t.is(await store.rotateRefreshFamily('f', 'a', 'b'), 'rotated');
+  t.is(store.findRefreshFamily('f')?.expiresAt, expiresAt, 'rotation never moves the deadline');
+  t.is(await store.rotateRefreshFamily('f', 'a', 'c'), 'revoked');
+  t.is(store.findRefreshFamily('f'), undefined, 'a revoked family is no longer live');
+  t.is(await store.rotateRefreshFamily('f', 'b', 'd'), 'gone');
+  t.is(await store.rotateRefreshFamily('nope', 'a', 'b'), 'gone');
+});
+
+test('a revoked sign-in family stays revoked for a store opened afterwards (a restart)', async (t) => {
+  const dir = await tempDir(t);
+  const store = new UserStore({ stateDir: dir });
+  await store.start();
+  for (const id of ['ended', 'other']) {
+    await store.addRefreshFamily({
+      id,
+      userId: 'u',
+      currentJti: 'a',
+      expiresAt: Date.now() + 60_000,
+      revoked: false,
+    });
+  }
+  t.true(await store.revokeRefreshFamily('ended'));
+  t.false(await store.revokeRefreshFamily('ended'), 'only once');
+  const restarted = new UserStore({ stateDir: dir });
+  await restarted.start();
+  t.is(restarted.findRefreshFamily('ended'), undefined);
+  t.truthy(restarted.findRefreshFamily('other'));
+  const text = await readFile(join(dir, usersFileName), 'utf8');
+  t.false(text.includes('"ended"'), 'the file keeps live families only: it stays bounded');
 });
 
 test('update removes a key given as undefined, in the file and in the caller copy', async (t) => {

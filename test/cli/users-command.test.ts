@@ -431,6 +431,86 @@ test('2fa refuses service and unknown accounts and a missing action', async (t) 
   t.false('twoFactor' in (await account(stateDir, 'scada')));
 });
 
+test('unlock clears a lockout: the account service in another process honours it', async (t) => {
+  const stateDir = await seeded(t, [
+    { username: 'alice', kind: 'user', roles: ['Viewers'] },
+    { username: 'bob', kind: 'user', roles: ['Viewers'] },
+  ]);
+  // The daemon's side: its own store and limiter, as in `tagd start`.
+  const logs = captureLogs();
+  const users = new UserStore({ stateDir });
+  await users.start();
+  const accounts = new AccountService({
+    users,
+    tokens: await TokenService.open(stateDir),
+    limiter: new SignInLimiter(Date.now),
+    secretBox: await SecretBox.open(stateDir),
+    audit: logs.logger,
+    now: Date.now,
+  });
+  for (const name of ['alice', 'bob']) {
+    for (let i = 0; i < 5; i++) {
+      await t.throwsAsync(() => accounts.signIn(name, 'wrong password!', '10.0.0.1'), {
+        code: 'unauthorized',
+      });
+    }
+  }
+  await t.throwsAsync(() => accounts.signIn('alice', password, '10.0.0.2'), {
+    code: 'too-many-requests',
+  });
+
+  const run = await tagd(stateDir, ['users', 'unlock', 'alice']);
+  t.is(run.code, 0, run.stderr);
+  t.is(run.stdout, '');
+  t.deepEqual(auditEvents(run), ['account-unlocked']);
+  t.like(run.audit[0], { username: 'alice' });
+  t.regex(run.stderr, /Cleared the failed sign-ins of 'alice'/);
+  const mark = (await account(stateDir, 'alice')).signInUnlock;
+  t.is(typeof mark, 'string');
+  t.is((await account(stateDir, 'alice')).tokenVersion, 1, 'sign-ins stay valid');
+
+  // The daemon follows users.json (watching it); here the store is reloaded by hand.
+  await users.reload();
+  const done = await accounts.signIn('alice', password, '10.0.0.2');
+  t.is(typeof done.token, 'string');
+  t.true(logs.lines.some((line) => line.event === 'sign-in-failures-cleared'));
+  await t.throwsAsync(() => accounts.signIn('bob', password, '10.0.0.2'), {
+    code: 'too-many-requests',
+    message: 'Too many failed sign-ins; try again later.',
+  });
+
+  // A mark is applied once: new failures count again until the next unlock.
+  for (let i = 0; i < 5; i++) {
+    await t.throwsAsync(() => accounts.signIn('alice', 'wrong password!', '10.0.0.3'));
+  }
+  await t.throwsAsync(() => accounts.signIn('alice', password, '10.0.0.2'), {
+    code: 'too-many-requests',
+  });
+  const again = await tagd(stateDir, ['users', 'unlock', 'alice']);
+  t.is(again.code, 0, again.stderr);
+  t.not((await account(stateDir, 'alice')).signInUnlock, mark, 'each unlock leaves a new mark');
+  await users.reload();
+  t.is(typeof (await accounts.signIn('alice', password, '10.0.0.2')).token, 'string');
+});
+
+test('unlock refuses service and unknown accounts and a missing name', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'scada', kind: 'service', roles: ['Viewers'] }]);
+  const before = await usersFile(stateDir);
+  const service = await tagd(stateDir, ['users', 'unlock', 'scada']);
+  t.is(service.code, 1);
+  t.is(
+    service.stderr,
+    "tagd: 'scada' is a service account: it does not sign in with a password.\n",
+  );
+  const ghost = await tagd(stateDir, ['users', 'unlock', 'ghost']);
+  t.is(ghost.code, 1);
+  t.is(ghost.stderr, "tagd: No account named 'ghost'.\n");
+  const missing = await tagd(stateDir, ['users', 'unlock']);
+  t.is(missing.code, 2);
+  t.true(missing.stderr.startsWith('tagd: usage: tagd users unlock NAME\n\nUsage:\n'));
+  t.is(await usersFile(stateDir), before);
+});
+
 test('an unknown users command exits 2 with the usage; help prints it on stdout', async (t) => {
   const stateDir = await tempDir(t);
   const unknown = await tagd(stateDir, ['users', 'remove', 'alice']);
@@ -441,7 +521,8 @@ test('an unknown users command exits 2 with the usage; help prints it on stdout'
   t.true(help.stdout.startsWith('Usage:\n  tagd users add NAME'));
   t.regex(help.stdout, /Roles: Administrators, Operators, Viewers/);
   const top = await tagd(stateDir, ['help']);
-  t.regex(top.stdout, /tagd users add\|list\|disable\|enable\|roles\|passwd\|2fa/);
+  t.regex(top.stdout, /tagd users add\|list\|disable\|enable\|roles\|passwd\|2fa\|unlock/);
+  t.regex(help.stdout, /tagd users unlock NAME/);
   t.regex(top.stdout, /tagd tokens generate NAME/);
 });
 

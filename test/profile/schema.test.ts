@@ -58,7 +58,7 @@ test('an empty document is a valid profile with every default', (t) => {
   t.deepEqual(result.errors, []);
   t.deepEqual(result.profile, {
     server: { http: { host: '127.0.0.1', port: 8080, allowInsecure: false } },
-    security: { accessTokenMinutes: 15, refreshTokenDays: 7 },
+    security: { accessTokenMinutes: 15, refreshTokenDays: 7, sessionLifetimeHours: 168 },
     drivers: [],
     collections: [],
     publishers: { webhooks: [] },

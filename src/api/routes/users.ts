@@ -75,7 +75,7 @@ const signedIn = {
   200: { description: 'Signed in, or a pre-auth step is pending.', schema: signInResponseSchema },
 };
 
-/** Sign-in, two-factor, password change and refresh. */
+/** Sign-in, two-factor, password change, refresh and sign-out. */
 export function userRoutes(deps: ApiDeps): RouteDefinition[] {
   const { accounts } = deps;
   return [
@@ -151,7 +151,7 @@ export function userRoutes(deps: ApiDeps): RouteDefinition[] {
       tag: 'Users',
       summary: 'Renew a token',
       description:
-        'With a still-valid access token: a new access token. With a refresh token: a new access and refresh token; a refresh token used twice revokes its family.',
+        'With a still-valid access token: a new access token. With a refresh token: a new access and refresh token; a refresh token used twice revokes its sign-in, access tokens included. Renewed tokens keep their sign-in and never outlive it: a sign-in ends `security.sessionLifetimeHours` (default 168) after its password was checked, whatever is renewed; then sign in again.',
       access: { kind: 'token', types: ['access', 'refresh'] },
       responses: { 200: { description: 'Renewed.', schema: signInResponseSchema } },
       problems: [401],
@@ -162,8 +162,41 @@ export function userRoutes(deps: ApiDeps): RouteDefinition[] {
         return respond(context, result, { useCookies: viaCookie ? 'true' : undefined }, deps);
       },
     }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v2/Users/SignOut',
+      operationId: 'signOut',
+      tag: 'Users',
+      summary: 'Sign out: end this sign-in',
+      description:
+        "Revokes the caller's sign-in: every access and refresh token of it stops working at once; the account's other sign-ins go on. A cookie session gets its cookies cleared (and, as on every unsafe method, must send X-CSRF-Token). Service tokens belong to no sign-in and are refused.",
+      access: { kind: 'token', types: ['access', 'refresh'] },
+      responses: { 204: { description: 'Signed out.' } },
+      problems: [401],
+      handle: async ({ context, principal }) => {
+        if (!principal) throw new Error('unreachable: route requires a token');
+        await accounts.signOut(principal, addressOf(context));
+        if (!context.get('Authorization')) clearCookies(context);
+        context.status = 204;
+      },
+    }),
   ];
 }
+
+/** Expires the session, refresh and CSRF cookies, each on the path it was set with. */
+function clearCookies(context: Context): void {
+  const common = { sameSite: 'strict', secure: context.secure } as const;
+  context.cookies.set(sessionCookie, null, { ...common, httpOnly: true, path: '/' });
+  context.cookies.set(refreshCookie, null, {
+    ...common,
+    httpOnly: true,
+    path: refreshCookiePath,
+  });
+  context.cookies.set(csrfCookie, null, { ...common, httpOnly: false, path: '/' });
+}
+
+// The browser sends the refresh token only where it is needed.
+const refreshCookiePath = '/api/v2/Users/Refresh';
 
 function bearerOrCookie(context: Context): string {
   const header = context.get('Authorization');
@@ -183,21 +216,23 @@ function respond(
   if (query.useCookies !== 'true' || result.token === undefined) return result;
   const secure = context.secure;
   const { token, refreshToken, ...rest } = result;
-  const lifetime = (type: 'access' | 'refresh') => deps.accounts.tokenLifetimeSeconds(type) * 1000;
+  const now = (deps.now ?? Date.now)();
+  // Each cookie lasts as long as its token, so none outlives the sign-in's deadline either.
+  const lifetime = (value: string) => Math.max(0, deps.accounts.tokenExpiresAt(value) - now);
   context.cookies.set(sessionCookie, token, {
     httpOnly: true,
     sameSite: 'strict',
     secure,
     path: '/',
-    maxAge: lifetime('access'),
+    maxAge: lifetime(token),
   });
   if (refreshToken) {
     context.cookies.set(refreshCookie, refreshToken, {
       httpOnly: true,
       sameSite: 'strict',
       secure,
-      path: '/api/v2/Users/Refresh',
-      maxAge: lifetime('refresh'),
+      path: refreshCookiePath,
+      maxAge: lifetime(refreshToken),
     });
   }
   // Readable by the page's script, which echoes it in X-CSRF-Token (double submit).
@@ -206,7 +241,7 @@ function respond(
     sameSite: 'strict',
     secure,
     path: '/',
-    maxAge: lifetime('refresh'),
+    maxAge: Math.max(0, deps.accounts.signInEndsAt(token) - now),
   });
   return rest;
 }

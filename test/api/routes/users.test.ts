@@ -3,6 +3,7 @@ import test from 'ava';
 import jwt from 'jsonwebtoken';
 import { newTotpSecret, totpCode } from '../../../src/auth/totp.js';
 import { type ApiHarness, startApi, testPassword } from '../../helpers/api-harness.js';
+import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';
 
 const authenticate = '/api/v2/Users/Authenticate';
 const sample = '/api/v2/Tags/Sample/Demo/Line1/Temperature';
@@ -456,17 +457,20 @@ test('a dead cookie session hears 401 (sign in again), not a CSRF complaint', as
   t.is(answer.status, 401);
 });
 
-test('an account keeps at most 20 sign-ins; a refresh slides its family expiry', async (t) => {
-  const api = await withTag(t);
+test('an account keeps at most 20 sign-ins; a refresh slides the refresh expiry within the sign-in', async (t) => {
+  // A 30-day sign-in, so sliding 7-day refresh tokens can be seen to outlive the first one.
+  const api = await startApi(t, { lifetimes: { session: 30 * 86_400 } });
   await api.addUser('jack', ['Viewers']);
   const sessions = [];
   for (let i = 0; i < 21; i++) sessions.push((await signIn(api, 'jack')).json);
   const refresh = (token: unknown) =>
     api.request('/api/v2/Users/Refresh', { token: token as string });
   t.is((await refresh(sessions[0]?.refreshToken)).status, 401, 'the oldest sign-in was forgotten');
+  t.is((await refresh(sessions[0]?.token)).status, 401, 'its access token with it');
+  t.is((await refresh(sessions[1]?.token)).status, 200);
   const renewed = await refresh(sessions[20]?.refreshToken);
   t.is(renewed.status, 200);
-  // Six days on, refresh again; the first refresh token's family would have expired on day 7.
+  // Six days on, refresh again; the first refresh token would have expired on day 7.
   api.clock.advance(6 * 86_400_000);
   const again = await refresh(renewed.json.refreshToken);
   t.is(again.status, 200);
@@ -474,6 +478,287 @@ test('an account keeps at most 20 sign-ins; a refresh slides its family expiry',
   t.is(
     (await refresh(again.json.refreshToken)).status,
     200,
-    'day 12: the family slid with its tokens',
+    'day 12: the refresh token slid (the sign-in ends on day 30)',
   );
+});
+
+// ---- Sessions end (issue 10 item 3): every access token belongs to a sign-in family. ----
+
+const refreshPath = '/api/v2/Users/Refresh';
+const signOutPath = '/api/v2/Users/SignOut';
+const hourMs = 3_600_000;
+
+function renew(api: ApiHarness, token: unknown) {
+  return api.request(refreshPath, { token: token as string });
+}
+
+function claimsOf(token: unknown): Record<string, unknown> {
+  return jwt.decode(token as string) as Record<string, unknown>;
+}
+
+/** The `name=value` pairs of a response's Set-Cookie headers, as a Cookie header. */
+function jarOf(response: { headers: Headers }): string {
+  return response.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(';')[0])
+    .join('; ');
+}
+
+test('reusing a rotated refresh token voids the access tokens of that sign-in at once', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('kate', ['Viewers']);
+  const first = (await signIn(api, 'kate')).json;
+  const other = (await signIn(api, 'kate')).json;
+  const second = (await renew(api, first.refreshToken)).json;
+  const renewedAccess = (await renew(api, second.token)).json;
+  for (const token of [first.token, second.token, renewedAccess.token]) {
+    t.is((await api.request(sample, { token: token as string })).status, 200);
+  }
+  t.is((await renew(api, first.refreshToken)).status, 401, 'reuse is refused');
+  for (const [name, token] of [
+    ['the first access token', first.token],
+    ['the rotated access token', second.token],
+    ['an access token renewed from it', renewedAccess.token],
+  ] as [string, unknown][]) {
+    const answer = await api.request(sample, { token: token as string });
+    t.is(answer.status, 401, name);
+    t.is(answer.json.detail, 'The token has been revoked.', name);
+  }
+  t.is((await renew(api, second.token)).status, 401, 'nor can one renew itself');
+  t.is((await api.request(sample, { token: other.token as string })).status, 200, 'other sign-in');
+  t.is((await renew(api, other.refreshToken)).status, 200);
+});
+
+test('access tokens carry their sign-in family and the time the password was checked', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('lena', ['Viewers']);
+  const session = (await signIn(api, 'lena')).json;
+  const access = claimsOf(session.token);
+  const refresh = claimsOf(session.refreshToken);
+  t.is(typeof access.fam, 'string');
+  t.is(access.fam, refresh.fam);
+  t.is(access.auth_time, Math.floor(api.clock.now() / 1000));
+  t.is(refresh.auth_time, access.auth_time);
+  api.clock.advance(60_000);
+  const renewed = claimsOf((await renew(api, session.token)).json.token);
+  t.is(renewed.fam, access.fam);
+  t.is(renewed.auth_time, access.auth_time, 'a renewal is no new sign-in');
+  const service = claimsOf(await api.serviceToken('scada', ['Viewers']));
+  t.is(service.fam, undefined, 'service tokens belong to no sign-in');
+  t.is(service.auth_time, undefined);
+  t.is(service.exp, undefined);
+});
+
+test('an access token renews itself only up to sessionLifetimeHours (168 h by default)', async (t) => {
+  // Day-long access tokens, so a week of renewals is a handful of requests.
+  const api = await startApi(t, { lifetimes: { access: 86_400 } });
+  api.store.write([
+    {
+      fullTagId: 'Demo/Line1/Temperature',
+      utcTimestamp: '2026-01-01T00:00:00.000Z',
+      quality: 'Good',
+      value: 61.5,
+    },
+  ]);
+  await api.addUser('mona', ['Viewers']);
+  const signedInAt = api.clock.now();
+  const deadline = Math.floor(signedInAt / 1000) + 168 * 3600;
+  let token = (await signIn(api, 'mona')).json.token;
+  for (let hour = 23; hour < 168; hour += 23) {
+    api.clock.advance(23 * hourMs);
+    const renewed = await renew(api, token);
+    t.is(renewed.status, 200, `renewal at ${hour} h`);
+    token = renewed.json.token;
+    t.true((claimsOf(token).exp as number) <= deadline, `exp capped at ${hour} h`);
+  }
+  t.is(claimsOf(token).exp, deadline, 'the last renewal ends exactly at the deadline');
+  api.clock.advance(signedInAt + 168 * hourMs - 1000 - api.clock.now());
+  const last = await renew(api, token);
+  t.is(last.status, 200, 'still valid one second before the deadline');
+  t.is(claimsOf(last.json.token).exp, deadline);
+  t.is((await api.request(sample, { token: last.json.token as string })).status, 200);
+  api.clock.advance(1000);
+  for (const candidate of [token, last.json.token]) {
+    t.is((await api.request(sample, { token: candidate as string })).status, 401);
+    t.is((await renew(api, candidate)).status, 401, 'no renewal past the deadline');
+  }
+  t.is((await signIn(api, 'mona')).status, 200, 'the password starts a new sign-in');
+});
+
+test('refresh-token rotation stops at the session deadline too', async (t) => {
+  const api = await startApi(t, { lifetimes: { session: 10 * 3600 } });
+  await api.addUser('nina', ['Viewers']);
+  const signedInAt = api.clock.now();
+  const deadline = Math.floor(signedInAt / 1000) + 10 * 3600;
+  let session = (await signIn(api, 'nina')).json;
+  t.is(claimsOf(session.refreshToken).exp, deadline, '7-day refresh token capped at 10 h');
+  for (let i = 0; i < 3; i++) {
+    api.clock.advance(3 * hourMs);
+    const rotated = await renew(api, session.refreshToken);
+    t.is(rotated.status, 200);
+    session = rotated.json;
+    t.is(claimsOf(session.refreshToken).exp, deadline);
+    t.true((claimsOf(session.token).exp as number) <= deadline);
+  }
+  api.clock.advance(hourMs);
+  t.is((await renew(api, session.refreshToken)).status, 401);
+});
+
+test('SignOut voids the access and refresh tokens of that sign-in only', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('olga', ['Viewers']);
+  const leaving = (await signIn(api, 'olga')).json;
+  const staying = (await signIn(api, 'olga')).json;
+  const renewed = (await renew(api, leaving.token)).json;
+  const out = await api.request(signOutPath, { method: 'POST', token: leaving.token as string });
+  t.is(out.status, 204);
+  t.is(out.body, '');
+  for (const token of [leaving.token, renewed.token]) {
+    t.is((await api.request(sample, { token: token as string })).status, 401);
+  }
+  t.is((await renew(api, leaving.refreshToken)).status, 401, 'its refresh token too');
+  t.is(
+    (await api.request(signOutPath, { method: 'POST', token: renewed.token as string })).status,
+    401,
+  );
+  t.is((await api.request(sample, { token: staying.token as string })).status, 200);
+  t.is((await renew(api, staying.refreshToken)).status, 200, 'another sign-in is unaffected');
+  t.true(api.logs.lines.some((line) => line.event === 'sign-out' && line.username === 'olga'));
+
+  // With only a refresh token left (the access token expired), a client can still sign out.
+  const idle = (await signIn(api, 'olga')).json;
+  api.clock.advance(16 * 60_000);
+  const byRefresh = await api.request(signOutPath, {
+    method: 'POST',
+    token: idle.refreshToken as string,
+  });
+  t.is(byRefresh.status, 204);
+  t.is((await renew(api, idle.refreshToken)).status, 401);
+
+  const service = await api.serviceToken('scada', ['Viewers']);
+  const serviceOut = await api.request(signOutPath, { method: 'POST', token: service });
+  t.is(serviceOut.status, 401, 'a service token has no sign-in to end');
+  t.is((await api.request(sample, { token: service })).status, 200);
+});
+
+test('SignOut of a cookie session needs the CSRF header and clears the cookies', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('paula', ['Viewers']);
+  const response = await signIn(api, 'paula', testPassword, '?useCookies=true');
+  const jar = jarOf(response);
+  const csrf = /tagd_csrf=([^;]+)/.exec(jar)?.[1] ?? '';
+  const refreshCookie = /tagd_refresh=[^;]+/.exec(jar)?.[0] ?? '';
+  const without = await api.request(signOutPath, { method: 'POST', headers: { Cookie: jar } });
+  t.is(without.status, 403);
+  t.is(problemCode(without), 'csrf-failed');
+  t.is((await api.request(sample, { headers: { Cookie: jar } })).status, 200, 'still signed in');
+  const out = await api.request(signOutPath, {
+    method: 'POST',
+    headers: { Cookie: jar, 'X-CSRF-Token': csrf },
+  });
+  t.is(out.status, 204);
+  const cleared = new Map(
+    out.headers.getSetCookie().map((cookie) => [cookie.split('=')[0], cookie] as const),
+  );
+  t.deepEqual([...cleared.keys()].sort(), ['tagd_csrf', 'tagd_refresh', 'tagd_session']);
+  for (const [name, cookie] of cleared) {
+    t.regex(cookie, new RegExp(`^${name}=;`), `${name} emptied`);
+    t.regex(cookie, /expires=Thu, 01 Jan 1970/i, `${name} expired`);
+  }
+  t.regex(cleared.get('tagd_refresh') ?? '', /path=\/api\/v2\/Users\/Refresh/i, 'same path');
+  t.is((await api.request(sample, { headers: { Cookie: jar } })).status, 401);
+  t.is((await api.request(refreshPath, { headers: { Cookie: refreshCookie } })).status, 401);
+});
+
+test('cookie lifetimes end with the sign-in', async (t) => {
+  const api = await startApi(t, { lifetimes: { session: 600 } });
+  await api.addUser('quinn', ['Viewers']);
+  const response = await signIn(api, 'quinn', testPassword, '?useCookies=true');
+  // Browsers (and koa, writing Expires) count on the wall clock, not the harness's clock.
+  const answeredAt = Date.now();
+  const cookies = response.headers.getSetCookie();
+  t.is(cookies.length, 3);
+  for (const cookie of cookies) {
+    const expires = Date.parse(/expires=([^;]+)/i.exec(cookie)?.[1] ?? '');
+    t.true(expires <= answeredAt + 600_000 + 1000, cookie);
+  }
+});
+
+test('a password change ends every sign-in and starts a new one at that moment', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('rita', ['Viewers']);
+  const here = (await signIn(api, 'rita')).json;
+  const elsewhere = (await signIn(api, 'rita')).json;
+  api.clock.advance(100 * hourMs);
+  // Renewed through the refresh token, since access tokens live 15 minutes.
+  const current = (await renew(api, here.refreshToken)).json;
+  const changed = await api.request('/api/v2/Users/Current/ChangePassword', {
+    method: 'POST',
+    token: current.token as string,
+    body: { currentPassword: testPassword, newPassword: 'rotated password 2026' },
+  });
+  t.is(changed.status, 200);
+  t.is(claimsOf(changed.json.token).auth_time, Math.floor(api.clock.now() / 1000));
+  t.not(claimsOf(changed.json.token).fam, claimsOf(current.token).fam);
+  for (const session of [current, elsewhere]) {
+    t.is((await api.request(sample, { token: session.token as string })).status, 401);
+    t.is((await renew(api, session.refreshToken)).status, 401);
+  }
+  // Day 7 of the old sign-in is long gone by hour 200; the new one runs to hour 268.
+  api.clock.advance(100 * hourMs);
+  const later = await renew(api, changed.json.refreshToken);
+  t.is(later.status, 200);
+  t.is((await api.request(sample, { token: later.json.token as string })).status, 200);
+});
+
+test('two-factor starts the sign-in when the code is checked', async (t) => {
+  const api = await withTag(t);
+  const secret = newTotpSecret();
+  await api.addUser('sara', ['Viewers'], {
+    twoFactor: { sealedSecret: api.secretBox.seal(secret) },
+  });
+  const pending = (await signIn(api, 'sara')).json;
+  t.is(claimsOf(pending.preAuthToken).fam, undefined, 'a preauth token is no sign-in yet');
+  api.clock.advance(4 * 60_000);
+  const done = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: pending.preAuthToken, code: totpCode('sara', secret, api.clock.now()) },
+  });
+  t.is(done.status, 200);
+  t.is(claimsOf(done.json.token).auth_time, Math.floor(api.clock.now() / 1000));
+  t.is(typeof claimsOf(done.json.token).fam, 'string');
+});
+
+test('disabling an account ends its sign-ins; enabling it does not revive them', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('tina', ['Viewers']);
+  const session = (await signIn(api, 'tina')).json;
+  const tina = api.users.require('tina');
+  await api.users.update(tina, { disabled: true }, true);
+  t.is((await api.request(sample, { token: session.token as string })).status, 401);
+  t.is((await renew(api, session.refreshToken)).status, 401);
+  t.is(api.users.findRefreshFamily(claimsOf(session.token).fam as string), undefined);
+  await api.users.update(tina, { disabled: false }, false);
+  t.is((await api.request(sample, { token: session.token as string })).status, 401);
+  t.is((await renew(api, session.token)).status, 401);
+  t.is((await signIn(api, 'tina')).status, 200);
+});
+
+test('the daemon takes the session lifetime from security.sessionLifetimeHours', async (t) => {
+  const { url, stateDir } = await demoDaemon(t, {
+    profile: (demo: Record<string, unknown>) => {
+      demo.security = { accessTokenMinutes: 120, sessionLifetimeHours: 1 };
+    },
+  });
+  const token = await adminToken(url, stateDir);
+  const claims = claimsOf(token);
+  t.is(claims.exp, (claims.auth_time as number) + 3600, 'a 2-hour access token cut to 1 hour');
+  // (Moving the daemon's clock an hour would run an hour of simulator ticks; exp says enough.)
+  const renewed = await fetch(`${url}${refreshPath}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  t.is(renewed.status, 200);
+  const next = claimsOf(((await renewed.json()) as { token: string }).token);
+  t.is(next.exp, claims.exp, 'a renewal ends with the sign-in too');
+  t.is(next.fam, claims.fam);
 });
