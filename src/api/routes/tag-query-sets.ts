@@ -15,6 +15,7 @@ import {
   defaultMaxMatchesPerRequest,
   defaultQueryLimits,
 } from '../../queries/query-limits.js';
+import { type BindingValues, queryResponseJson } from '../../queries/query-response-json.js';
 import {
   type TagQueryBinding,
   type TagQuerySet,
@@ -26,6 +27,7 @@ import {
   resolveTimePoint,
   type TimePoint,
 } from '../../queries/time-range.js';
+import type { Sample } from '../../tags/sample.js';
 import { tagPathProblem } from '../../tags/tag-path.js';
 import type { ApiDeps } from '../app.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
@@ -182,8 +184,6 @@ export const tagQuerySetResponseSchema = z
   .meta({ id: 'TagQuerySetResponse' });
 
 type TagQuerySetRequest = z.infer<typeof tagQuerySetRequestSchema>;
-type QueryValue = z.infer<typeof queryValueSchema>;
-type TagQuerySetResponse = z.infer<typeof tagQuerySetResponseSchema>;
 
 const sourceSetParams = z.object({
   sourceSet: z.string().min(1).max(128).describe('The srcSetId of the set.'),
@@ -227,7 +227,7 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         200: { description: 'The set and its values.', schema: tagQuerySetResponseSchema },
       },
       problems: [400, 404, 409, 413, 429, 503],
-      handle: async ({ body, principal }): Promise<TagQuerySetResponse> => {
+      handle: async ({ body, principal, context }): Promise<string> => {
         if (!principal) throw new Error('unreachable: route requires a token');
         const ownerId = principal.user.id;
         const rangeErrors = rangeOrderErrors(body.bindings, now());
@@ -237,7 +237,7 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         const existing =
           body.srcSetId !== undefined ? registry.use(ownerId, body.srcSetId) : undefined;
         // A replacement waits for polls of the set in progress (see KeyedQueue).
-        const answer = async (): Promise<TagQuerySetResponse> => {
+        const answer = async (): Promise<string> => {
           const logged = body.bindings.findIndex((binding) => binding.store === 'Logged');
           const history = deps.history;
           if (logged >= 0 && history === undefined) {
@@ -291,21 +291,13 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
           const changes = set.changes(local.bySource);
           changes.commit();
           registry.account(set);
-          const values: QueryValue[] = [];
-          bindings.forEach((_, index) => {
-            const answer = loggedAnswers.get(index);
-            if (answer !== undefined) {
-              set.setLoggedCursor(index, answer.cursor);
-              for (const sample of answer.samples) values.push({ ...sample, binding: index });
-              return;
-            }
-            for (const sample of changes.samples[index] ?? []) {
-              values.push({ ...sample, binding: index });
-            }
-          });
-          return { srcSetId: set.id, values };
+          for (const [index, answer] of loggedAnswers) set.setLoggedCursor(index, answer.cursor);
+          return queryResponseJson(set.id, answered(bindings, changes.samples, loggedAnswers));
         };
-        return existing ? queue.run(existing.id, answer) : answer();
+        const json = await (existing ? queue.run(existing.id, answer) : answer());
+        // Serialized here, in pieces (see queryResponseJson), rather than by koa in one go.
+        context.type = 'application/json';
+        return json;
       },
     }),
     defineRoute({
@@ -332,11 +324,11 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
       params: sourceSetParams,
       responses: { 200: { description: 'The changed values.', schema: tagQuerySetResponseSchema } },
       problems: [400, 404, 413, 429, 503],
-      handle: async ({ params, principal }): Promise<TagQuerySetResponse> => {
+      handle: async ({ params, principal, context }): Promise<string> => {
         if (!principal) throw new Error('unreachable: route requires a token');
         const set = registry.use(principal.user.id, params.sourceSet);
         // One poll of a set at a time: each reads and moves the set's cursors.
-        return queue.run(set.id, async (): Promise<TagQuerySetResponse> => {
+        const json = await queue.run(set.id, async (): Promise<string> => {
           const bindings = set.bindings;
           const queryLimits = limits();
           const local = await matchLocalSources(deps.store, bindings, {
@@ -379,23 +371,27 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
           registry.admit(set.ownerId, set, set.entries + changes.added, queryLimits);
           changes.commit();
           registry.account(set);
-          const values: QueryValue[] = [];
-          bindings.forEach((_, index) => {
-            const answer = loggedAnswers.get(index);
-            if (answer !== undefined) {
-              set.setLoggedCursor(index, answer.cursor);
-              for (const sample of answer.samples) values.push({ ...sample, binding: index });
-              return;
-            }
-            for (const sample of changes.samples[index] ?? []) {
-              values.push({ ...sample, binding: index });
-            }
+          for (const [index, answer] of loggedAnswers) set.setLoggedCursor(index, answer.cursor);
+          return queryResponseJson(set.id, answered(bindings, changes.samples, loggedAnswers), {
+            truncated,
           });
-          return { srcSetId: set.id, values, ...(truncated ? { truncated: true as const } : {}) };
         });
+        context.type = 'application/json';
+        return json;
       },
     }),
   ];
+}
+
+/** The values of each binding in binding order: its Logged answer, or its Local changes. */
+function* answered(
+  bindings: readonly TagQueryBinding[],
+  local: readonly (readonly Sample[])[],
+  logged: ReadonlyMap<number, LoggedAnswer>,
+): Generator<BindingValues> {
+  for (let binding = 0; binding < bindings.length; binding++) {
+    yield { binding, samples: logged.get(binding)?.samples ?? local[binding] ?? [] };
+  }
 }
 
 /** The history tags of each Logged binding's source, resolved once per source. */
