@@ -279,7 +279,7 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
             }
           }
           if (total > maxValuesPerResponse) throw tooManyValues(total, true, logged >= 0);
-          // From here to the end nothing awaits: the admission holds for the commit.
+          // Nothing awaits from the admission to the commit, so the admission holds for it.
           let entries = 0;
           for (const samples of local.bySource.values()) entries += samples.length;
           registry.admit(ownerId, existing, entries, queryLimits);
@@ -367,7 +367,7 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
               }
             }
           }
-          // From here to the end nothing awaits: the admission holds for the commit.
+          // Nothing awaits from the admission to the commit, so the admission holds for it.
           registry.admit(set.ownerId, set, set.entries + changes.added, queryLimits);
           changes.commit();
           registry.account(set);
