@@ -189,13 +189,17 @@ export class ForbiddenError extends TagdError {
   }
 }
 
-/** Too many failed attempts; retry after `retryAfterSeconds` (HTTP 429 with Retry-After). */
+/**
+ * Too many failed attempts (`too-many-requests`), or a capacity limit that frees up with time
+ * (`query-capacity-reached`); retry after `retryAfterSeconds` (HTTP 429 with Retry-After).
+ */
 export class TooManyRequestsError extends TagdError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
+    code: 'too-many-requests' | 'query-capacity-reached' = 'too-many-requests',
   ) {
-    super('too-many-requests', 429, message);
+    super(code, 429, message);
   }
 }
 
@@ -209,12 +213,16 @@ export class ConflictError extends TagdError {
   }
 }
 
-/** The request cannot be processed as sent: malformed JSON, wrong media type, too large. */
+/**
+ * The request cannot be processed as sent: malformed JSON, wrong media type, too large (its
+ * body, or the work its query would take).
+ */
 export class RequestError extends TagdError {
   constructor(
     code:
       | 'bad-request'
       | 'payload-too-large'
+      | 'query-too-large'
       | 'unsupported-media-type'
       | 'method-not-allowed'
       | 'not-implemented',
@@ -257,6 +265,10 @@ export class InternalError extends TagdError {
 export const errorCodes = {
   'bad-request': { status: 400, meaning: 'The request is malformed (e.g. unparsable JSON).' },
   'payload-too-large': { status: 413, meaning: 'The request body is over the size limit.' },
+  'query-too-large': {
+    status: 413,
+    meaning: 'A query set would cost more tag matches, or hold more Delta entries, than allowed.',
+  },
   'unsupported-media-type': { status: 415, meaning: 'The request body is not JSON.' },
   'validation-failed': { status: 400, meaning: 'A request or document failed validation.' },
   'dbc-invalid': {
@@ -301,6 +313,10 @@ export const errorCodes = {
     meaning: 'A cookie session sent an unsafe request without the CSRF header.',
   },
   'too-many-requests': { status: 429, meaning: 'Too many failed sign-ins; see Retry-After.' },
+  'query-capacity-reached': {
+    status: 429,
+    meaning: 'Query sets hold the most Delta bookkeeping allowed; see Retry-After.',
+  },
   'history-not-configured': {
     status: 409,
     meaning: 'A Logged binding needs a history store in the profile.',

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
 import { historyConfigSchema } from '../history/history-config.js';
 import { webhookConfigSchema } from '../publishers/webhook/schema.js';
+import { queryLimitsSchema } from '../queries/query-limits.js';
 import { tagPathProblem } from '../tags/tag-path.js';
 import { secret } from './secret-fields.js';
 
@@ -132,6 +133,7 @@ export const profileSchema = z
     $schema: z.string().optional().describe('Path or URL of the JSON Schema, for editors.'),
     server: serverSchema.prefault({}),
     security: securitySchema.prefault({}),
+    queries: queryLimitsSchema.prefault({}),
     drivers: z
       .array(driverConfigSchema)
       .default([])

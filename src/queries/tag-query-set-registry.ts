@@ -1,12 +1,14 @@
 /**
  * Tag query sets (DESIGN.md §4 "TagQuerySet", "Delta"): who owns each set, how long it lives,
  * how many an account may hold, and what each set's client has already seen, so that a Delta
- * poll returns only what changed. Holds no timers: expiry is checked when a set is used.
+ * poll returns only what changed, within a bounded memory (the Delta bookkeeping is counted
+ * per account and in all). Holds no timers: expiry is checked when a set is used.
  */
 import { randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, RequestError, TooManyRequestsError } from '../errors.js';
 import type { Sample } from '../tags/sample.js';
 import type { LoggedCursor } from './logged-reads.js';
+import type { QueryLimits } from './query-limits.js';
 
 /** Where a binding reads: realtime values, or the history store. */
 export type BindingStore = 'Local' | 'Logged';
@@ -48,17 +50,26 @@ export const defaultQuerySetTtlMs = 10 * 60 * 1000;
 /** Default number of live sets per account. */
 export const defaultMaxSetsPerAccount = 100;
 
-/** Result of {@link TagQuerySet.observe}: the samples to report and whether some were held back. */
-export interface Observation {
-  /** Samples changed since last seen (or all of them, for a first look), in input order. */
-  samples: Sample[];
-  /** True when `limit` stopped the scan: some changed samples remain unreported (and unseen). */
+/**
+ * The changes of a set's Local bindings (see {@link TagQuerySet.changes}), not yet remembered:
+ * nothing counts as reported before {@link LocalChanges.commit}.
+ */
+export interface LocalChanges {
+  /** Per binding index, the changed samples in store order (empty for Logged bindings). */
+  samples: readonly (readonly Sample[])[];
+  /** Values these changes answer: every sample once for each binding that shares its source. */
+  count: number;
+  /** True when `limit` stopped the scan: some changed samples remain for the next poll. */
   truncated: boolean;
+  /** Delta bookkeeping entries the commit adds (tags a source reports for the first time). */
+  added: number;
+  /** Remembers these samples as reported. */
+  commit(): void;
 }
 
 /**
- * One query set: its owner, bindings, last use, and per binding the last sample its client
- * was given for each tag.
+ * One query set: its owner, bindings, last use, and per distinct Local source the last sample
+ * its client was given for each tag (the Delta bookkeeping, one entry per tag and source).
  */
 export class TagQuerySet {
   /** Random, unguessable identifier. */
@@ -68,9 +79,11 @@ export class TagQuerySet {
   private currentBindings: readonly TagQueryBinding[];
   /** Epoch ms of the last create, replace or poll. */
   lastUsedAt: number;
-  // Per binding index: fullTagId → the sample last reported. Samples in the store are never
-  // mutated (a write replaces the object), so keeping the reference is safe and costs no copy.
-  private seen: Map<string, Sample>[];
+  // Per distinct Local source: fullTagId → the sample last reported. Bindings sharing a source
+  // see the same samples at the same polls, so they share one map: a source repeated by 1,000
+  // bindings costs one map, not 1,000. Samples in the store are never mutated (a write replaces
+  // the object), so keeping the reference is safe and costs no copy.
+  private seen = new Map<string, Map<string, Sample>>();
   /** Per Logged binding index: where its client stands in the history log. */
   private cursors = new Map<number, LoggedCursor>();
 
@@ -79,7 +92,6 @@ export class TagQuerySet {
     this.ownerId = ownerId;
     this.currentBindings = bindings;
     this.lastUsedAt = now;
-    this.seen = bindings.map(() => new Map());
   }
 
   /** Where a Logged binding's client stands in the history log; undefined before its first read. */
@@ -97,35 +109,77 @@ export class TagQuerySet {
     return this.currentBindings;
   }
 
+  /** Delta bookkeeping entries held: one per tag reported, per distinct Local source. */
+  get entries(): number {
+    let entries = 0;
+    for (const seen of this.seen.values()) entries += seen.size;
+    return entries;
+  }
+
   /** Replaces the bindings; everything seen so far is forgotten. */
   replaceBindings(bindings: readonly TagQueryBinding[]): void {
     this.currentBindings = bindings;
-    this.seen = bindings.map(() => new Map());
+    this.seen = new Map();
     this.cursors = new Map();
   }
 
   /**
-   * Compares the current samples of one binding with what its client was last given, remembers
-   * the reported ones, and returns them. A sample counts as changed when its value, quality or
-   * timestamp differ, or when the tag was not reported for this binding before (a tag that
-   * newly matches a pattern). At most `limit` samples are returned; changed samples beyond it
-   * are not remembered, so the next call reports them.
-   * @param bindingIndex index into {@link bindings}.
-   * @param current the binding's current samples.
-   * @param limit most samples to return. Default: no limit.
+   * Compares the current samples of each distinct Local source with what its client was last
+   * given. A sample counts as changed when its value, quality or timestamp differ, or when the
+   * tag was not reported for this source before (a tag that newly matches a pattern). Each
+   * changed sample is answered once for every binding of its source, all or none of them, and
+   * at most `limit` values in all: the changes beyond stay unreported (and unseen) for the next
+   * call. Sources are taken in the order of their first binding.
+   * @param current distinct Local source → its current samples, in store order.
+   * @param limit most values to answer. Default: no limit.
    */
-  observe(bindingIndex: number, current: Iterable<Sample>, limit = Infinity): Observation {
-    const seen = this.seen[bindingIndex];
-    if (seen === undefined) throw new RangeError(`No binding ${bindingIndex} in this set.`);
-    const samples: Sample[] = [];
-    for (const sample of current) {
-      const last = seen.get(sample.fullTagId);
-      if (last !== undefined && !differs(last, sample)) continue;
-      if (samples.length >= limit) return { samples, truncated: true };
-      samples.push(sample);
-      seen.set(sample.fullTagId, sample);
+  changes(current: ReadonlyMap<string, readonly Sample[]>, limit = Infinity): LocalChanges {
+    const groups = new Map<string, number[]>();
+    this.currentBindings.forEach((binding, index) => {
+      if (binding.store !== 'Local') return;
+      const group = groups.get(binding.source);
+      if (group) group.push(index);
+      else groups.set(binding.source, [index]);
+    });
+    const samples: Sample[][] = this.currentBindings.map(() => []);
+    const pending: [string, Sample][] = [];
+    let count = 0;
+    let added = 0;
+    let truncated = false;
+    for (const [source, indices] of groups) {
+      const seen = this.seen.get(source);
+      const changed: Sample[] = [];
+      for (const sample of current.get(source) ?? []) {
+        const last = seen?.get(sample.fullTagId);
+        if (last !== undefined && !differs(last, sample)) continue;
+        if (count + (changed.length + 1) * indices.length > limit) {
+          truncated = true;
+          break;
+        }
+        changed.push(sample);
+        if (last === undefined) added++;
+      }
+      for (const index of indices) samples[index] = changed;
+      for (const sample of changed) pending.push([source, sample]);
+      count += changed.length * indices.length;
+      if (truncated) break;
     }
-    return { samples, truncated: false };
+    return {
+      samples,
+      count,
+      truncated,
+      added,
+      commit: () => {
+        for (const [source, sample] of pending) {
+          let seen = this.seen.get(source);
+          if (seen === undefined) {
+            seen = new Map();
+            this.seen.set(source, seen);
+          }
+          seen.set(sample.fullTagId, sample);
+        }
+      },
+    };
   }
 }
 
@@ -136,11 +190,18 @@ function differs(a: Sample, b: Sample): boolean {
   );
 }
 
+/** The bounds of the Delta bookkeeping (see {@link QueryLimits}). */
+export type EntryLimits = Pick<QueryLimits, 'maxDeltaEntries' | 'maxDeltaEntriesPerAccount'>;
+
 /**
  * Every live query set. A set lives until `ttlMs` after its last use (create, replace or
  * poll); an expired set is gone, exactly as one that never existed, and stops counting
- * against its owner's limit. Another account's set is reported as not found, so set ids
+ * against its owner's limits. Another account's set is reported as not found, so set ids
  * reveal nothing.
+ *
+ * The registry also keeps the account of the Delta bookkeeping: how many entries each set holds
+ * (as of its last {@link account}), per account and in all, so that a set may grow only within
+ * the limits ({@link admit}).
  */
 export class TagQuerySetRegistry {
   private readonly sets = new Map<string, TagQuerySet>();
@@ -148,6 +209,11 @@ export class TagQuerySetRegistry {
   private readonly ttlMs: number;
   private readonly maxSetsPerAccount: number;
   private readonly createId: () => string;
+  /** Per set id: the entries accounted for it. */
+  private readonly accounted = new Map<string, number>();
+  /** Per owner: the entries of all its sets. */
+  private readonly byOwner = new Map<string, number>();
+  private total = 0;
 
   constructor(options: TagQuerySetRegistryOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -168,6 +234,15 @@ export class TagQuerySetRegistry {
     let count = 0;
     for (const set of this.sets.values()) if (set.ownerId === ownerId) count++;
     return count;
+  }
+
+  /**
+   * Delta bookkeeping entries the live sets hold, as last {@link account accounted}: of one
+   * account, or of all when `ownerId` is absent.
+   */
+  entriesOf(ownerId?: string): number {
+    this.sweep(this.now());
+    return ownerId === undefined ? this.total : (this.byOwner.get(ownerId) ?? 0);
   }
 
   /**
@@ -208,10 +283,97 @@ export class TagQuerySetRegistry {
     return set;
   }
 
-  /** Drops expired sets. Cheap: there are at most `maxSetsPerAccount` per account. */
-  private sweep(now: number): void {
-    for (const [id, set] of this.sets) {
-      if (now - set.lastUsedAt >= this.ttlMs) this.sets.delete(id);
+  /**
+   * Checks that a set of `ownerId` may hold `entries` Delta bookkeeping entries: `set` when it
+   * exists (its own entries are replaced, not added), or one about to be created. Call it, then
+   * change the set and {@link account} it, without awaiting in between.
+   * @throws RequestError 413 `query-too-large` when the set alone is over a limit (retrying
+   *   cannot help: the bindings must be narrowed).
+   * @throws TooManyRequestsError 429 `query-capacity-reached` when the account's sets, or all
+   *   sets, would be over their limit; Retry-After is the time until the first of the sets
+   *   that hold the entries may expire.
+   */
+  admit(ownerId: string, set: TagQuerySet | undefined, entries: number, limits: EntryLimits): void {
+    const now = this.now();
+    this.sweep(now);
+    const own = set === undefined ? 0 : (this.accounted.get(set.id) ?? 0);
+    const accountLimit = Math.min(limits.maxDeltaEntriesPerAccount, limits.maxDeltaEntries);
+    if (entries > accountLimit) {
+      const setting =
+        accountLimit === limits.maxDeltaEntries ? 'maxDeltaEntries' : 'maxDeltaEntriesPerAccount';
+      throw new RequestError(
+        'query-too-large',
+        413,
+        `This query set would hold ${number(entries)} Delta entries (one per tag that each ` +
+          `distinct Local source matches); the query sets of one account hold at most ` +
+          `${number(accountLimit)} (profile queries.${setting}). Use fewer or narrower sources.`,
+      );
+    }
+    const expiry = (mine: boolean) => this.retryAfterSeconds(now, set, mine ? ownerId : undefined);
+    const account = (this.byOwner.get(ownerId) ?? 0) - own + entries;
+    if (account > limits.maxDeltaEntriesPerAccount) {
+      throw new TooManyRequestsError(
+        `The query sets of this account would hold ${number(account)} Delta entries (one per ` +
+          `tag that each distinct Local source of a set matches); an account holds at most ` +
+          `${number(limits.maxDeltaEntriesPerAccount)} (profile ` +
+          'queries.maxDeltaEntriesPerAccount). Use fewer or narrower sources, reuse a set by ' +
+          `sending its srcSetId, or retry once unused sets expire (${this.ttlMs / 60_000} ` +
+          'minutes after their last poll).',
+        expiry(true),
+        'query-capacity-reached',
+      );
+    }
+    if (this.total - own + entries > limits.maxDeltaEntries) {
+      // Other accounts' usage is not disclosed, only that the whole is full.
+      throw new TooManyRequestsError(
+        `The query sets of all accounts together hold the most Delta entries the gateway ` +
+          `allows (${number(limits.maxDeltaEntries)}, profile queries.maxDeltaEntries); this ` +
+          `set would need ${number(entries)}. Retry once unused sets expire ` +
+          `(${this.ttlMs / 60_000} minutes after their last poll), or use fewer or narrower ` +
+          'sources.',
+        expiry(false),
+        'query-capacity-reached',
+      );
     }
   }
+
+  /** Records the entries `set` holds now; a set no longer live is not counted. */
+  account(set: TagQuerySet): void {
+    if (this.sets.get(set.id) !== set) return;
+    this.charge(set, set.entries);
+  }
+
+  /** Seconds until the first set (of `ownerId`, or of anyone) other than `except` may expire. */
+  private retryAfterSeconds(now: number, except: TagQuerySet | undefined, ownerId?: string) {
+    let first = now + this.ttlMs;
+    for (const set of this.sets.values()) {
+      if (set === except || (ownerId !== undefined && set.ownerId !== ownerId)) continue;
+      if (!this.accounted.get(set.id)) continue;
+      first = Math.min(first, set.lastUsedAt + this.ttlMs);
+    }
+    return Math.max(1, Math.ceil((first - now) / 1000));
+  }
+
+  private charge(set: TagQuerySet, entries: number): void {
+    const change = entries - (this.accounted.get(set.id) ?? 0);
+    if (entries === 0) this.accounted.delete(set.id);
+    else this.accounted.set(set.id, entries);
+    const owner = (this.byOwner.get(set.ownerId) ?? 0) + change;
+    if (owner === 0) this.byOwner.delete(set.ownerId);
+    else this.byOwner.set(set.ownerId, owner);
+    this.total += change;
+  }
+
+  /** Drops expired sets and their entries. Cheap: at most `maxSetsPerAccount` per account. */
+  private sweep(now: number): void {
+    for (const [id, set] of this.sets) {
+      if (now - set.lastUsedAt < this.ttlMs) continue;
+      this.charge(set, 0);
+      this.sets.delete(id);
+    }
+  }
+}
+
+function number(value: number): string {
+  return value.toLocaleString('en');
 }

@@ -37,6 +37,7 @@ test('the JSON Schema rejects unknown keys and lists the top-level sections', (t
     '$schema',
     'server',
     'security',
+    'queries',
     'drivers',
     'collections',
     'license',

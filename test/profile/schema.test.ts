@@ -59,6 +59,11 @@ test('an empty document is a valid profile with every default', (t) => {
   t.deepEqual(result.profile, {
     server: { http: { host: '127.0.0.1', port: 8080, allowInsecure: false } },
     security: { accessTokenMinutes: 15, refreshTokenDays: 7, sessionLifetimeHours: 168 },
+    queries: {
+      maxMatchesPerRequest: 1_000_000,
+      maxDeltaEntries: 1_000_000,
+      maxDeltaEntriesPerAccount: 250_000,
+    },
     drivers: [],
     collections: [],
     publishers: { webhooks: [] },
@@ -127,4 +132,20 @@ test('collection members accept tag paths and * / ** patterns only', (t) => {
   t.false(ok(''));
   t.false(collectionSchema.safeParse({ name: 'C', members: [] }).success);
   t.false(collectionSchema.safeParse({ name: 'C', members: ['a'], extra: 1 }).success);
+});
+
+test('queries limits are whole numbers in range; unknown keys are refused', (t) => {
+  t.deepEqual(profileSchema.parse({ queries: { maxDeltaEntries: 5_000 } }).queries, {
+    maxMatchesPerRequest: 1_000_000,
+    maxDeltaEntries: 5_000,
+    maxDeltaEntriesPerAccount: 250_000,
+  });
+  const result = validateProfile({
+    queries: { maxMatchesPerRequest: 10, maxDeltaEntries: 1.5, maxDeltaEntriesPerAcount: 1 },
+  });
+  t.false(result.ok);
+  t.deepEqual(
+    result.errors.map((error) => error.path),
+    ['queries.maxMatchesPerRequest', 'queries.maxDeltaEntries', 'queries.maxDeltaEntriesPerAcount'],
+  );
 });

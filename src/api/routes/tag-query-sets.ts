@@ -8,6 +8,14 @@ import {
   readLogged,
   readLoggedDelta,
 } from '../../queries/logged-reads.js';
+import { matchLocalSources } from '../../queries/match-local-sources.js';
+import {
+  defaultMaxDeltaEntries,
+  defaultMaxDeltaEntriesPerAccount,
+  defaultMaxMatchesPerRequest,
+  defaultQueryLimits,
+} from '../../queries/query-limits.js';
+import { type BindingValues, queryResponseJson } from '../../queries/query-response-json.js';
 import {
   type TagQueryBinding,
   type TagQuerySet,
@@ -21,8 +29,6 @@ import {
 } from '../../queries/time-range.js';
 import type { Sample } from '../../tags/sample.js';
 import { tagPathProblem } from '../../tags/tag-path.js';
-import { isPattern } from '../../tags/tag-pattern.js';
-import type { TagStore } from '../../tags/tag-store.js';
 import type { ApiDeps } from '../app.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { sampleSchema } from '../schemas.js';
@@ -31,6 +37,18 @@ import { sampleSchema } from '../schemas.js';
 export const maxBindingsPerSet = 1_000;
 /** Most values one response carries (POST refuses beyond it, Delta pages). */
 export const maxValuesPerResponse = 100_000;
+
+const boundsText =
+  'Work and memory are bounded (profile `queries`, defaults given): a request that would take ' +
+  `more than ${defaultMaxMatchesPerRequest.toLocaleString('en')} tag matches (each distinct ` +
+  'pattern compared with every tag of the store, each Local binding counting every tag it ' +
+  'matches) is refused with 413 query-too-large, before the work is done. Each set keeps one ' +
+  'Delta entry per tag that each of its distinct Local sources matches (bindings repeating a ' +
+  `source share them); an account's sets hold at most ` +
+  `${defaultMaxDeltaEntriesPerAccount.toLocaleString('en')} entries and all sets together ` +
+  `${defaultMaxDeltaEntries.toLocaleString('en')}: beyond, 429 query-capacity-reached with ` +
+  'Retry-After (the time until the first of the sets holding them may expire), or 413 ' +
+  'query-too-large when one set alone is over the account share.';
 
 const historyDetail =
   'historical data is available only when a time-series database is configured in the ' +
@@ -166,8 +184,6 @@ export const tagQuerySetResponseSchema = z
   .meta({ id: 'TagQuerySetResponse' });
 
 type TagQuerySetRequest = z.infer<typeof tagQuerySetRequestSchema>;
-type QueryValue = z.infer<typeof queryValueSchema>;
-type TagQuerySetResponse = z.infer<typeof tagQuerySetResponseSchema>;
 
 const sourceSetParams = z.object({
   sourceSet: z.string().min(1).max(128).describe('The srcSetId of the set.'),
@@ -177,6 +193,8 @@ const sourceSetParams = z.object({
 export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
   const now = deps.now ?? Date.now;
   const registry = new TagQuerySetRegistry({ now });
+  // Read per request: the limits in force are those of the profile as it stands.
+  const limits = () => deps.profile?.current().queries ?? defaultQueryLimits;
   const queue = new KeyedQueue();
   return [
     defineRoute({
@@ -202,14 +220,14 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         'skipped, Count counts good values, a window of only skipped samples is Bad without a ' +
         'value). Without a history section in the profile, Logged bindings answer 409 ' +
         'history-not-configured; an unreachable history database answers 503 ' +
-        'history-unavailable.',
+        `history-unavailable. ${boundsText}`,
       access: { kind: 'permission', permission: 'TagView' },
       body: tagQuerySetRequestSchema,
       responses: {
         200: { description: 'The set and its values.', schema: tagQuerySetResponseSchema },
       },
-      problems: [400, 404, 409, 503],
-      handle: async ({ body, principal }): Promise<TagQuerySetResponse> => {
+      problems: [400, 404, 409, 413, 429, 503],
+      handle: async ({ body, principal, context }): Promise<string> => {
         if (!principal) throw new Error('unreachable: route requires a token');
         const ownerId = principal.user.id;
         const rangeErrors = rangeOrderErrors(body.bindings, now());
@@ -219,7 +237,7 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         const existing =
           body.srcSetId !== undefined ? registry.use(ownerId, body.srcSetId) : undefined;
         // A replacement waits for polls of the set in progress (see KeyedQueue).
-        const answer = async (): Promise<TagQuerySetResponse> => {
+        const answer = async (): Promise<string> => {
           const logged = body.bindings.findIndex((binding) => binding.store === 'Logged');
           const history = deps.history;
           if (logged >= 0 && history === undefined) {
@@ -229,11 +247,11 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
             );
           }
           const bindings = body.bindings as TagQueryBinding[];
-          const local = bindings.map((binding) =>
-            binding.store === 'Local' ? binding : undefined,
-          );
-          const current = currentSamples(deps.store, local);
-          let total = current.reduce((sum, samples) => sum + samples.length, 0);
+          const queryLimits = limits();
+          const local = await matchLocalSources(deps.store, bindings, {
+            maxMatches: queryLimits.maxMatchesPerRequest,
+          });
+          let total = local.values;
           const loggedAnswers = new Map<number, LoggedAnswer>();
           if (history !== undefined && logged >= 0) {
             const at = now();
@@ -251,7 +269,7 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
                   bindings,
                   tagIds,
                   at,
-                  current,
+                  local.values,
                   loggedAnswers,
                   { index, budget },
                 );
@@ -261,26 +279,25 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
             }
           }
           if (total > maxValuesPerResponse) throw tooManyValues(total, true, logged >= 0);
+          // Nothing awaits from the admission to the commit, so the admission holds for it.
+          let entries = 0;
+          for (const samples of local.bySource.values()) entries += samples.length;
+          registry.admit(ownerId, existing, entries, queryLimits);
           let set: TagQuerySet;
           if (existing) {
             existing.replaceBindings(bindings);
             set = existing;
           } else set = registry.create(ownerId, bindings);
-          const values: QueryValue[] = [];
-          current.forEach((samples, index) => {
-            const answer = loggedAnswers.get(index);
-            if (answer !== undefined) {
-              set.setLoggedCursor(index, answer.cursor);
-              for (const sample of answer.samples) values.push({ ...sample, binding: index });
-              return;
-            }
-            for (const sample of set.observe(index, samples).samples) {
-              values.push({ ...sample, binding: index });
-            }
-          });
-          return { srcSetId: set.id, values };
+          const changes = set.changes(local.bySource);
+          changes.commit();
+          registry.account(set);
+          for (const [index, answer] of loggedAnswers) set.setLoggedCursor(index, answer.cursor);
+          return queryResponseJson(set.id, answered(bindings, changes.samples, loggedAnswers));
         };
-        return existing ? queue.run(existing.id, answer) : answer();
+        const json = await (existing ? queue.run(existing.id, answer) : answer());
+        // Serialized here, in pieces (see queryResponseJson), rather than by koa in one go.
+        context.type = 'application/json';
+        return json;
       },
     }),
     defineRoute({
@@ -300,33 +317,38 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         'extends the set’s life by 10 minutes. Another account’s set, or an expired one, is ' +
         `404. At most ${maxValuesPerResponse.toLocaleString('en')} values per response: when ` +
         'more changed, `truncated` is true and the rest come with the next polls (for Logged ' +
-        'bindings the rest as of the cut poll, each once, before newer values).',
+        'bindings the rest as of the cut poll, each once, before newer values). The bounds of ' +
+        'the create apply to every poll too (the store may have grown since): over them, 413 ' +
+        'query-too-large or 429 query-capacity-reached, and the set is left as it was.',
       access: { kind: 'permission', permission: 'TagView' },
       params: sourceSetParams,
       responses: { 200: { description: 'The changed values.', schema: tagQuerySetResponseSchema } },
-      problems: [400, 404, 503],
-      handle: async ({ params, principal }): Promise<TagQuerySetResponse> => {
+      problems: [400, 404, 413, 429, 503],
+      handle: async ({ params, principal, context }): Promise<string> => {
         if (!principal) throw new Error('unreachable: route requires a token');
         const set = registry.use(principal.user.id, params.sourceSet);
         // One poll of a set at a time: each reads and moves the set's cursors.
-        return queue.run(set.id, async (): Promise<TagQuerySetResponse> => {
-          const values: QueryValue[] = [];
-          let truncated = false;
+        const json = await queue.run(set.id, async (): Promise<string> => {
           const bindings = set.bindings;
-          const local = bindings.map((binding) =>
-            binding.store === 'Local' ? binding : undefined,
-          );
-          const current = currentSamples(deps.store, local);
+          const queryLimits = limits();
+          const local = await matchLocalSources(deps.store, bindings, {
+            maxMatches: queryLimits.maxMatchesPerRequest,
+          });
+          // Local changes first, remembered only once the whole answer is ready: a Logged read
+          // that fails must not lose them.
+          const changes = set.changes(local.bySource, maxValuesPerResponse);
+          let truncated = changes.truncated;
+          let budget = maxValuesPerResponse - changes.count;
           // A set holds Logged bindings only when history was configured at its creation.
           const history = deps.history;
           const hasLogged = history !== undefined && bindings.some((b) => b.store === 'Logged');
-          const at = now();
-          const mark = hasLogged ? await history.lastSeq() : '0';
-          const tagIds = hasLogged ? await resolveLogged(history, bindings) : new Map();
-          for (const [index, samples] of current.entries()) {
-            const binding = bindings[index] as TagQueryBinding;
-            if (binding.store === 'Logged') {
-              if (!history) continue;
+          const loggedAnswers = new Map<number, LoggedAnswer>();
+          if (hasLogged && !truncated) {
+            const at = now();
+            const mark = await history.lastSeq();
+            const tagIds = await resolveLogged(history, bindings);
+            for (const [index, binding] of bindings.entries()) {
+              if (binding.store !== 'Logged') continue;
               const previous = set.loggedCursor(index) ?? { mark, atMs: at };
               const answer = await readLoggedDelta(
                 history,
@@ -335,28 +357,41 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
                 at,
                 previous,
                 mark,
-                maxValuesPerResponse - values.length,
+                budget,
               );
-              set.setLoggedCursor(index, answer.cursor);
-              for (const sample of answer.samples) values.push({ ...sample, binding: index });
+              loggedAnswers.set(index, answer);
+              budget -= answer.samples.length;
               if (answer.over) {
                 truncated = true;
                 break;
               }
-              continue;
-            }
-            const observed = set.observe(index, samples, maxValuesPerResponse - values.length);
-            for (const sample of observed.samples) values.push({ ...sample, binding: index });
-            if (observed.truncated) {
-              truncated = true;
-              break;
             }
           }
-          return { srcSetId: set.id, values, ...(truncated ? { truncated: true as const } : {}) };
+          // Nothing awaits from the admission to the commit, so the admission holds for it.
+          registry.admit(set.ownerId, set, set.entries + changes.added, queryLimits);
+          changes.commit();
+          registry.account(set);
+          for (const [index, answer] of loggedAnswers) set.setLoggedCursor(index, answer.cursor);
+          return queryResponseJson(set.id, answered(bindings, changes.samples, loggedAnswers), {
+            truncated,
+          });
         });
+        context.type = 'application/json';
+        return json;
       },
     }),
   ];
+}
+
+/** The values of each binding in binding order: its Logged answer, or its Local changes. */
+function* answered(
+  bindings: readonly TagQueryBinding[],
+  local: readonly (readonly Sample[])[],
+  logged: ReadonlyMap<number, LoggedAnswer>,
+): Generator<BindingValues> {
+  for (let binding = 0; binding < bindings.length; binding++) {
+    yield { binding, samples: logged.get(binding)?.samples ?? local[binding] ?? [] };
+  }
 }
 
 /** The history tags of each Logged binding's source, resolved once per source. */
@@ -390,11 +425,11 @@ async function tooManyLoggedValues(
   bindings: readonly TagQueryBinding[],
   tagIds: Map<string, string[]>,
   nowMs: number,
-  current: readonly Sample[][],
+  localValues: number,
   answered: ReadonlyMap<number, LoggedAnswer>,
   overflowed: { index: number; budget: number },
 ): Promise<ValidationError> {
-  let total = current.reduce((sum, samples) => sum + samples.length, 0);
+  let total = localValues;
   let exact = true;
   for (const [index, binding] of bindings.entries()) {
     if (binding.store !== 'Logged') continue;
@@ -409,36 +444,6 @@ async function tooManyLoggedValues(
     }
   }
   return tooManyValues(total, exact, true);
-}
-
-/**
- * The current samples of each Local binding (an empty list for the others); a source shared by
- * several bindings is matched once.
- */
-function currentSamples(
-  store: TagStore,
-  bindings: readonly (TagQueryBinding | undefined)[],
-): Sample[][] {
-  const bySource = new Map<string, Sample[]>();
-  return bindings.map((binding) => {
-    if (binding === undefined) return [];
-    const source = binding.source;
-    let samples = bySource.get(source);
-    if (samples === undefined) {
-      if (isPattern(source)) {
-        samples = [];
-        for (const id of store.match(source)) {
-          const sample = store.get(id);
-          if (sample !== undefined) samples.push(sample);
-        }
-      } else {
-        const sample = store.get(source);
-        samples = sample === undefined ? [] : [sample];
-      }
-      bySource.set(source, samples);
-    }
-    return samples;
-  });
 }
 
 /** A range whose stop lies before its start, checked at `nowMs` (relative ends slide with it). */

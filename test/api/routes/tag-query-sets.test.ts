@@ -1,8 +1,11 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { HistoryBackend, LoggedSample } from '../../../src/history/history-backend.js';
 import { HistoryService } from '../../../src/history/history-service.js';
 import { createSqliteBackend } from '../../../src/history/sqlite-backend.js';
+import { ProfileService } from '../../../src/profile/profile-service.js';
+import { ProfileStore } from '../../../src/profile/profile-store.js';
 import type { Sample, TagValue } from '../../../src/tags/sample.js';
 import { type ApiHarness, type ApiResponse, startApi } from '../../helpers/api-harness.js';
 
@@ -26,8 +29,24 @@ interface Setup {
   delta(id: string, token?: string): Promise<ApiResponse>;
 }
 
-async function setup(t: ExecutionContext): Promise<Setup> {
-  const api = await startApi(t);
+/**
+ * The API with three tags and a Viewer's token. `queries`: the profile's `queries` section (then
+ * the API gets a real profile service holding it).
+ */
+async function setup(t: ExecutionContext, queries?: Record<string, number>): Promise<Setup> {
+  const api = await startApi(
+    t,
+    queries === undefined
+      ? {}
+      : {
+          deps: async (base) => {
+            const file = join(base.stateDir, 'profile.json');
+            await writeFile(file, JSON.stringify({ queries }));
+            const store = new ProfileStore({ file, secretBox: base.secretBox });
+            return { profile: new ProfileService(store, await store.load(), base.audit) };
+          },
+        },
+  );
   api.store.write([pressTemp, pressSpeed, pumpFlow]);
   const token = await api.serviceToken('hmi', ['Viewers']);
   return {
@@ -58,6 +77,8 @@ function problem(status: number, code: string, detail: string, instance: string,
     403: 'Forbidden',
     404: 'Not Found',
     409: 'Conflict',
+    413: 'Content Too Large',
+    429: 'Too Many Requests',
   };
   return {
     type: `urn:tagd:problem:${code}`,
@@ -488,6 +509,156 @@ test('a Delta of an unknown set is 404', async (t) => {
   const response = await s.delta('7f1c3a52-2b1e-4d7e-9a39-2f1d5f0c9b11');
   t.is(response.status, 404);
   t.deepEqual(response.body, missingSet('7f1c3a52-2b1e-4d7e-9a39-2f1d5f0c9b11'));
+});
+
+/** Writes `count` Good tags `<prefix>/T<i>` and returns them. */
+function writeTags(s: Setup, prefix: string, count: number, at = t0): Sample[] {
+  const samples = Array.from({ length: count }, (_, i) => good(`${prefix}/T${i}`, i, at));
+  s.api.store.write(samples);
+  return samples;
+}
+
+function matchesDetail(tags: number, max = '1,000,000') {
+  return (
+    `The bindings need more than ${max} tag matches, the most one request may evaluate ` +
+    '(profile queries.maxMatchesPerRequest): each distinct pattern is compared with every tag ' +
+    `of the store (${tags.toLocaleString('en')} now), and each Local binding counts every tag ` +
+    'it matches. Use fewer or narrower bindings.'
+  );
+}
+
+test('bindings needing over 1,000,000 tag matches are 413 query-too-large naming the limit; repeats of a source are matched once', async (t) => {
+  const s = await setup(t);
+  writeTags(s, 'Many', 2_000);
+  // 1,000 × `**` over 2,003 tags would be 2,003,000 values: refused on the work, before the
+  // values are even counted.
+  const wide = await s.post({ bindings: Array.from({ length: 1_000 }, () => local('**')) });
+  t.is(wide.status, 413);
+  t.deepEqual(
+    wide.body,
+    problem(413, 'query-too-large', matchesDetail(2_003), '/api/v2/TagQuerySet'),
+  );
+  // 1,000 distinct patterns matching nothing still compare every tag: 2 million comparisons.
+  const scans = await s.post({
+    bindings: Array.from({ length: 1_000 }, (_, i) => local(`Nowhere${i}/**`)),
+  });
+  t.is(scans.status, 413);
+  t.is(scans.json.code, 'query-too-large');
+  // 1,000 × `**` over 100 tags: 100,000 values, the source matched once.
+  const few = await setup(t);
+  writeTags(few, 'Few', 97);
+  const accepted = await few.post({ bindings: Array.from({ length: 1_000 }, () => local('**')) });
+  t.is(accepted.status, 200);
+  t.is((accepted.json.values as unknown[]).length, 100_000);
+});
+
+test('the limits come from the profile: maxMatchesPerRequest applies to every Delta poll as the store grows', async (t) => {
+  const s = await setup(t, { maxMatchesPerRequest: 1_000 });
+  const id = await createSet(t, s, [local('**')]);
+  writeTags(s, 'Many', 600);
+  const refused = await s.delta(id);
+  t.is(refused.status, 413);
+  t.deepEqual(
+    refused.body,
+    problem(413, 'query-too-large', matchesDetail(603, '1,000'), `/api/v2/TagQuerySet/Delta/${id}`),
+  );
+  // Replaced by narrower bindings, the set works again.
+  t.is((await s.post({ srcSetId: id, bindings: [local('Line1/**')] })).status, 200);
+  t.deepEqual((await s.delta(id)).body, { srcSetId: id, values: [] });
+});
+
+function accountDetail(entries: string, max: string) {
+  return (
+    `The query sets of this account would hold ${entries} Delta entries (one per tag that ` +
+    'each distinct Local source of a set matches); an account holds at most ' +
+    `${max} (profile queries.maxDeltaEntriesPerAccount). Use fewer or narrower sources, ` +
+    'reuse a set by sending its srcSetId, or retry once unused sets expire (10 minutes after ' +
+    'their last poll).'
+  );
+}
+
+test('Delta entries over the account share are 429 query-capacity-reached with Retry-After; all accounts together have a bound too', async (t) => {
+  const s = await setup(t, { maxDeltaEntriesPerAccount: 1_000, maxDeltaEntries: 2_000 });
+  writeTags(s, 'Many', 600);
+  await createSet(t, s, [local('Many/**')]);
+  s.api.clock.advance(3 * minute);
+  // 100 bindings of one source hold its 600 entries once.
+  const repeated = await s.post({
+    bindings: Array.from({ length: 100 }, () => local('Many/**')),
+  });
+  t.is(repeated.status, 429);
+  t.is(repeated.headers.get('retry-after'), String(7 * 60), 'the first set expires in 7 minutes');
+  t.deepEqual(
+    repeated.body,
+    problem(429, 'query-capacity-reached', accountDetail('1,200', '1,000'), '/api/v2/TagQuerySet'),
+  );
+  // A smaller set still fits in the share.
+  await createSet(t, s, [local('Line1/**')]);
+
+  const other = await s.api.serviceToken('other', ['Viewers']);
+  const third = await s.api.serviceToken('third', ['Viewers']);
+  const fourth = await s.api.serviceToken('fourth', ['Viewers']);
+  await createSet(t, s, [local('Many/**')], other);
+  await createSet(t, s, [local('Many/**'), local('Many/**')], third);
+  // 602 + 600 + 600 held: another 600 would pass the 2,000 of all accounts together.
+  const full = await s.post({ bindings: [local('Many/**')] }, fourth);
+  t.is(full.status, 429);
+  t.is(full.headers.get('retry-after'), String(7 * 60));
+  t.deepEqual(
+    full.body,
+    problem(
+      429,
+      'query-capacity-reached',
+      'The query sets of all accounts together hold the most Delta entries the gateway allows ' +
+        '(2,000, profile queries.maxDeltaEntries); this set would need 600. Retry once unused ' +
+        'sets expire (10 minutes after their last poll), or use fewer or narrower sources.',
+      '/api/v2/TagQuerySet',
+    ),
+  );
+  // One set alone over the share can never fit: 413, not a retry.
+  writeTags(s, 'More', 500);
+  const alone = await s.post({ bindings: [local('Many/**'), local('More/**')] }, fourth);
+  t.is(alone.status, 413);
+  t.is(
+    alone.json.detail,
+    'This query set would hold 1,100 Delta entries (one per tag that each distinct Local ' +
+      'source matches); the query sets of one account hold at most 1,000 (profile ' +
+      'queries.maxDeltaEntriesPerAccount). Use fewer or narrower sources.',
+  );
+  // Once the Viewer's first set expires, its entries are free for anyone.
+  s.api.clock.advance(7 * minute);
+  await createSet(t, s, [local('Many/**')], fourth);
+});
+
+test('a Delta poll that would take the account over its share is 429 and changes nothing; with room again it answers what it held back', async (t) => {
+  const s = await setup(t, { maxDeltaEntriesPerAccount: 1_000 });
+  const many = writeTags(s, 'Many', 500);
+  const id = await createSet(t, s, [local('Many/**')]);
+  s.api.clock.advance(minute);
+  const second = await createSet(t, s, [local('Many/**')]);
+  // A new tag and a change: the poll would hold 1,001 entries.
+  const newcomer = good('Many/New', 1, t0 + 1_000);
+  const changed = { ...many[0], value: -1 } as Sample;
+  s.api.store.write([changed, newcomer]);
+  const refused = await s.delta(id);
+  t.is(refused.status, 429);
+  t.is(refused.json.detail, accountDetail('1,001', '1,000'));
+  t.is(refused.headers.get('retry-after'), String(10 * 60), 'the other set expires in 10 minutes');
+  // The other set's poll needs the same room (its own new entry), so it is refused too.
+  t.is((await s.delta(second)).status, 429);
+  s.api.clock.advance(9 * minute);
+  t.is((await s.delta(id)).status, 429, 'polls keep the set alive');
+  s.api.clock.advance(minute);
+  // The second set expired: the first answers the change and the tag it held back, once.
+  const delta = await s.delta(id);
+  t.deepEqual(delta.body, {
+    srcSetId: id,
+    values: [
+      { ...changed, binding: 0 },
+      { ...newcomer, binding: 0 },
+    ],
+  });
+  t.deepEqual((await s.delta(id)).body, { srcSetId: id, values: [] });
 });
 
 test('both routes need a token (401) and TagView (403)', async (t) => {
