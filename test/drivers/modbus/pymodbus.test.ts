@@ -301,6 +301,7 @@ async function stopAnswering(
   for (const id of silentIds) {
     const left = leftGood.get(id) as { at: number; sample: Sample };
     const after = Math.round(left.at - (lastGood.get(id) as number));
+    t.log(`${id}: ${left.sample.quality} (${left.sample.reason}) ${after} ms after its last Good`);
     t.true(
       after <= 2 * silentBound,
       `${id} left Good ${after} ms after its last Good value (bound ${silentBound} ms): ${left.sample.quality} ${left.sample.reason}`,
