@@ -1,7 +1,10 @@
 /**
  * The contract between tagd and its field drivers. A driver owns its connection, writes samples
  * into the store, reconnects by itself with capped backoff, and reports quality: Unavailable
- * while disconnected or never read, Bad on a read or decode error. Staleness is the store's job.
+ * while disconnected or never read, Bad on a read or decode error. Staleness is the store's job:
+ * a driver that polls declares, when it defines its tags, how often it refreshes each one
+ * (`refreshBoundMs`, from {@link pollRefreshBoundMs}), and the store turns a Good tag Stale
+ * (NoUpdate) once that bound passes without an update, whatever went wrong in the driver.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../src/clock.js';
@@ -61,4 +64,16 @@ export type DriverFactory<Config> = (config: Config, deps: DriverDeps) => Driver
 /** The fullTagId of a driver's tag: `<component>/<tag path>`. */
 export function driverTagId(component: string, tagName: string): string {
   return `${component}/${tagName}`;
+}
+
+/**
+ * The longest a working polling driver takes between two updates of a tag, ms:
+ * max(3 × `intervalMs`, `intervalMs` + `timeoutMs`). Three intervals leave room for a late or a
+ * skipped poll on a busy machine; interval + timeout is the latest a poll that started on time
+ * ends when its answer takes the whole timeout. Declared as the tag's `refreshBoundMs`.
+ * @param intervalMs how often the tag is read, ms.
+ * @param timeoutMs longest wait for one answer, ms (0 for a source that cannot be late).
+ */
+export function pollRefreshBoundMs(intervalMs: number, timeoutMs: number): number {
+  return Math.max(3 * intervalMs, intervalMs + timeoutMs);
 }

@@ -4,12 +4,15 @@
  * limits allow (see block-planner.ts) and written as one batch per poll. A refused block
  * ("illegal data address") is split into one request per tag, so only the tags at addresses
  * the device lacks turn Bad. A lost connection turns every tag Unavailable and the driver
- * reconnects with a doubling, capped wait on the injected clock.
+ * reconnects with a doubling, capped wait on the injected clock. A device that stops answering
+ * leaves no tag Good: unanswered requests turn their tags Bad (Timeout), and when the driver
+ * gives up on the connection the reads it abandons turn theirs Unavailable at once. Each tag's
+ * refresh bound is declared to the store, which turns it Stale if no update comes in time.
  */
 import type { TimerHandle } from '../../src/clock.js';
-import type { Sample } from '../../src/tags/sample.js';
+import type { QualityReason, Sample } from '../../src/tags/sample.js';
 import { ConnectionLifecycle } from '../connection-lifecycle.js';
-import type { Driver, DriverDeps, DriverStatus } from '../driver.js';
+import { type Driver, type DriverDeps, type DriverStatus, pollRefreshBoundMs } from '../driver.js';
 import { decodeBit, decodeRegisters, exactInteger } from './codec.js';
 import {
   type ModbusTagState,
@@ -151,11 +154,12 @@ export class ModbusDriver implements Driver {
     const { store, logger } = this.deps;
     this.tags = tagStates(this.config);
     this.groups = planPolls(this.config, this.tags);
-    const staleAfterMs = this.config.staleAfterMs;
+    const { staleAfterMs, pollIntervalMs, timeoutMs } = this.config;
     store.define(
       this.tags.map((tag) => ({
         fullTagId: tag.fullTagId,
         metadata: tag.metadata,
+        refreshBoundMs: pollRefreshBoundMs(tag.config.pollIntervalMs ?? pollIntervalMs, timeoutMs),
         ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
       })),
     );
@@ -266,12 +270,13 @@ export class ModbusDriver implements Driver {
     this.failed(error, true);
   }
 
-  private async dropConnection(): Promise<void> {
+  /** Stops polling and closes the connection; `reason` is what the abandoned reads report. */
+  private async dropConnection(reason?: string): Promise<void> {
     for (const timer of this.pollTimers) this.deps.clock.clearTimer(timer);
     this.pollTimers = [];
     const connection = this.connection;
     this.connection = undefined;
-    await connection?.close();
+    await connection?.close(reason);
   }
 
   /** Waits, then connects again; `unavailable` writes the tags Unavailable meanwhile. */
@@ -353,6 +358,11 @@ export class ModbusDriver implements Driver {
     const counters = this.counters;
     switch (error.failure) {
       case 'closed':
+        // The read was abandoned with the connection. When the connection was lost or the driver
+        // stopped, every tag is written Unavailable anyway (and this poll's results dropped);
+        // when the driver gave up after repeated timeouts, these tags would otherwise keep their
+        // last Good value for as long as the earlier requests of each poll keep timing out.
+        this.notRead(request.tags, 'Unavailable', 'Disconnected', error.message, samples);
         return;
       case 'exception':
         counters.exceptions++;
@@ -386,7 +396,7 @@ export class ModbusDriver implements Driver {
           this.counters.disconnects++;
           const message = `${this.consecutiveTimeouts} requests in a row were not answered within ${this.config.timeoutMs} ms; reconnecting`;
           this.deps.logger.warn(message);
-          void this.dropConnection();
+          void this.dropConnection(`Not read: ${message}`);
           // The tags are Bad (Timeout) already; they turn Unavailable only if reconnecting fails.
           this.failed(new Error(message), false);
         }
@@ -452,6 +462,17 @@ export class ModbusDriver implements Driver {
     message: string,
     samples: Sample[],
   ): void {
+    this.notRead(tags, 'Bad', reason, message, samples);
+  }
+
+  /** Adds a sample without a value for each tag, and forgets its deadband reference. */
+  private notRead(
+    tags: readonly ModbusTagState[],
+    quality: 'Bad' | 'Unavailable',
+    reason: QualityReason,
+    message: string,
+    samples: Sample[],
+  ): void {
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     for (const tag of tags) {
       tag.lastReported = undefined;
@@ -459,7 +480,7 @@ export class ModbusDriver implements Driver {
       samples.push({
         fullTagId: tag.fullTagId,
         utcTimestamp,
-        quality: 'Bad',
+        quality,
         reason,
         message,
         metadata: tag.metadata,

@@ -259,7 +259,10 @@ export const modbusDriverSchema = z
       .positive()
       .max(86_400_000)
       .optional()
-      .describe('A tag not updated for this long turns Stale. Default: never.'),
+      .describe(
+        'A tag not updated for this long turns Stale, ms. Without it (or when it is longer) a tag ' +
+          'turns Stale after max(3 × its poll interval, poll interval + timeoutMs).',
+      ),
     tags: z.array(modbusTagSchema).min(1).max(100_000),
   })
   .superRefine((config, context) => {

@@ -198,6 +198,9 @@ export class OpcuaDriver implements Driver {
     store.define(
       this.tags.map((tag) => ({
         fullTagId: tag.fullTagId,
+        // No refreshBoundMs: a subscription reports changes only, so a healthy one sends nothing
+        // for a value that does not change, and a bound would turn that value Stale. A lost
+        // connection turns the tags Unavailable instead (connection_lost below).
         staleAfterMs: this.config.staleAfterMs,
         metadata: tag.metadata,
       })),

@@ -8,6 +8,7 @@ import {
   type DriverState,
   type DriverStatus,
   driverTagId,
+  pollRefreshBoundMs,
 } from '../driver.js';
 import type { SimulatorDriverConfig, SimulatorTagConfig } from './schema.js';
 
@@ -55,6 +56,8 @@ class SimulatorDriver implements Driver {
       this.tags.map((tag) => ({
         fullTagId: tag.fullTagId,
         staleAfterMs: this.config.staleAfterMs,
+        // Every scan rewrites every tag; nothing can answer late, so three scans are the bound.
+        refreshBoundMs: pollRefreshBoundMs(this.config.scanIntervalMs, 0),
         metadata: tag.metadata,
       })),
     );

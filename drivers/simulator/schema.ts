@@ -107,7 +107,10 @@ export const simulatorDriverSchema = z.strictObject({
     .int()
     .positive()
     .optional()
-    .describe('A tag not updated for this long turns Stale. Default: never.'),
+    .describe(
+      'A tag not updated for this long turns Stale, ms. Without it (or when it is longer) a tag ' +
+        'turns Stale after 3 × scanIntervalMs.',
+    ),
   seed: z.int().optional().describe('Seed of the random walk, for repeatable runs.'),
   tags: z.array(simulatorTagSchema).min(1),
 });

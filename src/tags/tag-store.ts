@@ -10,10 +10,20 @@ import { compileTagPattern } from './tag-pattern.js';
 export interface TagDefinition {
   fullTagId: string;
   /**
-   * A Good tag not updated for this many milliseconds turns Stale (reason NoUpdate).
-   * Default: never stale.
+   * A Good tag not updated for this many milliseconds turns Stale (reason NoUpdate); set by the
+   * profile. Default: never stale (unless {@link refreshBoundMs} is set).
    */
   staleAfterMs?: number;
+  /**
+   * The longest a working driver takes between two updates of this tag, ms: declared by drivers
+   * that poll (e.g. max(3 × poll interval, poll interval + timeout), see `pollRefreshBoundMs` in
+   * drivers/driver.ts). A Good tag not updated within it turns Stale (NoUpdate) even when the
+   * profile sets no `staleAfterMs`, so a driver that stops refreshing a tag, whatever the
+   * reason, cannot leave it Good. When both are set the smaller applies: `staleAfterMs` can
+   * tighten the guard, never loosen it. Default: none (drivers whose sources report only
+   * changes, such as OPC UA subscriptions, declare none).
+   */
+  refreshBoundMs?: number;
   /** Metadata carried by the NeverRead placeholder sample. */
   metadata?: SampleMetadata;
 }
@@ -46,14 +56,17 @@ interface Entry {
   sample: Sample;
   /** Clock time of the last write, ms. */
   updatedAt: number;
-  staleAfterMs: number | undefined;
+  /** The smaller of the definition's staleAfterMs and refreshBoundMs, ms; undefined: never. */
+  staleLimitMs: number | undefined;
+  /** True when {@link staleLimitMs} is the driver's refresh bound, not the profile's setting. */
+  bound: boolean;
 }
 
 /**
  * The latest Sample of every tag. Drivers write batches; subscribers are told synchronously
  * about every update with a `changed` flag, so both change-driven and every-update consumers
  * can be served from one stream. A sweep marks Good tags Stale when no update came within their
- * `staleAfterMs`.
+ * `staleAfterMs` or the refresh bound their driver declared, whichever is smaller.
  */
 export class TagStore {
   private readonly entries = new Map<string, Entry>();
@@ -112,7 +125,12 @@ export class TagStore {
     if (placeholders.length > 0) this.write(placeholders);
     for (const definition of definitions) {
       const entry = this.entries.get(definition.fullTagId);
-      if (entry) entry.staleAfterMs = definition.staleAfterMs;
+      if (entry === undefined) continue;
+      const { staleAfterMs, refreshBoundMs } = definition;
+      entry.bound =
+        refreshBoundMs !== undefined &&
+        (staleAfterMs === undefined || refreshBoundMs < staleAfterMs);
+      entry.staleLimitMs = entry.bound ? refreshBoundMs : staleAfterMs;
     }
   }
 
@@ -151,7 +169,8 @@ export class TagStore {
         this.entries.set(sample.fullTagId, {
           sample,
           updatedAt: now,
-          staleAfterMs: undefined,
+          staleLimitMs: undefined,
+          bound: false,
         });
         if (added === undefined) added = [];
         added.push(sample.fullTagId);
@@ -208,6 +227,14 @@ export class TagStore {
     return result;
   }
 
+  /**
+   * How long the tag may go without an update before it turns Stale, ms: the smaller of its
+   * `staleAfterMs` and `refreshBoundMs`; undefined when it never turns Stale or is unknown.
+   */
+  staleLimitMs(fullTagId: string): number | undefined {
+    return this.entries.get(fullTagId)?.staleLimitMs;
+  }
+
   /** Subscribes to every write. Returns the function that unsubscribes. */
   subscribe(listener: UpdateListener): () => void {
     this.updateListeners.add(listener);
@@ -220,19 +247,24 @@ export class TagStore {
     return () => this.addedListeners.delete(listener);
   }
 
-  /** Marks Good tags Stale whose last update is older than their `staleAfterMs`. */
+  /**
+   * Marks Good tags Stale whose last update is older than their limit (the smaller of
+   * `staleAfterMs` and `refreshBoundMs`).
+   */
   sweepStale(): void {
     const now = this.clock.now();
     const stale: Sample[] = [];
     for (const entry of this.entries.values()) {
-      const limit = entry.staleAfterMs;
+      const limit = entry.staleLimitMs;
       if (limit === undefined || entry.sample.quality !== 'Good') continue;
       if (now - entry.updatedAt < limit) continue;
       stale.push({
         ...entry.sample,
         quality: 'Stale',
         reason: 'NoUpdate',
-        message: `No update for ${limit} ms.`,
+        message: entry.bound
+          ? `No update for ${limit} ms, longer than its driver takes to refresh it while the device answers.`
+          : `No update for ${limit} ms.`,
       });
     }
     if (stale.length > 0) this.apply(stale, false);

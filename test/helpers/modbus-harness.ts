@@ -7,27 +7,47 @@ import { fileURLToPath } from 'node:url';
 import type { ByteOrder, ModbusValueType } from '../../drivers/modbus/codec.js';
 import { ModbusDriver, type ModbusDriverOptions } from '../../drivers/modbus/modbus-driver.js';
 import { type ModbusDriverConfig, modbusDriverSchema } from '../../drivers/modbus/schema.js';
+import type { Clock } from '../../src/clock.js';
 import { TagStore } from '../../src/tags/tag-store.js';
 import { captureLogs } from './log-capture.js';
 import { ManualClock } from './manual-clock.js';
 import { systemPython } from './modbus-peer.js';
 
 /** A driver under test. */
-export interface ModbusSubject {
+export interface ModbusSubject<C extends Clock = ManualClock> {
   driver: ModbusDriver;
   store: TagStore;
-  clock: ManualClock;
+  clock: C;
   logs: ReturnType<typeof captureLogs>;
   config: ModbusDriverConfig;
 }
 
-/** Builds a driver named `Dev` (not started) from a partial config. */
+/**
+ * Builds a driver named `Dev` (not started) from a partial config, on a manual clock. The
+ * store's staleness sweep is not started: call `store.start()` (and stop it) to test it.
+ */
+export function modbusSubject(
+  input: Record<string, unknown>,
+  options?: ModbusDriverOptions,
+): ModbusSubject;
+/** The same on `clock` (e.g. the system clock for a real-time test); the sweep interval too. */
+export function modbusSubject<C extends Clock>(
+  input: Record<string, unknown>,
+  options: ModbusDriverOptions,
+  timing: { clock: C; staleSweepIntervalMs?: number },
+): ModbusSubject<C>;
 export function modbusSubject(
   input: Record<string, unknown>,
   options: ModbusDriverOptions = {},
-): ModbusSubject {
-  const clock = new ManualClock();
-  const store = new TagStore({ clock });
+  timing: { clock?: Clock; staleSweepIntervalMs?: number } = {},
+): ModbusSubject<Clock> {
+  const clock = timing.clock ?? new ManualClock();
+  const store = new TagStore({
+    clock,
+    ...(timing.staleSweepIntervalMs !== undefined
+      ? { staleSweepIntervalMs: timing.staleSweepIntervalMs }
+      : {}),
+  });
   const logs = captureLogs();
   const config = modbusDriverSchema.parse({ type: 'modbus', name: 'Dev', ...input });
   const driver = new ModbusDriver(

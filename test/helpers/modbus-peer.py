@@ -28,14 +28,19 @@ import threading
 import types
 
 
-def install_serial_asyncio_shim():
-    """pymodbus.server imports serial_asyncio (python3-serial-asyncio), which Debian ships
-    separately; when it is missing, a minimal create_serial_connection on pyserial stands in."""
-    try:
-        import serial_asyncio  # noqa: F401
-        return
-    except ImportError:
-        pass
+def install_serial_transport():
+    """pymodbus.server gets its serial transport from serial_asyncio (python3-serial-asyncio).
+    The peer always puts this minimal one on pyserial in its place, installed or not:
+
+    - Debian ships python3-serial-asyncio separately, only recommended by python3-pymodbus, so
+      whether it is there depends on how pymodbus was installed (CI installs without recommends).
+    - serial_asyncio 0.6 sets the port's timeouts after opening it, and each such change makes
+      pyserial write the whole termios again. A pseudo-terminal keeps no parity (Linux drops
+      PARENB), so that second write asks for parity alone and the kernel refuses it with EINVAL
+      (seen on 6.18). pymodbus 3.0 logs that at debug level and serves nothing: the peer said
+      "listening" and the driver's requests went unanswered. This transport configures the port
+      once, in the constructor, where the speed changes too and the kernel accepts the rest.
+    """
     import serial
 
     class SerialTransport(asyncio.Transport):
@@ -80,7 +85,7 @@ def install_serial_asyncio_shim():
     sys.modules["serial_asyncio"] = module
 
 
-install_serial_asyncio_shim()
+install_serial_transport()
 
 from pymodbus.datastore import (  # noqa: E402
     ModbusSequentialDataBlock,
@@ -147,6 +152,12 @@ async def main():
             timeout=0,
         )
         await server.start()
+        # pymodbus 3.0 swallows most failures to open the port (logged at debug level) and
+        # would serve nothing: say so and exit instead of claiming to listen.
+        if server.transport is None:
+            sys.stderr.write(f"cannot open {args.rtu}: see pymodbus's debug log\n")
+            sys.stderr.flush()
+            os._exit(1)
         emit({"event": "listening", "device": args.rtu})
     else:
         server = ModbusTcpServer(

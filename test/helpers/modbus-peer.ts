@@ -91,6 +91,19 @@ export class ModbusPeer {
     await done;
   }
 
+  /**
+   * Stops the server process (SIGSTOP): its sockets and serial port stay open, nothing answers,
+   * like a device that hangs. Call {@link resume} (or {@link kill}) before the test ends.
+   */
+  pause(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGSTOP');
+  }
+
+  /** Lets a paused server run again (SIGCONT). Harmless when it is not paused or is gone. */
+  resume(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGCONT');
+  }
+
   /** Kills the server and waits until it and its pipes are gone. */
   async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');

@@ -646,6 +646,65 @@ test('defining a written tag later gives it the staleness setting', async (t) =>
   await store.stop();
 });
 
+// The refresh bound a polling driver declares (refreshBoundMs).
+
+test('a Good tag turns Stale after its refreshBoundMs, with no staleAfterMs', async (t) => {
+  const { clock, store } = setup({ staleSweepIntervalMs: 100 });
+  store.define([{ fullTagId: 'Poll/A', refreshBoundMs: 1500 }]);
+  t.is(store.staleLimitMs('Poll/A'), 1500);
+  await store.start();
+  store.write([good('Poll/A', 5)]);
+  clock.advance(1499);
+  t.is(store.get('Poll/A')?.quality, 'Good');
+  clock.advance(1);
+  t.deepEqual(store.get('Poll/A'), {
+    fullTagId: 'Poll/A',
+    utcTimestamp: iso(t0),
+    quality: 'Stale',
+    value: 5,
+    reason: 'NoUpdate',
+    message:
+      'No update for 1500 ms, longer than its driver takes to refresh it while the device answers.',
+  });
+  await store.stop();
+});
+
+test('staleAfterMs and refreshBoundMs: the smaller applies', async (t) => {
+  const { clock, store } = setup({ staleSweepIntervalMs: 100 });
+  store.define([
+    { fullTagId: 'Tighter', staleAfterMs: 500, refreshBoundMs: 1500 },
+    { fullTagId: 'Looser', staleAfterMs: 5000, refreshBoundMs: 1500 },
+    { fullTagId: 'Equal', staleAfterMs: 1500, refreshBoundMs: 1500 },
+  ]);
+  t.deepEqual(
+    ['Tighter', 'Looser', 'Equal', 'Unknown'].map((id) => store.staleLimitMs(id)),
+    [500, 1500, 1500, undefined],
+  );
+  await store.start();
+  store.write([good('Tighter', 1), good('Looser', 2), good('Equal', 3)]);
+  clock.advance(500);
+  t.is(store.get('Tighter')?.message, 'No update for 500 ms.');
+  t.is(store.get('Looser')?.quality, 'Good');
+  clock.advance(1000);
+  t.is(store.get('Looser')?.quality, 'Stale');
+  t.regex(store.get('Looser')?.message ?? '', /longer than its driver takes/);
+  t.is(store.get('Equal')?.message, 'No update for 1500 ms.', 'the profile’s setting is named');
+  await store.stop();
+});
+
+test('defining a tag again replaces its refresh bound', async (t) => {
+  const { clock, store } = setup({ staleSweepIntervalMs: 100 });
+  store.define([{ fullTagId: 'A', refreshBoundMs: 300 }]);
+  // E.g. the driver restarted with another configuration: no bound any more.
+  store.define([{ fullTagId: 'A' }]);
+  t.is(store.staleLimitMs('A'), undefined);
+  await store.start();
+  store.write([good('A', 1)]);
+  clock.advance(10_000);
+  t.is(store.get('A')?.quality, 'Good');
+  await store.stop();
+});
+
 test('nothing turns Stale before start() nor after stop()', async (t) => {
   const { clock, store } = staleSetup();
   store.write([good('Boiler/Temp', 70)]);

@@ -130,9 +130,12 @@ export class ModbusConnection {
     });
   }
 
-  /** Closes the stream; pending requests fail as `closed`. Idempotent. */
-  async close(): Promise<void> {
-    if (!this.closed) this.shutDown(new ModbusRequestError('closed', 'The connection was closed.'));
+  /**
+   * Closes the stream; pending requests fail as `closed` with `reason` as their message
+   * (default: `The connection was closed.`). Idempotent.
+   */
+  async close(reason = 'The connection was closed.'): Promise<void> {
+    if (!this.closed) this.shutDown(new ModbusRequestError('closed', reason));
     await this.stream?.close();
   }
 

@@ -1,9 +1,13 @@
 /**
  * The Modbus driver against Debian's python3-pymodbus server (an implementation independent of
  * modbus-serial, zero-based addressing): over TCP, and as RTU on a socat pseudo-terminal pair.
- * Register contents are encoded by pymodbus's own payload builder.
+ * Register contents are encoded by pymodbus's own payload builder. A server stopped with SIGSTOP
+ * is a device that hangs with its connection (or serial line) still open.
  */
 import test, { type ExecutionContext } from 'ava';
+import { pollRefreshBoundMs } from '../../../drivers/driver.js';
+import { systemClock } from '../../../src/clock.js';
+import type { Sample } from '../../../src/tags/sample.js';
 import type { TagStore } from '../../../src/tags/tag-store.js';
 import {
   expectedText,
@@ -224,4 +228,132 @@ rtuTest('RTU: a serial line that goes away turns the tags Unavailable', async (t
   await until(() => quality(store, 'Dev/A') === 'Unavailable', 'the tag is Unavailable');
   t.is(store.require('Dev/A').reason, 'Disconnected');
   t.is(driver.status().state, 'Reconnecting');
+});
+
+/** Five tags in five blocks (further apart than maxGap); register a holds a + 1. */
+const silentTags = [0, 100, 200, 300, 400].map((address, index) => ({
+  name: `S${index + 1}`,
+  table: 'holdingRegister',
+  address,
+}));
+const silentIds = silentTags.map((tag) => `Dev/${tag.name}`);
+const silentData: PeerData = { hr: Array.from({ length: 401 }, (_, address) => address + 1) };
+const silentPoll = { pollIntervalMs: 500, timeoutMs: 500 };
+/** The refresh bound the driver declares: max(3 × 500, 500 + 500) ms. */
+const silentBound = pollRefreshBoundMs(silentPoll.pollIntervalMs, silentPoll.timeoutMs);
+
+/**
+ * On the real clock, with the store's sweep running: reads the five tags, stops the peer, and
+ * checks that every tag leaves Good within the refresh bound (plus as much again as room for a
+ * busy machine), then that the driver's own verdict, Bad (Timeout) or Unavailable, replaces any
+ * Stale. Returns the store, for what the caller checks after resuming the peer.
+ */
+async function stopAnswering(
+  t: ExecutionContext,
+  peer: ModbusPeer,
+  transport: Record<string, unknown>,
+): Promise<TagStore> {
+  const { driver, store } = modbusSubject(
+    {
+      transport,
+      ...silentPoll,
+      reconnectDelayMs: 100,
+      maxReconnectDelayMs: 1000,
+      tags: silentTags,
+    },
+    {},
+    { clock: systemClock, staleSweepIntervalMs: 50 },
+  );
+  t.teardown(() => store.stop());
+  t.teardown(() => driver.stop());
+  await store.start();
+  t.is(store.staleLimitMs(silentIds[0] as string), undefined, 'not defined before the start');
+  // Real time of each tag's last Good write, and of the first other sample after the pause.
+  const lastGood = new Map<string, number>();
+  const leftGood = new Map<string, { at: number; sample: Sample }>();
+  let paused = false;
+  store.subscribe((updates) => {
+    const now = performance.now();
+    for (const { sample } of updates) {
+      if (sample.quality === 'Good') {
+        // An answer already on its way when the peer stopped: the clock starts again.
+        lastGood.set(sample.fullTagId, now);
+        leftGood.delete(sample.fullTagId);
+      } else if (paused && !leftGood.has(sample.fullTagId))
+        leftGood.set(sample.fullTagId, { at: now, sample });
+    }
+  });
+  await driver.start();
+  t.is(store.staleLimitMs(silentIds[0] as string), silentBound);
+  await until(
+    () => silentIds.every((id) => quality(store, id) === 'Good'),
+    'every tag is Good',
+    20_000,
+  );
+  t.deepEqual(
+    silentIds.map((id) => store.require(id).value),
+    [1, 101, 201, 301, 401],
+  );
+
+  peer.pause();
+  paused = true;
+  await until(() => silentIds.every((id) => leftGood.has(id)), 'every tag has left Good', 20_000);
+  for (const id of silentIds) {
+    const left = leftGood.get(id) as { at: number; sample: Sample };
+    const after = Math.round(left.at - (lastGood.get(id) as number));
+    t.log(`${id}: ${left.sample.quality} (${left.sample.reason}) ${after} ms after its last Good`);
+    t.true(
+      after <= 2 * silentBound,
+      `${id} left Good ${after} ms after its last Good value (bound ${silentBound} ms): ${left.sample.quality} ${left.sample.reason}`,
+    );
+  }
+  await until(
+    () =>
+      silentIds.every((id) => {
+        const sample = store.get(id);
+        return (
+          (sample?.quality === 'Bad' && sample.reason === 'Timeout') ||
+          sample?.quality === 'Unavailable'
+        );
+      }),
+    'every tag is Bad (Timeout) or Unavailable',
+    20_000,
+  );
+  t.true(silentIds.every((id) => store.require(id).value === undefined));
+  return store;
+}
+
+peerTest(
+  'TCP: a server that stops answering with its connection open: no tag stays Good',
+  async (t) => {
+    const peer = await ModbusPeer.start({ kind: 'tcp' }, silentData);
+    // SIGCONT before the kill, whatever happened: no stopped process is left behind.
+    t.teardown(() => peer.kill());
+    t.teardown(() => peer.resume());
+    const store = await stopAnswering(t, peer, {
+      kind: 'tcp',
+      host: '127.0.0.1',
+      port: peer.port,
+    });
+    peer.resume();
+    await until(
+      () => silentIds.every((id) => quality(store, id) === 'Good'),
+      'every tag is Good again',
+      20_000,
+    );
+    t.deepEqual(
+      silentIds.map((id) => store.require(id).value),
+      [1, 101, 201, 301, 401],
+    );
+  },
+);
+
+rtuTest('RTU: a device that falls silent on an open line: no tag stays Good', async (t) => {
+  const dir = await tempDir(t);
+  const pair = await PtyPair.open(dir);
+  t.teardown(() => pair.close());
+  const peer = await ModbusPeer.start({ kind: 'rtu', device: pair.device }, silentData);
+  t.teardown(() => peer.kill());
+  t.teardown(() => peer.resume());
+  await stopAnswering(t, peer, { kind: 'rtu', path: pair.host });
 });

@@ -161,6 +161,23 @@ test('tags turn Stale after staleAfterMs without a scan, and Good at the next sc
   await store.stop();
 });
 
+test('the simulator declares three scans as each tag’s refresh bound', async (t) => {
+  for (const [staleAfterMs, limit] of [
+    [undefined, 1500],
+    [1000, 1000],
+    [60_000, 1500],
+  ] as const) {
+    const { store, driver } = setup({
+      scanIntervalMs: 500,
+      ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
+      tags: [{ name: 'A', kind: 'counter' }],
+    });
+    await driver.start();
+    t.is(store.staleLimitMs('Sim/A'), limit, `staleAfterMs ${staleAfterMs}`);
+    await driver.stop();
+  }
+});
+
 test('scans follow scanIntervalMs in real time', async (t) => {
   const store = new TagStore();
   const driver = createSimulatorDriver(
