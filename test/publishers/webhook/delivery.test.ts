@@ -294,9 +294,11 @@ test('real time: the waits before attempts 2 and 3 last at least 1 s and 2 s', a
   ];
   t.true(second - first >= 1_000, `${second - first} ms before attempt 2`);
   t.true(third - second >= 2_000, `${third - second} ms before attempt 3`);
-  // And not much more: the waits are 1 s and 2 s, not a backoff of got's own.
-  t.true(second - first < 1_500, `${second - first} ms before attempt 2`);
-  t.true(third - second < 2_500, `${third - second} ms before attempt 3`);
+  // And not much more: the waits are 1 s and 2 s, not a backoff of got's own (which would also
+  // show as more requests). Room for a loaded machine (2.1 s seen for the 1 s wait); the exact
+  // waits are proven on the manual clock.
+  t.true(second - first < 3_000, `${second - first} ms before attempt 2`);
+  t.true(third - second < 4_500, `${third - second} ms before attempt 3`);
   t.true(outcome.endedAt - outcome.startedAt >= 3_000);
 });
 
