@@ -225,8 +225,11 @@ export class RequestError extends TagdError {
       | 'query-too-large'
       | 'unsupported-media-type'
       | 'method-not-allowed'
-      | 'not-implemented',
-    status: 400 | 413 | 415 | 405 | 501,
+      | 'not-implemented'
+      | 'headers-too-large'
+      | 'request-timeout'
+      | 'expectation-failed',
+    status: 400 | 413 | 415 | 405 | 501 | 431 | 408 | 417,
     message: string,
   ) {
     super(code, status, message);
@@ -284,6 +287,18 @@ export const errorCodes = {
     meaning: 'The HTTP method is not one the API knows (e.g. PROPFIND).',
   },
   'not-found': { status: 404, meaning: 'No such route or resource.' },
+  'headers-too-large': {
+    status: 431,
+    meaning: 'The request headers are over 16 KiB; the connection is closed.',
+  },
+  'request-timeout': {
+    status: 408,
+    meaning: 'The request did not arrive in time; the connection is closed.',
+  },
+  'expectation-failed': {
+    status: 417,
+    meaning: 'The Expect header asks for something other than 100-continue.',
+  },
   'profile-not-found': { status: 500, meaning: 'The profile file was not found.' },
   'profile-corrupt': { status: 500, meaning: 'The profile file is not valid JSON.' },
   'profile-invalid': { status: 400, meaning: 'The profile breaks the schema.' },

@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { version } from '../src/version.js';
-import { repoRoot, startTagd } from './helpers/tagd-process.js';
+import { logWaitMs, repoRoot, startTagd } from './helpers/tagd-process.js';
 import { tempDir } from './helpers/temp-dir.js';
 
 const demoProfile = join(repoRoot, 'config/demo.json');
+// Tests that wait for 'tagd ready' may take long on a loaded box (see logWaitMs); ava's own
+// inactivity timeout (60 s) must not end them first.
+const startTestMs = logWaitMs + 60_000;
 
 test('tagd version prints the package version', async (t) => {
   const run = startTagd(['version']);
@@ -105,6 +108,7 @@ test('a truncated profile is reported with its line and never overwritten', asyn
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`tagd start serves the demo profile and ${signal} stops it cleanly within 10 s`, async (t) => {
+    t.timeout(startTestMs);
     const folder = await tempDir(t);
     const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
       env: { TAGD_STATE_DIR: join(folder, 'state') },
@@ -121,7 +125,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-test('the built command (node dist/src/cli.js) starts the demo profile', async (t) => {
+// Serial (ava runs serial tests before the others of the file): the build costs many seconds
+// of CPU, which the tests waiting for 'tagd ready' should not have to share.
+test.serial('the built command (node dist/src/cli.js) starts the demo profile', async (t) => {
+  t.timeout(startTestMs + 180_000);
   // Build into a throwaway copy so the test neither needs nor disturbs the repository's dist/.
   const folder = await tempDir(t);
   for (const entry of [
@@ -139,6 +146,9 @@ test('the built command (node dist/src/cli.js) starts the demo profile', async (
     join(repoRoot, 'node_modules/typescript/bin/tsc'),
     '-p',
     join(folder, 'tsconfig.build.json'),
+    // Emit only: CI type-checks before the tests (npx tsc --noEmit), and checking here again
+    // doubled the build's CPU (17 s against 8 s here).
+    '--noCheck',
   ]);
   const entry = join(folder, 'dist/src/cli.js');
   const versionRun = startTagd(['version'], { entry, cwd: folder });
@@ -166,6 +176,7 @@ test('an unknown command prints usage and exits 2', async (t) => {
 });
 
 test('tagd start --demo runs a copy of the demo profile and never writes the committed one', async (t) => {
+  t.timeout(startTestMs);
   const folder = await tempDir(t);
   const before = await readFile(demoProfile, 'utf8');
   const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {

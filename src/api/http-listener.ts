@@ -2,10 +2,18 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { ListenerError } from '../errors.js';
-import { bindServer, closeServer, serverUrl } from './server-lifecycle.js';
+import {
+  bindServer,
+  type ConnectionLimits,
+  closeServer,
+  guardRequests,
+  serverOptions,
+  serverUrl,
+  watchServer,
+} from './server-lifecycle.js';
 
-/** Options of {@link HttpListener}. */
-export interface HttpListenerOptions {
+/** Options of {@link HttpListener}; the connection limits default as in {@link ConnectionLimits}. */
+export interface HttpListenerOptions extends ConnectionLimits {
   /** Address to bind, e.g. `127.0.0.1`. */
   host: string;
   /** TCP port; 0 picks a free one. */
@@ -43,11 +51,8 @@ export class HttpListener {
         'plain HTTP on a non-loopback address: credentials cross the network in clear',
       );
     }
-    const server = createServer(
-      { requestTimeout: 30_000, headersTimeout: 10_000 },
-      this.options.handler,
-    );
-    server.keepAliveTimeout = 5_000;
+    const server = createServer(serverOptions(this.options), guardRequests(this.options.handler));
+    watchServer(server, this.options, logger);
     await bindServer(server, host, port, 'HTTP');
     this.server = server;
     logger.info({ url: this.url() }, 'API listening');

@@ -3,10 +3,18 @@ import { createServer, type Server } from 'node:https';
 import type { SecureVersion } from 'node:tls';
 import type { Logger } from 'pino';
 import { loadHttpsCredentials } from './https-credentials.js';
-import { bindServer, closeServer, serverUrl } from './server-lifecycle.js';
+import {
+  bindServer,
+  type ConnectionLimits,
+  closeServer,
+  guardRequests,
+  serverOptions,
+  serverUrl,
+  watchServer,
+} from './server-lifecycle.js';
 
-/** Options of {@link HttpsListener}. */
-export interface HttpsListenerOptions {
+/** Options of {@link HttpsListener}; the connection limits default as in {@link ConnectionLimits}. */
+export interface HttpsListenerOptions extends ConnectionLimits {
   /** Address to bind, e.g. `0.0.0.0` for every IPv4 interface. */
   host: string;
   /** TCP port; 0 picks a free one. */
@@ -19,6 +27,11 @@ export interface HttpsListenerOptions {
   keyPassphrase?: string;
   /** Oldest TLS version accepted. Default: `TLSv1.2`. */
   minVersion?: 'TLSv1.2' | 'TLSv1.3';
+  /**
+   * A client that has not completed the TLS handshake within this time is disconnected, ms.
+   * Default 10000 (node's own default is 120 s, long enough for idle sockets to fill the cap).
+   */
+  handshakeTimeoutMs?: number;
   /** Request handler, e.g. `app.callback()`. */
   handler: RequestListener;
   logger: Logger;
@@ -50,11 +63,17 @@ export class HttpsListener {
     const minVersion: SecureVersion = this.options.minVersion ?? 'TLSv1.2';
     const { credentials, expires } = await this.loadCredentials(minVersion);
     const server = createServer(
-      { ...credentials, minVersion, requestTimeout: 30_000, headersTimeout: 10_000 },
-      this.options.handler,
+      {
+        ...credentials,
+        minVersion,
+        handshakeTimeout: this.options.handshakeTimeoutMs ?? 10_000,
+        ...serverOptions(this.options),
+      },
+      guardRequests(this.options.handler),
     );
-    server.keepAliveTimeout = 5_000;
-    // A failed handshake (scanner, untrusted client, plain HTTP on the port) only ends that socket.
+    watchServer(server, this.options, logger);
+    // A failed or timed-out handshake (scanner, untrusted client, plain HTTP on the port, a
+    // client that never speaks) only ends that socket.
     server.on('tlsClientError', (error, socket) => {
       logger.debug({ err: error, remoteAddress: socket.remoteAddress }, 'TLS handshake failed');
     });

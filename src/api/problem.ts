@@ -26,14 +26,29 @@ export const problemMediaType = 'application/problem+json';
  */
 export function problemFor(error: unknown, instance: string): ProblemDocument {
   const known = error instanceof TagdError ? error : new InternalError();
+  const { type, title, status, detail, code } = problemOf(known);
   return {
-    type: `urn:tagd:problem:${known.code}`,
-    title: titleOf(known.status),
-    status: known.status,
-    detail: known.message,
+    type,
+    title,
+    status,
+    detail,
     instance,
-    code: known.code,
+    code,
     ...(known instanceof ValidationError ? { errors: [...known.errors] } : {}),
+  };
+}
+
+/**
+ * The problem document of an error raised before any route saw the request (a malformed
+ * request line, headers over the limit): no `instance`, since no path was read.
+ */
+export function problemOf(error: TagdError): Omit<ProblemDocument, 'instance' | 'errors'> {
+  return {
+    type: `urn:tagd:problem:${error.code}`,
+    title: titleOf(error.status),
+    status: error.status,
+    detail: error.message,
+    code: error.code,
   };
 }
 
@@ -100,15 +115,19 @@ const titles: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  417: 'Expectation Failed',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   501: 'Not Implemented',
   503: 'Service Unavailable',
 };
 
-function titleOf(status: number): string {
+/** The reason phrase of an HTTP status, e.g. `Not Found`; `Error` for one tagd never answers. */
+export function titleOf(status: number): string {
   return titles[status] ?? 'Error';
 }

@@ -1,9 +1,187 @@
 /**
- * What the HTTP and HTTPS listeners share: binding a server with a clear error, closing it
- * gracefully, and naming the bound address.
+ * What the HTTP and HTTPS listeners share: binding a server with a clear error, its connection
+ * limits, answering what node refuses before any route runs, closing it gracefully, and naming
+ * the bound address.
  */
-import type { Server } from 'node:http';
-import { ListenerError } from '../errors.js';
+import {
+  type IncomingMessage,
+  maxHeaderSize,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { ListenerError, RequestError } from '../errors.js';
+import { problemFor, problemMediaType, problemOf } from './problem.js';
+
+/** Connection limits of a listener (profile `server.http` / `server.https`). */
+export interface ConnectionLimits {
+  /** Most connections open at once; further ones are closed on arrival. Default 256. */
+  maxConnections?: number;
+  /** Time a client has to send the request headers, ms. Default 10000. */
+  headersTimeoutMs?: number;
+  /** Time a client has to send the whole request, ms. Default 30000. */
+  requestTimeoutMs?: number;
+}
+
+/** Node server options for `limits`; {@link watchServer} applies the rest once created. */
+export function serverOptions(limits: ConnectionLimits): ServerOptions {
+  const headersTimeout = limits.headersTimeoutMs ?? 10_000;
+  const requestTimeout = limits.requestTimeoutMs ?? 30_000;
+  return {
+    headersTimeout,
+    requestTimeout,
+    // Node checks these timeouts only every connectionsCheckingInterval (30 s by default), so a
+    // short timeout would be overrun by up to 30 s; half the shorter one keeps the overrun small.
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeout / 2))),
+    // Node would answer a missing Host with a bare 400; {@link guardRequests} answers a problem.
+    requireHostHeader: false,
+  };
+}
+
+/**
+ * Wraps the app's handler with what node checks itself when left to it, answered as problem
+ * documents instead of bare statuses: an HTTP/1.1 request without a Host header (RFC 9112
+ * §3.2) gets 400 and the connection closes.
+ */
+export function guardRequests(handler: RequestListener): RequestListener {
+  return (request, response) => {
+    if (request.httpVersionMajor === 1 && request.httpVersionMinor === 1 && !request.headers.host) {
+      answerEarly(
+        request,
+        response,
+        new RequestError('bad-request', 400, 'An HTTP/1.1 request needs a Host header.'),
+      );
+      return;
+    }
+    handler(request, response);
+  };
+}
+
+// A problem answered with node's response object, before the app: no body read, so close.
+function answerEarly(
+  request: IncomingMessage,
+  response: ServerResponse,
+  error: RequestError,
+): void {
+  const path = (request.url ?? '/').split('?')[0] ?? '/';
+  const body = JSON.stringify(problemFor(error, path.slice(0, 300)));
+  response.shouldKeepAlive = false;
+  response.writeHead(error.status, {
+    'Content-Type': problemMediaType,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  });
+  response.end(body);
+}
+
+/**
+ * Sets the connection cap and keep-alive, logs refused connections, and answers the requests
+ * node refuses before the app sees them (see {@link answerClientError}).
+ */
+export function watchServer(server: Server, limits: ConnectionLimits, logger: Logger): void {
+  server.maxConnections = limits.maxConnections ?? 256;
+  server.keepAliveTimeout = 5_000;
+  // Once per start at warn, so an operator learns the cap is hit without a line per connection.
+  let warned = false;
+  server.on('drop', (data) => {
+    const fields = { remoteAddress: data?.remoteAddress, maxConnections: server.maxConnections };
+    if (warned) {
+      logger.debug(fields, 'connection refused: too many open connections');
+    } else {
+      warned = true;
+      logger.warn(fields, 'connection refused: too many open connections (further ones at debug)');
+    }
+  });
+  server.on('clientError', (error: Error & { code?: string }, socket: Duplex) =>
+    answerClientError(error, socket, logger),
+  );
+  // Only `Expect: 100-continue` means something to node; it would answer any other bare 417.
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    answerEarly(
+      request,
+      response,
+      new RequestError(
+        'expectation-failed',
+        417,
+        `The expectation '${String(request.headers.expect).slice(0, 100)}' is not supported; only 100-continue is.`,
+      ),
+    ),
+  );
+}
+
+/**
+ * Answers a request node's HTTP parser refused, or one that timed out, with a problem document
+ * instead of node's bare status line: 431 `headers-too-large` for headers over the limit, 408
+ * `request-timeout`, 400 `bad-request` for anything else unparsable. Written only while the
+ * socket is writable and no response has started on it (else the bytes would corrupt that
+ * response); the connection is closed either way, as the parser cannot resynchronise.
+ */
+export function answerClientError(
+  error: Error & { code?: string },
+  socket: Duplex,
+  logger: Logger,
+): void {
+  // The HTTPS server reports its TLS failures (handshake timeout, bad hello) here too, and
+  // leaves closing the socket to this listener: no HTTP can be spoken on it.
+  const http = error.code?.startsWith('HPE_') || error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  if (!http) {
+    socket.destroy();
+    return;
+  }
+  logger.debug(
+    { code: error.code, remoteAddress: (socket as { remoteAddress?: string }).remoteAddress },
+    'request refused before routing',
+  );
+  // node's own condition: the response in flight on this socket (keep-alive) has sent nothing.
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const problem = problemOf(clientErrorOf(error));
+  const body = JSON.stringify(problem);
+  const head = [
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? problem.title}`,
+    `Content-Type: ${problemMediaType}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+  ].join('\r\n');
+  // Destroyed once written: waiting for the client to close would let it hold the slot. A
+  // client that does not read at all cannot hold it either: the answer is dropped after 5 s.
+  const stuck = setTimeout(() => socket.destroy(), 5_000);
+  stuck.unref();
+  socket.once('close', () => clearTimeout(stuck));
+  socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
+}
+
+function clientErrorOf(error: Error & { code?: string }): RequestError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new RequestError(
+        'headers-too-large',
+        431,
+        `The request headers are over the limit of ${maxHeaderSize / 1024} KiB.`,
+      );
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new RequestError(
+        'request-timeout',
+        408,
+        'The request did not arrive completely in time; the connection is closed.',
+      );
+    default:
+      return new RequestError(
+        'bad-request',
+        400,
+        `The request is not valid HTTP/1.1${error.code ? ` (${error.code})` : ''}.`,
+      );
+  }
+}
 
 /**
  * Binds `server` to host:port.

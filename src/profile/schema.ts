@@ -11,6 +11,50 @@ import { queryLimitsSchema } from '../queries/query-limits.js';
 import { tagPathProblem } from '../tags/tag-path.js';
 import { secret } from './secret-fields.js';
 
+/**
+ * Limits both listeners share. A connection over `maxConnections` is closed at once (the open
+ * ones keep working); a client that has not sent its headers, or the whole request, in time gets
+ * 408 and is disconnected, so idle or slow connections cannot hold the slots.
+ */
+function connectionLimits(maxConnections: number) {
+  return {
+    maxConnections: z
+      .int()
+      .min(1)
+      .max(65_535)
+      .default(maxConnections)
+      .describe('Most connections open at once; further ones are closed on arrival.'),
+    headersTimeoutMs: z
+      .int()
+      .min(100)
+      .max(600_000)
+      .default(10_000)
+      .describe(
+        'Time a client has to send the request headers, from its first byte or connect, ms.',
+      ),
+    requestTimeoutMs: z
+      .int()
+      .min(100)
+      .max(3_600_000)
+      .default(30_000)
+      .describe('Time a client has to send the whole request (headers and body), ms.'),
+  };
+}
+
+// Node refuses a headers timeout longer than the request timeout; say so at the profile check.
+function headersWithinRequest(
+  listener: { headersTimeoutMs: number; requestTimeoutMs: number },
+  context: z.RefinementCtx,
+): void {
+  if (listener.headersTimeoutMs > listener.requestTimeoutMs) {
+    context.addIssue({
+      code: 'custom',
+      path: ['headersTimeoutMs'],
+      message: 'must not be longer than requestTimeoutMs',
+    });
+  }
+}
+
 const httpListenerSchema = z
   .strictObject({
     host: z
@@ -23,7 +67,9 @@ const httpListenerSchema = z
       .boolean()
       .default(false)
       .describe('Permit plain HTTP on a non-loopback address (passwords would cross the network).'),
+    ...connectionLimits(256),
   })
+  .superRefine(headersWithinRequest)
   .describe('Plain HTTP listener for apps on the same host.');
 
 const httpsListenerSchema = z
@@ -53,7 +99,17 @@ const httpsListenerSchema = z
       .enum(['TLSv1.2', 'TLSv1.3'])
       .default('TLSv1.2')
       .describe('Oldest TLS version accepted.'),
+    handshakeTimeoutMs: z
+      .int()
+      .min(100)
+      .max(120_000)
+      .default(10_000)
+      .describe(
+        'A client that has not completed the TLS handshake within this time is disconnected, ms.',
+      ),
+    ...connectionLimits(256),
   })
+  .superRefine(headersWithinRequest)
   .describe('HTTPS listener for the plant network. Absent: no HTTPS listener.');
 
 const serverSchema = z

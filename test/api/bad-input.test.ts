@@ -4,9 +4,10 @@
  * 2xx), no body may show a stack or a file path, and the daemon must still answer afterwards.
  *
  * Requests that break HTTP itself (a bad request line, a header without a colon, conflicting
- * lengths) are sent over a raw socket: Node's parser answers most of them with a bare 400 (or
- * 413/431/417) without a body before they reach the app, and CONNECT is closed without an
- * answer because tagd has no proxy. Those are counted apart and must never be 2xx or 5xx.
+ * lengths) are sent over a raw socket: Node's parser refuses most of them before they reach
+ * the app, and the listener answers them as problem documents without `instance` (400, or 431
+ * for headers over 16 KiB) and closes; CONNECT is closed without an answer because tagd has no
+ * proxy. Those are counted apart and must never be 2xx or 5xx, nor a bare status.
  *
  * Two kinds of input this suite found answering 5xx (a body whose Content-Encoding does not
  * decode; methods the router does not know) were fixed and keep their own tests at the end.
@@ -1342,7 +1343,12 @@ function leaks(body: string, stateDir: string): string[] {
 }
 
 /** Why an answer is not an acceptable problem document; undefined when it is. */
-function problemFault(answer: Answer, method: string, stateDir: string): string | undefined {
+function problemFault(
+  answer: Answer,
+  method: string,
+  stateDir: string,
+  beforeRouting = false,
+): string | undefined {
   if (answer.status < 400 || answer.status > 499) return `status ${answer.status}`;
   const type = String(answer.headers['content-type'] ?? '');
   if (!type.startsWith('application/problem+json')) return `content-type '${type}'`;
@@ -1360,15 +1366,23 @@ function problemFault(answer: Answer, method: string, stateDir: string): string 
   if (known === undefined) return `code '${code}' is not in errorCodes`;
   if (known.status !== answer.status) return `code '${code}' is documented as ${known.status}`;
   if (problem.type !== `urn:tagd:problem:${code}`) return `type '${String(problem.type)}'`;
-  for (const field of ['title', 'detail', 'instance'] as const) {
+  // Refused by the listener before any route read a path: no instance, and the socket closes.
+  const fields = beforeRouting
+    ? (['title', 'detail'] as const)
+    : (['title', 'detail', 'instance'] as const);
+  for (const field of fields) {
     if (typeof problem[field] !== 'string') return `no ${field}`;
   }
+  if (beforeRouting && answer.headers.connection !== 'close') return 'no Connection: close';
   const leaked = leaks(answer.body, stateDir);
   if (leaked.length > 0) return `body shows ${leaked.join(', ')}`;
   return undefined;
 }
 
-/** Statuses Node's own HTTP parser answers with, without a body, before the app sees anything. */
+/**
+ * Statuses of what Node's own HTTP parser refuses before the app sees anything; the listener
+ * answers them as problem documents without `instance` (src/api/server-lifecycle.ts).
+ */
 const nodeStatuses = new Set([400, 408, 413, 414, 417, 431]);
 
 /** Signs in as the initial admin and completes the required password change. */
@@ -1477,9 +1491,14 @@ test('over 1,000 malformed requests get 4xx problem documents and the daemon liv
     }
     const { answer } = result;
     if (answer.body === '' && !answer.headers['content-type']) {
-      // Node's parser refused it before the app: a bare status, no body.
-      if (nodeStatuses.has(answer.status)) rawCounts.node++;
-      else faults.push(`${label}: bare ${answer.status} from Node`);
+      faults.push(`${label}: bare ${answer.status} without a problem document`);
+      return;
+    }
+    if (!answer.body.includes('"instance"') && nodeStatuses.has(answer.status)) {
+      // Node's parser refused it before the app; the listener answered it.
+      rawCounts.node++;
+      const fault = problemFault(answer, 'GET', stateDir, true);
+      if (fault !== undefined) faults.push(`${label}: ${fault}: ${answer.body.slice(0, 200)}`);
       return;
     }
     rawCounts.app++;
@@ -1493,8 +1512,8 @@ test('over 1,000 malformed requests get 4xx problem documents and the daemon liv
       .join(', ')}`,
   );
   t.log(
-    `${raws.length} raw-socket requests: ${rawCounts.node} refused by Node's parser with a bare ` +
-      `4xx, ${rawCounts.app} reached the app, ${rawCounts.closed} closed without an answer (CONNECT)`,
+    `${raws.length} raw-socket requests: ${rawCounts.node} refused by Node's parser (a problem ` +
+      `document without instance), ${rawCounts.app} reached the app, ${rawCounts.closed} closed without an answer (CONNECT)`,
   );
   t.true(requests.length + raws.length >= 1_000, `only ${requests.length + raws.length} requests`);
   t.deepEqual(faults, [], `${faults.length} requests were not answered as required`);

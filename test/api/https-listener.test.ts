@@ -2,7 +2,7 @@ import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import type { SecureVersion } from 'node:tls';
+import { type SecureVersion, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import test, { type ExecutionContext } from 'ava';
 import { pino } from 'pino';
 import { createApp } from '../../src/api/app.js';
@@ -18,6 +18,7 @@ import {
 } from '../helpers/certificates.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { closed, getOn, openSocket, parseResponse, sendUntilClosed } from '../helpers/raw-http.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const silent = pino({ level: 'silent' });
@@ -374,6 +375,10 @@ test('the profile section server.https: defaults, required files, strict keys', 
     certFile: 'c.pem',
     keyFile: 'k.pem',
     minVersion: 'TLSv1.2',
+    handshakeTimeoutMs: 10_000,
+    maxConnections: 256,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
   });
   t.is(profileSchema.parse({}).server.https, undefined, 'no section, no HTTPS listener');
   const paths = (https: unknown) => {
@@ -385,6 +390,12 @@ test('the profile section server.https: defaults, required files, strict keys', 
     'server.https.minVersion',
   ]);
   t.deepEqual(paths({ certFile: 'c', keyFile: 'k', caFile: 'ca.pem' }), ['server.https']);
+  t.deepEqual(paths({ certFile: 'c', keyFile: 'k', handshakeTimeoutMs: 50 }), [
+    'server.https.handshakeTimeoutMs',
+  ]);
+  t.deepEqual(paths({ certFile: 'c', keyFile: 'k', maxConnections: 1.5 }), [
+    'server.https.maxConnections',
+  ]);
   t.deepEqual(paths({ certFile: 'c', keyFile: 'k', keyPassphrase: '' }), [
     'server.https.keyPassphrase',
   ]);
@@ -392,6 +403,72 @@ test('the profile section server.https: defaults, required files, strict keys', 
     server: { https: { certFile: 'c', keyFile: 'k', keyPassphrase: 'p' } },
   });
   t.deepEqual(secrets, [{ path: ['server', 'https', 'keyPassphrase'], value: 'p' }]);
+});
+
+/** A TLS connection to `url` trusting `ca`; resolves once the handshake is done. */
+function tlsSocket(url: string, ca: Buffer): Promise<TLSSocket> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: hostname, port: Number(port), ca, servername: 'localhost' });
+    socket.once('secureConnect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+test('a client that never starts the TLS handshake is closed after handshakeTimeoutMs', async (t) => {
+  const certificates = await makeCertificates(t);
+  const url = await started(t, listenerOn(certificates, { handshakeTimeoutMs: 300 }));
+  const began = performance.now();
+  const silent = await openSocket(url);
+  await closed(silent);
+  const elapsed = performance.now() - began;
+  t.true(elapsed >= 290, `closed after ${elapsed} ms, not before the timeout`);
+  // Generous: only a timeout that never fires (node's default is 120 s) should fail this.
+  t.true(elapsed < 60_000, `closed after ${elapsed} ms`);
+  // A client that does shake hands is served as usual.
+  t.is((await httpsRequest(`${url}/`, { ca: certificates.ca })).body, 'ok');
+});
+
+test('over TLS too, headers over 16 KiB get 431 and a garbage request line 400, as problem documents', async (t) => {
+  const certificates = await makeCertificates(t);
+  const url = await started(t, listenerOn(certificates));
+  const big = await tlsSocket(url, certificates.ca);
+  const tooLarge = parseResponse(
+    await sendUntilClosed(
+      big,
+      `GET / HTTP/1.1\r\nHost: localhost\r\nX-Filler: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+    ),
+  );
+  t.is(tooLarge.status, 431);
+  t.is(tooLarge.headers['content-type'], 'application/problem+json');
+  t.is(JSON.parse(tooLarge.body).code, 'headers-too-large');
+
+  const garbage = await tlsSocket(url, certificates.ca);
+  const bad = parseResponse(await sendUntilClosed(garbage, 'SPEAK FRIEND\r\n\r\n'));
+  t.is(bad.status, 400);
+  t.is(bad.headers.connection, 'close');
+  t.is(JSON.parse(bad.body).code, 'bad-request');
+});
+
+test('HTTPS connections over maxConnections are closed on arrival; the open ones keep working', async (t) => {
+  const certificates = await makeCertificates(t);
+  const url = await started(t, listenerOn(certificates, { maxConnections: 2 }));
+  const first = await tlsSocket(url, certificates.ca);
+  const second = await tlsSocket(url, certificates.ca);
+  t.teardown(() => {
+    first.destroy();
+    second.destroy();
+  });
+  t.is((await getOn(first, '/')).body, 'ok');
+  t.is((await getOn(second, '/')).body, 'ok');
+  const third = await openSocket(url);
+  t.is(await sendUntilClosed(third, 'anything'), '', 'closed without a byte');
+  await t.throwsAsync(() => tlsSocket(url, certificates.ca), undefined, 'no handshake either');
+  t.is((await getOn(first, '/')).body, 'ok', 'the first connection still works');
+  t.is((await getOn(second, '/')).body, 'ok', 'the second too');
 });
 
 const demoProfile = new URL('../../config/demo.json', import.meta.url);
@@ -488,6 +565,27 @@ test('certificate paths in the profile are relative to the profile folder', asyn
   await daemon.start();
   const response = await httpsRequest(`${daemon.httpsUrl()}/healthz`, { ca: certificates.ca });
   t.is(response.status, 200);
+});
+
+test('the daemon applies handshakeTimeoutMs and maxConnections from the profile', async (t) => {
+  const certificates = await makeCertificates(t);
+  const { daemon } = await daemonWithHttps(t, {
+    host: '127.0.0.1',
+    port: 0,
+    certFile: certificates.certFile,
+    keyFile: certificates.keyFile,
+    handshakeTimeoutMs: 300,
+    maxConnections: 1,
+  });
+  await daemon.start();
+  const url = daemon.httpsUrl() as string;
+  const began = performance.now();
+  const silent = await openSocket(url);
+  // The one slot is taken by the silent client: another is refused at once.
+  const refused = await openSocket(url);
+  t.is(await sendUntilClosed(refused, 'x'), '');
+  await closed(silent);
+  t.true(performance.now() - began >= 290, 'the silent one went at the handshake timeout');
 });
 
 test('a wrong passphrase stops the daemon start-up and leaves nothing running', async (t) => {

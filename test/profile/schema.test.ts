@@ -6,6 +6,16 @@ import { validateProfile } from '../../src/profile/validate-profile.js';
 const demoUrl = new URL('../../config/demo.json', import.meta.url);
 const demo: unknown = JSON.parse(readFileSync(demoUrl, 'utf8'));
 
+/** What the HTTP listener section holds when the profile leaves it out. */
+const httpDefaults = {
+  host: '127.0.0.1',
+  port: 8080,
+  allowInsecure: false,
+  maxConnections: 256,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+};
+
 test('config/demo.json validates with a simulator holding every kind and a replayed CAN bus', (t) => {
   const result = validateProfile(demo);
   t.deepEqual(result.errors, []);
@@ -30,7 +40,7 @@ test('config/demo.json validates with a simulator holding every kind and a repla
 
 test('config/demo.json gets defaults for what it leaves out', (t) => {
   const profile = profileSchema.parse(demo);
-  t.deepEqual(profile.server, { http: { host: '127.0.0.1', port: 8080, allowInsecure: false } });
+  t.deepEqual(profile.server, { http: { ...httpDefaults } });
   t.is(profile.$schema, './profile.schema.json');
   const driver = profile.drivers[0];
   if (driver?.type !== 'simulator') return t.fail('the first driver is the simulator');
@@ -57,7 +67,7 @@ test('an empty document is a valid profile with every default', (t) => {
   t.true(result.ok);
   t.deepEqual(result.errors, []);
   t.deepEqual(result.profile, {
-    server: { http: { host: '127.0.0.1', port: 8080, allowInsecure: false } },
+    server: { http: { ...httpDefaults } },
     security: { accessTokenMinutes: 15, refreshTokenDays: 7, sessionLifetimeHours: 168 },
     queries: {
       maxMatchesPerRequest: 1_000_000,
@@ -72,10 +82,10 @@ test('an empty document is a valid profile with every default', (t) => {
 
 test('an empty server section gets the http defaults', (t) => {
   t.deepEqual(profileSchema.parse({ server: {} }).server, {
-    http: { host: '127.0.0.1', port: 8080, allowInsecure: false },
+    http: { ...httpDefaults },
   });
   t.deepEqual(profileSchema.parse({ server: { http: { port: 0 } } }).server, {
-    http: { host: '127.0.0.1', port: 0, allowInsecure: false },
+    http: { ...httpDefaults, port: 0 },
   });
 });
 

@@ -1,0 +1,98 @@
+/**
+ * HTTP/1.1 spoken by hand over a socket, for what fetch cannot send (a garbage request line,
+ * headers over the limit, half a request) or cannot show (whether the server closed the
+ * connection, several requests on one connection under our control).
+ */
+import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+/** A response as read off the wire. */
+export interface RawResponse {
+  status: number;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Opens a TCP connection to `url`'s host and port; resolves once connected. */
+export function openSocket(url: string): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ''));
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Resolves once `socket` has closed (for whatever reason). */
+export function closed(socket: Duplex): Promise<void> {
+  return new Promise((resolve) => {
+    if (socket.destroyed) resolve();
+    socket.on('error', () => undefined);
+    socket.once('close', () => resolve());
+  });
+}
+
+/**
+ * Writes `bytes` and collects everything the server sends until it closes the connection.
+ * @returns the bytes received as latin1 text (empty when the server closed without a word).
+ */
+export async function sendUntilClosed(socket: Duplex, bytes: string | Buffer): Promise<string> {
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = closed(socket);
+  socket.write(bytes);
+  await done;
+  return Buffer.concat(chunks).toString('latin1');
+}
+
+/** Parses one complete response (head and a Content-Length body) from `text`. */
+export function parseResponse(text: string): RawResponse & { rest: string } {
+  const end = text.indexOf('\r\n\r\n');
+  if (end < 0) throw new Error(`no complete response head in ${JSON.stringify(text)}`);
+  const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1]);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const length = Number(headers['content-length'] ?? 0);
+  const bodyStart = end + 4;
+  const body = Buffer.from(text.slice(bodyStart), 'latin1').subarray(0, length).toString('utf8');
+  const rest = text.slice(bodyStart + Buffer.byteLength(body));
+  return { status, headers, body, rest };
+}
+
+/**
+ * Sends `GET path` on a kept-alive connection and resolves with the response, leaving the
+ * connection open for the next request. Rejects if the connection closes first.
+ */
+export function getOn(socket: Duplex, path: string, host = 'localhost'): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+      if (Buffer.byteLength(text, 'latin1') < end + 4 + length) return;
+      cleanup();
+      resolve(parseResponse(text));
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new Error(`the connection closed before the response; got ${JSON.stringify(text)}`));
+    };
+    const cleanup = () => {
+      socket.off('data', onData);
+      socket.off('close', onClose);
+    };
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\n\r\n`);
+  });
+}
