@@ -1,6 +1,6 @@
 /**
  * Authenticated `GET /api/v2/Tags/Sample/{path}` throughput against a bare node:http server
- * answering the same JSON (DESIGN.md §6: at least 0.7 × the bare server).
+ * answering the same JSON (docs/architecture.md, "Budgets": at least 0.7 × the bare server).
  *
  * Both servers get the same request (with the same Bearer token, which the bare server
  * ignores) from the same load tool, autocannon, with the same connections and sample length,

@@ -5,7 +5,7 @@
  * - decode + store: frames already in memory handed to the driver in batches of 64 (as an
  *   SLCAN read or a SocketCAN wake-up would), decoded with the compiled decoders and written to
  *   the tag store, against a loop that only reads every byte of the same frames. Budget: 200,000
- *   frames per second on one core (DESIGN.md §6), about ten times a saturated 1 Mbit/s bus.
+ *   frames per second on one core (docs/architecture.md, "Budgets"), about ten times a saturated 1 Mbit/s bus.
  * - replay: a one-million-frame `candump -L` log (generated into a temporary file on first use)
  *   read from disk in 256 KiB chunks, split into lines, parsed, decoded and stored; one
  *   iteration is one pass over the whole file. Baseline: the same reads and line splitting only.
@@ -215,7 +215,7 @@ export const cases: BenchmarkCase[] = [
     subject: decodeSide(),
     budget: {
       minRatePerSecond: 200_000,
-      description: '≥ 200,000 frames/s on one core (DESIGN.md §6)',
+      description: '≥ 200,000 frames/s on one core',
     },
     verify: () => verify(decodeSubject.driver, 'decode'),
   },

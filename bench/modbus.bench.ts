@@ -10,7 +10,7 @@
  * - subject: the tagd Modbus driver (10,000 uint16 tags, block planner, decode, one
  *   TagStore.write per poll).
  *
- * Rates are registers per CPU second (higher is cheaper). The budget (DESIGN.md §6) is
+ * Rates are registers per CPU second (higher is cheaper). The budget (docs/architecture.md, "Budgets") is
  * 100,000 registers/s at under 15 % of one core, i.e. at least 666,667 registers per CPU
  * second; the CPU per 100,000 registers and the share of a core are printed for each sample,
  * with the driver's requests per poll against the minimum ⌈10,000 / 125⌉ = 80.
@@ -136,7 +136,7 @@ export const cases: MeasuredCase[] = [
     unit: 'registers per CPU',
     budget: {
       minRatePerSecond: minRegistersPerCpuSecond,
-      description: '100,000 registers per second polled at under 15 % of one core (DESIGN.md §6)',
+      description: '100,000 registers per second polled at under 15 % of one core',
     },
     async startPeer() {
       const server = await startPeerProcess<{ port: number }>(

@@ -1,5 +1,5 @@
 /**
- * Webhook publisher budgets (DESIGN.md §6): a 10,000-tag Snapshot batch built, serialized and
+ * Webhook publisher budgets (docs/architecture.md, "Budgets"): a 10,000-tag Snapshot batch built, serialized and
  * delivered to a loopback receiver in under 50 ms; 100,000 updates per second through Everything
  * mode without growing memory.
  *

@@ -57,15 +57,18 @@ const versionUsage = `Usage:
   tagd version   print the version (also tagd --version, tagd -v)
 `;
 
-/** Each command's usage, printed by `tagd COMMAND --help` and `tagd help COMMAND`. */
-const commandUsages: Record<string, string> = {
-  start: startUsage,
-  profile: profileUsage,
-  users: usersUsage,
-  tokens: tokensUsage,
-  opcua: opcuaUsage,
-  version: versionUsage,
-};
+/**
+ * Each command's usage, printed by `tagd COMMAND --help` and `tagd help COMMAND`. A Map, not an
+ * object literal: a command word like `constructor` or `toString` must not find Object's own.
+ */
+const commandUsages = new Map<string, string>([
+  ['start', startUsage],
+  ['profile', profileUsage],
+  ['users', usersUsage],
+  ['tokens', tokensUsage],
+  ['opcua', opcuaUsage],
+  ['version', versionUsage],
+]);
 
 /** Runs the command line; returns when a non-daemon command is done. */
 export async function cli(argv: string[]): Promise<void> {
@@ -87,15 +90,15 @@ export async function cli(argv: string[]): Promise<void> {
         process.stdout.write(usage);
         return;
       }
-      if (extra.length > 0 || commandUsages[topic] === undefined) {
+      if (extra.length > 0 || !commandUsages.has(topic)) {
         return usageError(
-          `no help on '${rest.join(' ')}'; commands: ${Object.keys(commandUsages).join(', ')}`,
+          `no help on '${rest.join(' ')}'; commands: ${[...commandUsages.keys()].join(', ')}`,
         );
       }
       return help(topic);
     }
   }
-  if (commandUsages[command] === undefined) return usageError(`unknown command '${command}'`);
+  if (!commandUsages.has(command)) return usageError(`unknown command '${command}'`);
   if (wantsHelp(rest)) return help(command);
   // Every command below may log (the daemon, the audit lines of the account commands): a level
   // pino does not know is a configuration error, said in tagd's words instead of pino's stack.
@@ -114,8 +117,11 @@ export async function cli(argv: string[]): Promise<void> {
       return usersCommand(rest);
     case 'tokens':
       return tokensCommand(rest);
-    default:
+    case 'opcua':
       return opcuaCommand(rest);
+    default:
+      // Every name in commandUsages has a case above: this is a programming error.
+      throw new Error(`unreachable: no handler for the command '${command}'`);
   }
 }
 
@@ -126,7 +132,7 @@ function wantsHelp(args: string[]): boolean {
 }
 
 function help(command: string): void {
-  process.stdout.write(commandUsages[command] ?? usage);
+  process.stdout.write(commandUsages.get(command) ?? usage);
 }
 
 async function start(args: string[]): Promise<void> {

@@ -37,7 +37,7 @@ export class ValidationError extends TagdError {
   }
 }
 
-/** A tag path does not follow the rules of DESIGN.md §4 (segments, depth, length). */
+/** A tag path does not follow the tag path rules (segments, depth, length: src/tags/tag-path.ts). */
 export class InvalidTagPathError extends TagdError {
   constructor(
     readonly path: string,

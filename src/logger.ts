@@ -41,17 +41,18 @@ export const redactedPaths = secretKeys.flatMap((key) =>
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 /**
- * Checks a `TAGD_LOG_LEVEL` value.
- * @returns undefined when valid (or unset), else a message that lists the valid levels.
+ * Checks a `TAGD_LOG_LEVEL` value. Empty counts as unset (`info`): systemd's
+ * `Environment=TAGD_LOG_LEVEL=` and a shell's `TAGD_LOG_LEVEL=` mean "no level given".
+ * @returns undefined when valid (or unset or empty), else a message that lists the valid levels.
  */
 export function logLevelProblem(level: string | undefined): string | undefined {
-  if (level === undefined || (logLevels as readonly string[]).includes(level)) return undefined;
+  if (!level || (logLevels as readonly string[]).includes(level)) return undefined;
   return `TAGD_LOG_LEVEL '${level}' is not a log level; use one of: ${logLevels.join(', ')}.`;
 }
 
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
-  /** pino level. Default: `TAGD_LOG_LEVEL` or `info`. */
+  /** pino level. Default: `TAGD_LOG_LEVEL`, or `info` when that is unset or empty. */
   level?: string;
   /** Human-readable lines instead of JSON. Default: when stdout is a terminal. */
   pretty?: boolean;
@@ -66,7 +67,8 @@ export interface LoggerOptions {
  *   (the CLI checks `TAGD_LOG_LEVEL` first and exits 78 with that message).
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? process.env.TAGD_LOG_LEVEL ?? 'info';
+  // `||`, not `??`: an empty level (given or from the environment) means the default.
+  const level = options.level || process.env.TAGD_LOG_LEVEL || 'info';
   const problem = logLevelProblem(level);
   if (problem !== undefined) throw new RangeError(problem);
   const usePretty = options.pretty ?? Boolean(process.stdout.isTTY);

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { createLogger, logLevelProblem } from '../src/logger.js';
 import { captureLogs } from './helpers/log-capture.js';
 
 test('secrets are masked wherever they appear in a logged object', (t) => {
@@ -68,4 +69,21 @@ test('secrets deep in objects, in every spelling of the header names, are masked
     t.false(output.includes(secret), `${secret} leaked: ${output}`);
   }
   t.true(output.includes('"msg":"deep"'));
+});
+
+test('an empty TAGD_LOG_LEVEL counts as unset: no problem, and the level is info', (t) => {
+  t.is(logLevelProblem(''), undefined);
+  t.is(logLevelProblem(undefined), undefined);
+  t.regex(logLevelProblem('verbose') ?? '', /TAGD_LOG_LEVEL 'verbose' is not a log level/);
+  const saved = process.env.TAGD_LOG_LEVEL;
+  // Synchronous from here to the restore: no other test of this file runs in between.
+  process.env.TAGD_LOG_LEVEL = '';
+  try {
+    const logger = createLogger({ pretty: false, destination: { write: () => undefined } });
+    t.is(logger.level, 'info');
+    t.is(createLogger({ level: '', destination: { write: () => undefined } }).level, 'info');
+  } finally {
+    if (saved === undefined) delete process.env.TAGD_LOG_LEVEL;
+    else process.env.TAGD_LOG_LEVEL = saved;
+  }
 });

@@ -6,7 +6,7 @@ import type { RouteAccess } from './route.js';
 
 /** Cookie holding a browser session's access token (HttpOnly). */
 export const sessionCookie = 'tagd_session';
-/** Cookie holding a browser session's refresh token (HttpOnly, only sent to Users/Refresh). */
+/** Cookie holding a browser session's refresh token (HttpOnly, only sent to the Users routes). */
 export const refreshCookie = 'tagd_refresh';
 /** Cookie holding the CSRF token a browser must echo in {@link csrfHeader} on unsafe requests. */
 export const csrfCookie = 'tagd_csrf';
@@ -49,7 +49,8 @@ function credentialOf(
     if (!match) throw new UnauthorizedError('The Authorization header must be "Bearer <token>".');
     return { token: match[1], fromCookie: false };
   }
-  // A browser refreshing sends its refresh cookie; every other route reads the session cookie.
+  // Refresh and SignOut read the refresh cookie first (it outlives the session cookie); every
+  // other route reads the session cookie.
   const wantsRefresh = access.kind === 'token' && access.types.includes('refresh');
   const cookie =
     (wantsRefresh ? context.cookies.get(refreshCookie) : undefined) ??

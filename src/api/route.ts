@@ -56,6 +56,11 @@ export interface RouteDefinition<Params = unknown, Query = unknown, Body = unkno
   /** Statuses answered with a problem document (401/403/415/413/429 are added from `access` and `body`). */
   problems: number[];
   handle(input: RouteInput<Params, Query, Body>): unknown | Promise<unknown>;
+  /**
+   * Called when the request is refused with 401 (before `handle`, which then never runs), to
+   * add headers to that answer: SignOut clears a dead browser session's cookies this way.
+   */
+  onUnauthorized?(context: Context): void;
 }
 
 /** Keeps the type parameters of a route while storing routes in one list. */

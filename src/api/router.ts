@@ -34,8 +34,10 @@ export function buildRouter(routes: readonly RouteDefinition[], accounts: Accoun
           context.body = result;
         }
       } catch (error) {
-        if (error instanceof UnauthorizedError)
+        if (error instanceof UnauthorizedError) {
           context.set('WWW-Authenticate', 'Bearer realm="tagd"');
+          route.onUnauthorized?.(context);
+        }
         if (error instanceof TooManyRequestsError)
           context.set('Retry-After', String(error.retryAfterSeconds));
         throw error;

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { qualities } from '../tags/sample.js';
 
-/** Quality reasons (DESIGN.md §4 "Sample"). */
+/** Quality reasons. */
 export const qualityReasonSchema = z.enum([
   'NeverRead',
   'Disconnected',

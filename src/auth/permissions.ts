@@ -1,5 +1,5 @@
 /**
- * Permissions and the built-in roles (DESIGN.md §4 "Permissions and roles"). A route names the
+ * Permissions and the built-in roles. A route names the
  * one permission it needs; an account holds roles, and its permissions are their union.
  */
 

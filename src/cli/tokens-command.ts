@@ -1,5 +1,5 @@
 /**
- * `tagd tokens …`: service account tokens (DESIGN.md §4 "Service accounts"). The token is the
+ * `tagd tokens …`: service account tokens. The token is the
  * only thing on stdout, so `TOKEN=$(tagd tokens generate NAME)` captures it; it is shown once
  * and never stored or logged.
  */

@@ -1,6 +1,5 @@
 /**
- * `tagd users …`: accounts on the state directory (DESIGN.md §4 "Service accounts",
- * "Two-factor", "Command line"). Works whether or not the daemon runs; the daemon follows
+ * `tagd users …`: accounts on the state directory (README "Command line"). Works whether or not the daemon runs; the daemon follows
  * users.json and applies a change at once, so a disabled account's tokens die immediately.
  * stdout carries only what the operator asked for (a table, a password shown once, a QR code);
  * notes and the JSON audit lines go to stderr.
@@ -291,7 +290,7 @@ async function setPassword(tools: AccountTools, name: string): Promise<void> {
 /**
  * The failed sign-ins are counted in the daemon's memory, not on disk, so the command leaves a
  * new mark in the account's record; the daemon follows users.json and clears the account's
- * count when it sees a mark it has not applied (DESIGN.md §4 "Sign-in").
+ * count when it sees a mark it has not applied.
  */
 async function unlock(tools: AccountTools, name: string): Promise<void> {
   const user = tools.users.require(name);

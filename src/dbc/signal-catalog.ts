@@ -1,5 +1,5 @@
 /**
- * The DBC definitions the API knows (DESIGN.md §4 "DBC signal"): which CAN components exist,
+ * The DBC definitions the API knows: which CAN components exist,
  * the messages of each component's DBC and the signals of each message. A CAN driver registers
  * its DBC when it starts and unregisters when it stops; the values themselves live in the tag
  * store under `<component>/<message>/<signal>`. Pure: no I/O, no parsing of DBC text.

@@ -1,5 +1,5 @@
 /**
- * The contract of a history backend (DESIGN.md §3 "HistoryStore"): where logged samples are
+ * The contract of a history backend: where logged samples are
  * kept and how they are read back. Two implementations: `sqlite-backend.ts` (embedded,
  * better-sqlite3, WAL) and `postgres-backend.ts` (pg, time-partitioned table). Both run the
  * same test suite (test/history/backend-contract.ts).
@@ -31,7 +31,7 @@ export interface StoredSample extends LoggedSample {
   seq: string;
 }
 
-/** Functions of Aggregated series (DESIGN.md §4 "TagQuerySet"). */
+/** Functions of Aggregated series. */
 export type AggregationFunction = 'Avg' | 'Min' | 'Max' | 'Sum' | 'Count' | 'First' | 'Last';
 
 /** Which samples a query reads. */

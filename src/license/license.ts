@@ -1,5 +1,5 @@
 /**
- * The license (DESIGN.md §4 "License"): a JSON file whose `license` object is signed with the
+ * The license: a JSON file whose `license` object is signed with the
  * vendor's Ed25519 key. Its edition decides the licensed features; a missing, expired, altered
  * or foreign-signed file leaves the installation unlicensed (the daemon still runs; licensed
  * features do not).

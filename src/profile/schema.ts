@@ -1,6 +1,5 @@
 /**
- * The profile: everything an installation configures, in one JSON file (DESIGN.md §4
- * "Profile"). Every object rejects unknown keys so a typo is an error, not a silent default.
+ * The profile: everything an installation configures, in one JSON file. Every object rejects unknown keys so a typo is an error, not a silent default.
  * Sections grow with the features that use them.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * What every publisher reports (spec §3.1, DESIGN.md §4 "Webhook publisher"): its status, its
+ * What every publisher reports (spec §3.1): its status, its
  * last delivery and its counters, shown by the management API and mirrored in health tags.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Reads of Logged query bindings (DESIGN.md §4 "TagQuerySet", "Delta"): the samples or
+ * Reads of Logged query bindings: the samples or
  * aggregated windows of a binding's range, and for Delta what became visible since the
  * previous poll.
  *

@@ -1,5 +1,5 @@
 /**
- * Tag query sets (DESIGN.md §4 "TagQuerySet", "Delta"): who owns each set, how long it lives,
+ * Tag query sets: who owns each set, how long it lives,
  * how many an account may hold, and what each set's client has already seen, so that a Delta
  * poll returns only what changed, within a bounded memory (the Delta bookkeeping is counted
  * per account and in all). Holds no timers: expiry is checked when a set is used.

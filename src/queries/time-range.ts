@@ -1,5 +1,5 @@
 /**
- * Time formats of TagQuerySet bindings (DESIGN.md §4 "TagQuerySet"): range endpoints
+ * Time formats of TagQuerySet bindings: range endpoints
  * (`now`, `now-15m`, ISO 8601 timestamps) and aggregation windows (`5m`, `PT5M`).
  * Pure parsing: `now` is always passed in, so relative ranges are testable and slide with
  * the caller's clock.

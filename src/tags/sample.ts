@@ -1,5 +1,5 @@
 /**
- * The unit of tag data: one reading of one tag (DESIGN.md §4 "Sample").
+ * The unit of tag data: one reading of one tag.
  */
 
 /** How far a sample can be trusted. */

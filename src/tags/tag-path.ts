@@ -1,6 +1,6 @@
 import { InvalidTagPathError } from '../errors.js';
 
-/** Characters allowed in one path segment (DESIGN.md §4). */
+/** Characters allowed in one path segment. */
 export const segmentPattern = /^[A-Za-z0-9_.:-]+$/;
 /** Most segments a fullTagId may have. */
 export const maxSegments = 16;

@@ -7,21 +7,43 @@ import { version } from '../../src/version.js';
 import { startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
+// Each case spawns a tsx process, which takes seconds on a busy machine: the cases of a test run
+// concurrently, at most `parallel` processes of this file at once, and each test gets a bound
+// far above what it needs (never asserted on).
+const parallel = 4;
+const testTimeoutMs = 600_000;
+let running = 0;
+const waiting: (() => void)[] = [];
+
 async function run(args: string[], env: Record<string, string> = {}) {
-  const process = startTagd(args, { env });
-  const code = await process.exited;
-  return { code, stdout: process.stdout(), stderr: process.stderr() };
+  while (running >= parallel) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    const process = startTagd(args, { env });
+    const code = await process.exited;
+    return { code, stdout: process.stdout(), stderr: process.stderr() };
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+/** Runs every command line concurrently; results in the same order. */
+function runAll(cases: string[][], env: Record<string, string> = {}) {
+  return Promise.all(cases.map((args) => run(args, env)));
 }
 
 test('--version, -v and version print the version', async (t) => {
-  for (const args of [['--version'], ['-v'], ['version']]) {
-    const result = await run(args);
-    t.is(result.code, 0, args.join(' '));
+  t.timeout(testTimeoutMs);
+  const cases = [['--version'], ['-v'], ['version']];
+  for (const [index, result] of (await runAll(cases)).entries()) {
+    t.is(result.code, 0, cases[index]?.join(' '));
     t.is(result.stdout, `${version}\n`);
   }
 });
 
 test('an unknown option or a stray argument is a usage error (exit 2) in every command', async (t) => {
+  t.timeout(testTimeoutMs);
   const stateDir = await tempDir(t);
   const cases = [
     ['start', '--bogus'],
@@ -34,15 +56,51 @@ test('an unknown option or a stray argument is a usage error (exit 2) in every c
     ['version', 'extra'],
     ['frobnicate'],
   ];
-  for (const args of cases) {
-    const result = await run(args, { TAGD_STATE_DIR: stateDir });
+  const results = await runAll(cases, { TAGD_STATE_DIR: stateDir });
+  for (const [index, args] of cases.entries()) {
+    const result = results[index] as Awaited<ReturnType<typeof run>>;
     t.is(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
     t.regex(result.stderr, /^tagd: /, args.join(' '));
     t.regex(result.stderr, /Usage:/, `${args.join(' ')} shows the usage`);
   }
 });
 
+test('a command word that names a property of every object is an unknown command (exit 2) and runs nothing', async (t) => {
+  t.timeout(testTimeoutMs);
+  const stateDir = await tempDir(t);
+  const cases = [
+    ['constructor', 'list'],
+    ['toString'],
+    ['__proto__', 'list'],
+    ['hasOwnProperty', '--help'],
+  ];
+  const results = await runAll(cases, { TAGD_STATE_DIR: stateDir });
+  for (const [index, args] of cases.entries()) {
+    const result = results[index] as Awaited<ReturnType<typeof run>>;
+    t.is(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    t.true(
+      result.stderr.startsWith(`tagd: unknown command '${args[0]}'\n`),
+      `${args.join(' ')}: ${result.stderr}`,
+    );
+    t.is(result.stdout, '', `${args.join(' ')} printed nothing else`);
+  }
+  const topics = ['toString', 'constructor', '__proto__', 'valueOf'];
+  const help = await runAll(topics.map((topic) => ['help', topic]));
+  for (const [index, topic] of topics.entries()) {
+    const result = help[index] as Awaited<ReturnType<typeof run>>;
+    t.is(result.code, 2, `help ${topic}: ${result.stderr}`);
+    t.true(
+      result.stderr.startsWith(
+        `tagd: no help on '${topic}'; commands: start, profile, users, tokens, opcua, version\n`,
+      ),
+      `help ${topic}: ${result.stderr}`,
+    );
+    t.is(result.stdout, '');
+  }
+});
+
 test('tagd help, tagd COMMAND --help and tagd help COMMAND print the usage and exit 0', async (t) => {
+  t.timeout(testTimeoutMs);
   const top = await run(['help']);
   t.is(top.code, 0);
   t.regex(top.stdout, /tagd start \[--profile FILE\]/);
@@ -55,18 +113,21 @@ test('tagd help, tagd COMMAND --help and tagd help COMMAND print the usage and e
     opcua: /tagd opcua trust FILE\|THUMBPRINT/,
     version: /tagd version {3}print the version/,
   };
-  for (const [command, usage] of Object.entries(expected)) {
-    const result = await run([command, '--help']);
+  const commands = Object.entries(expected);
+  const results = await runAll(commands.map(([command]) => [command, '--help']));
+  for (const [index, [command, usage]] of commands.entries()) {
+    const result = results[index] as Awaited<ReturnType<typeof run>>;
     t.is(result.code, 0, command);
     t.regex(result.stdout, usage, command);
   }
-  for (const args of [
+  const spellings = [
     ['start', '-h'],
     ['help', 'start'],
-  ]) {
-    const result = await run(args);
-    t.is(result.code, 0, args.join(' '));
-    t.regex(result.stdout, expected.start as RegExp, args.join(' '));
+  ];
+  for (const [index, result] of (await runAll(spellings)).entries()) {
+    const args = spellings[index]?.join(' ');
+    t.is(result.code, 0, args);
+    t.regex(result.stdout, expected.start as RegExp, args);
   }
   // A subcommand's --help is help too, not an unknown option.
   const sub = await run(['users', 'add', 'someone', '--help']);
@@ -75,6 +136,7 @@ test('tagd help, tagd COMMAND --help and tagd help COMMAND print the usage and e
 });
 
 test('an invalid TAGD_LOG_LEVEL is named with the valid levels, exit 78 (configuration)', async (t) => {
+  t.timeout(testTimeoutMs);
   const result = await run(['start', '--profile', 'config/demo.json'], {
     TAGD_LOG_LEVEL: 'verbose',
   });
@@ -84,4 +146,12 @@ test('an invalid TAGD_LOG_LEVEL is named with the valid levels, exit 78 (configu
     "tagd: TAGD_LOG_LEVEL 'verbose' is not a log level; use one of: trace, debug, info, warn, error, fatal, silent.\n",
   );
   t.is(result.stdout, '', 'nothing started');
+});
+
+test('an empty TAGD_LOG_LEVEL (systemd Environment=TAGD_LOG_LEVEL=) means the default level', async (t) => {
+  t.timeout(testTimeoutMs);
+  const stateDir = await tempDir(t);
+  const result = await run(['users', 'list'], { TAGD_LOG_LEVEL: '', TAGD_STATE_DIR: stateDir });
+  t.is(result.code, 0, result.stderr);
+  t.false(result.stderr.includes('TAGD_LOG_LEVEL'), result.stderr);
 });

@@ -9,7 +9,10 @@ import { repoRoot, startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 // Spawned tsx processes start slowly on a busy machine: generous bounds, never asserted on.
+// Each test sets its own timeout (ava's default of 60 s would end it first): room for its
+// processes one after another, at readyMs each.
 const readyMs = 180_000;
+const processMs = readyMs;
 
 function jsonLines(text: string): Record<string, unknown>[] {
   return text
@@ -19,6 +22,7 @@ function jsonLines(text: string): Record<string, unknown>[] {
 }
 
 test('a second tagd start on the same state directory exits 78 naming the running one', async (t) => {
+  t.timeout(3 * processMs);
   const folder = await tempDir(t);
   const env = { TAGD_STATE_DIR: join(folder, 'state') };
   const first = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], { env });
@@ -34,6 +38,7 @@ test('a second tagd start on the same state directory exits 78 naming the runnin
 });
 
 test('plain HTTP on 0.0.0.0 and a missing certificate: start exits 78 and profile check lists both', async (t) => {
+  t.timeout(2 * processMs);
   const folder = await tempDir(t);
   const profile = JSON.parse(await readFile(join(repoRoot, 'config/demo.json'), 'utf8'));
   profile.server.http.host = '0.0.0.0';
@@ -80,6 +85,7 @@ test('plain HTTP on 0.0.0.0 and a missing certificate: start exits 78 and profil
 });
 
 test('tagd profile check on a missing file names that file, not --profile', async (t) => {
+  t.timeout(processMs);
   const missing = join(await tempDir(t), 'nowhere.json');
   const check = startTagd(['profile', 'check', missing]);
   t.is(await check.exited, 1);

@@ -1,5 +1,5 @@
 /**
- * Management of collections under `/api/v2/Collections` (DESIGN.md §4 "Webhook publisher": a
+ * Management of collections under `/api/v2/Collections` (a
  * collection is `{ name, members }`), so a publisher can be pointed at tags without editing the
  * profile by hand. Changes are saved to the profile atomically, then the running collections
  * follow.

@@ -4,7 +4,7 @@ import { qualities } from '../../tags/sample.js';
 import type { ApiDeps } from '../app.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
-/** The latest local value of one DBC signal (DESIGN.md §4 "DBC signal"). */
+/** The latest local value of one DBC signal. */
 export const dbcSignalSchema = z
   .object({
     component: z.string().describe('Name of the CAN driver whose DBC defines the signal.'),

@@ -28,7 +28,7 @@ interface StaticFile {
 }
 
 /**
- * The API's own documentation (DESIGN.md §4 "Docs"): the OpenAPI document generated from
+ * The API's own documentation: the OpenAPI document generated from
  * every route definition, and Swagger UI served offline from swagger-ui-dist. All public:
  * on the main host the API and its documentation are always published (spec §4).
  */

@@ -1,6 +1,5 @@
 /**
- * Management of webhook publishers (spec §2.4, §3.1; DESIGN.md §4 "Webhook publisher",
- * "Secrets at rest", "License"): list, read, create, replace, delete, start and stop under
+ * Management of webhook publishers (spec §2.4, §3.1): list, read, create, replace, delete, start and stop under
  * `/api/v2/Publishers/Webhooks`. Configuration changes are saved to the profile atomically
  * (ProfileService) before the running publishers follow them; secrets leave only masked.
  */
@@ -327,7 +326,7 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
 }
 
 /**
- * Refuses when the data relay feature is not licensed (DESIGN.md §4 "License").
+ * Refuses when the data relay feature is not licensed.
  * @throws ForbiddenError `feature-unavailable`, naming the editions that include it.
  */
 export function requireDataRelay(license: LicenseState): void {

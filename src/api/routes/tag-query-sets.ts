@@ -80,7 +80,7 @@ const aggregationWindow = z
     if (!result.ok) context.addIssue({ code: 'custom', message: result.message });
   });
 
-/** One binding of a query set (spec §2.2, DESIGN.md §4 "TagQuerySet"). */
+/** One binding of a query set (spec §2.2). */
 export const tagQueryBindingSchema = z
   .strictObject({
     source,

@@ -169,7 +169,7 @@ export function userRoutes(deps: ApiDeps): RouteDefinition[] {
       tag: 'Users',
       summary: 'Sign out: end this sign-in',
       description:
-        "Revokes the caller's sign-in: every access and refresh token of it stops working at once; the account's other sign-ins go on. A cookie session gets its cookies cleared (and, as on every unsafe method, must send X-CSRF-Token). Service tokens belong to no sign-in and are refused.",
+        "Revokes the caller's sign-in: every access and refresh token of it stops working at once; the account's other sign-ins go on. A cookie session is identified by its refresh cookie (sent here too, so a browser whose access cookie expired can still sign out) or its session cookie, must send X-CSRF-Token as on every unsafe method, and gets its cookies cleared, also when answered 401 (its sign-in had already ended). Service tokens belong to no sign-in and are refused.",
       access: { kind: 'token', types: ['access', 'refresh'] },
       responses: { 204: { description: 'Signed out.' } },
       problems: [401],
@@ -178,6 +178,11 @@ export function userRoutes(deps: ApiDeps): RouteDefinition[] {
         await accounts.signOut(principal, addressOf(context));
         if (!context.get('Authorization')) clearCookies(context);
         context.status = 204;
+      },
+      // A browser whose sign-in already ended (expired, revoked, signed out elsewhere) would
+      // otherwise keep dead cookies it cannot remove itself (they are HttpOnly).
+      onUnauthorized: (context) => {
+        if (!context.get('Authorization') && hasSessionCookie(context)) clearCookies(context);
       },
     }),
   ];
@@ -192,11 +197,35 @@ function clearCookies(context: Context): void {
     httpOnly: true,
     path: refreshCookiePath,
   });
+  clearLegacyRefreshCookie(context);
   context.cookies.set(csrfCookie, null, { ...common, httpOnly: false, path: '/' });
 }
 
-// The browser sends the refresh token only where it is needed.
-const refreshCookiePath = '/api/v2/Users/Refresh';
+function hasSessionCookie(context: Context): boolean {
+  return [sessionCookie, refreshCookie, csrfCookie].some((name) =>
+    Boolean(context.cookies.get(name)),
+  );
+}
+
+// The browser sends the refresh token only to the Users routes: Refresh, and SignOut, which
+// must end a sign-in whose access cookie has expired. The other Users routes ignore it (they
+// are public or take the session cookie), and no data route is under this path.
+const refreshCookiePath = '/api/v2/Users/';
+
+// Earlier versions set the refresh cookie on this narrower path. A browser holding such a
+// cookie sends it to Refresh before the new one (longer paths come first), so once rotated it
+// would be replayed and revoke the sign-in: every response that sets or clears the refresh
+// cookie expires the old one too.
+const legacyRefreshCookiePath = '/api/v2/Users/Refresh';
+
+function clearLegacyRefreshCookie(context: Context): void {
+  context.cookies.set(refreshCookie, null, {
+    sameSite: 'strict',
+    secure: context.secure,
+    httpOnly: true,
+    path: legacyRefreshCookiePath,
+  });
+}
 
 function bearerOrCookie(context: Context): string {
   const header = context.get('Authorization');
@@ -234,6 +263,7 @@ function respond(
       path: refreshCookiePath,
       maxAge: lifetime(refreshToken),
     });
+    clearLegacyRefreshCookie(context);
   }
   // Readable by the page's script, which echoes it in X-CSRF-Token (double submit).
   context.cookies.set(csrfCookie, randomBytes(24).toString('base64url'), {

@@ -1,5 +1,5 @@
 /**
- * Configuration of a webhook publisher (spec §2.4, DESIGN.md §4 "Webhook publisher"), the same
+ * Configuration of a webhook publisher (spec §2.4), the same
  * shape in the profile (`publishers.webhooks[]`) and over the API. Messages the spec gives are
  * used word for word.
  */

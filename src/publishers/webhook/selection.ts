@@ -1,5 +1,5 @@
 /**
- * What each Logging mode puts in a batch (spec §6, DESIGN.md §4 "Webhook publisher"):
+ * What each Logging mode puts in a batch (spec §6):
  *
  * - `Snapshot`: every member's current sample, each interval.
  * - `On Change`: the latest sample of each member whose value or quality differs from what the

@@ -1,5 +1,5 @@
 /**
- * One webhook publisher (spec §3.1, §6, §7; DESIGN.md §4 "Webhook publisher"): every Update
+ * One webhook publisher (spec §3.1, §6, §7): every Update
  * Interval it selects a batch by its Logging mode and delivers it as one POST, one delivery in
  * flight at a time, keeping its status, last delivery, counters and health tags.
  */
@@ -48,7 +48,7 @@ export const caFileUnusableReason =
 /** The reason an Off publisher gives after Stop (PublisherManager contract). */
 export const stoppedReason = 'stopped';
 
-/** The ids of a publisher's health tags (spec §2.4, DESIGN.md §4). */
+/** The ids of a publisher's health tags (spec §2.4). */
 export function healthTagIds(name: string): {
   status: string;
   lastDeliverySuccess: string;

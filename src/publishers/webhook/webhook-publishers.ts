@@ -2,7 +2,7 @@
  * The webhook publishers of the daemon: created from the profile at load, managed over the API
  * through {@link PublisherManager}. A publisher runs only when the data relay feature is
  * licensed, at least one collection is selected and every selected collection exists (spec
- * §3.1, DESIGN.md §4 "License"); otherwise it stays Off and says why.
+ * §3.1); otherwise it stays Off and says why.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';

@@ -500,7 +500,56 @@ function claimsOf(token: unknown): Record<string, unknown> {
 function jarOf(response: { headers: Headers }): string {
   return response.headers
     .getSetCookie()
-    .map((cookie) => cookie.split(';')[0])
+    .map((cookie) => cookie.split(';')[0] ?? '')
+    .filter((pair) => !pair.endsWith('='))
+    .join('; ');
+}
+
+/** A cookie as a browser keeps it. */
+interface BrowserCookie {
+  name: string;
+  value: string;
+  path: string;
+  /** Wall-clock epoch ms (koa writes Expires from the wall clock). */
+  expiresAt: number;
+}
+
+/** The cookies a response sets (expired ones, i.e. deletions, dropped). */
+function browserCookies(response: { headers: Headers }): BrowserCookie[] {
+  const receivedAt = Date.now();
+  return response.headers
+    .getSetCookie()
+    .map((line) => {
+      const [pair = '', ...attributes] = line.split(/;\s*/);
+      const at = pair.indexOf('=');
+      const attribute = (key: string) =>
+        attributes
+          .find((entry) => entry.toLowerCase().startsWith(`${key}=`))
+          ?.slice(key.length + 1);
+      const expires = attribute('expires');
+      return {
+        name: pair.slice(0, at),
+        value: pair.slice(at + 1),
+        path: attribute('path') ?? '/',
+        expiresAt: expires === undefined ? Number.POSITIVE_INFINITY : Date.parse(expires),
+      };
+    })
+    .filter((cookie) => cookie.value !== '' && cookie.expiresAt > receivedAt);
+}
+
+/**
+ * The Cookie header a browser sends to `path` `elapsedMs` after it received `cookies`: only
+ * cookies whose path matches (RFC 6265 §5.1.4) and that have not expired, longer paths first.
+ */
+function cookieHeaderFor(cookies: BrowserCookie[], path: string, elapsedMs = 0): string {
+  const at = Date.now() + elapsedMs;
+  const matches = (cookiePath: string) =>
+    path === cookiePath ||
+    (path.startsWith(cookiePath) && (cookiePath.endsWith('/') || path[cookiePath.length] === '/'));
+  return cookies
+    .filter((cookie) => matches(cookie.path) && cookie.expiresAt > at)
+    .sort((a, b) => b.path.length - a.path.length)
+    .map((cookie) => `${cookie.name}=${cookie.value}`)
     .join('; ');
 }
 
@@ -657,17 +706,88 @@ test('SignOut of a cookie session needs the CSRF header and clears the cookies',
     headers: { Cookie: jar, 'X-CSRF-Token': csrf },
   });
   t.is(out.status, 204);
-  const cleared = new Map(
-    out.headers.getSetCookie().map((cookie) => [cookie.split('=')[0], cookie] as const),
-  );
-  t.deepEqual([...cleared.keys()].sort(), ['tagd_csrf', 'tagd_refresh', 'tagd_session']);
-  for (const [name, cookie] of cleared) {
-    t.regex(cookie, new RegExp(`^${name}=;`), `${name} emptied`);
-    t.regex(cookie, /expires=Thu, 01 Jan 1970/i, `${name} expired`);
-  }
-  t.regex(cleared.get('tagd_refresh') ?? '', /path=\/api\/v2\/Users\/Refresh/i, 'same path');
+  assertClearsAllCookies(t, out);
   t.is((await api.request(sample, { headers: { Cookie: jar } })).status, 401);
   t.is((await api.request(refreshPath, { headers: { Cookie: refreshCookie } })).status, 401);
+});
+
+/** A response expires all three session cookies, each on the path it was set with. */
+function assertClearsAllCookies(t: import('ava').ExecutionContext, response: { headers: Headers }) {
+  const cleared = response.headers.getSetCookie();
+  const paths = cleared.map((cookie) => {
+    const name = cookie.split('=')[0];
+    t.regex(cookie, new RegExp(`^${name}=;`), `${name} emptied`);
+    t.regex(cookie, /expires=Thu, 01 Jan 1970/i, `${name} expired`);
+    return `${name} ${/path=([^;]+)/i.exec(cookie)?.[1]}`;
+  });
+  t.deepEqual(paths.sort(), [
+    'tagd_csrf /',
+    'tagd_refresh /api/v2/Users/',
+    // Where earlier versions set it: a browser may still hold one.
+    'tagd_refresh /api/v2/Users/Refresh',
+    'tagd_session /',
+  ]);
+}
+
+test('a browser whose access cookie expired can still sign out: its refresh cookie is sent to SignOut', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('sven', ['Viewers']);
+  const response = await signIn(api, 'sven', testPassword, '?useCookies=true');
+  t.is(response.status, 200);
+  const browser = browserCookies(response);
+  t.is(browser.find((cookie) => cookie.name === 'tagd_refresh')?.path, '/api/v2/Users/');
+  t.notRegex(cookieHeaderFor(browser, sample), /tagd_refresh/, 'never sent to data routes');
+  t.regex(cookieHeaderFor(browser, signOutPath), /tagd_refresh=/);
+  t.regex(cookieHeaderFor(browser, refreshPath), /tagd_refresh=/);
+  // The sign-in also expires a refresh cookie left on the path of earlier versions.
+  t.true(
+    response.headers
+      .getSetCookie()
+      .some((cookie) => /^tagd_refresh=;.*path=\/api\/v2\/Users\/Refresh/i.test(cookie)),
+  );
+
+  // 16 idle minutes: the access token and its cookie (15 minutes) are gone.
+  const idleMs = 16 * 60_000;
+  api.clock.advance(idleMs);
+  const dataJar = cookieHeaderFor(browser, sample, idleMs);
+  t.notRegex(dataJar, /tagd_session/, 'the browser dropped the session cookie');
+  t.is((await api.request(sample, { headers: { Cookie: dataJar } })).status, 401);
+  const jar = cookieHeaderFor(browser, signOutPath, idleMs);
+  t.regex(jar, /tagd_refresh=/);
+  const csrf = /tagd_csrf=([^;]+)/.exec(jar)?.[1] ?? '';
+  t.not(csrf, '');
+
+  const forged = await api.request(signOutPath, { method: 'POST', headers: { Cookie: jar } });
+  t.is(forged.status, 403, 'the refresh cookie needs the CSRF header like any cookie session');
+  t.is(problemCode(forged), 'csrf-failed');
+  t.deepEqual(forged.headers.getSetCookie(), [], 'a refused request clears nothing');
+
+  const out = await api.request(signOutPath, {
+    method: 'POST',
+    headers: { Cookie: jar, 'X-CSRF-Token': csrf },
+  });
+  t.is(out.status, 204);
+  assertClearsAllCookies(t, out);
+  const renew = await api.request(refreshPath, {
+    headers: { Cookie: cookieHeaderFor(browser, refreshPath, idleMs) },
+  });
+  t.is(renew.status, 401, 'the sign-in is revoked: its refresh cookie renews nothing');
+  t.true(api.logs.lines.some((line) => line.event === 'sign-out' && line.username === 'sven'));
+
+  // A browser that kept its dead cookies (the answer was lost) hears 401, and they are cleared.
+  const again = await api.request(signOutPath, {
+    method: 'POST',
+    headers: { Cookie: jar, 'X-CSRF-Token': csrf },
+  });
+  t.is(again.status, 401);
+  assertClearsAllCookies(t, again);
+  // A Bearer caller has no cookies to clear.
+  const bearer = await api.request(signOutPath, {
+    method: 'POST',
+    headers: { Authorization: 'Bearer not-a-token' },
+  });
+  t.is(bearer.status, 401);
+  t.deepEqual(bearer.headers.getSetCookie(), []);
 });
 
 test('cookie lifetimes end with the sign-in', async (t) => {
@@ -677,7 +797,8 @@ test('cookie lifetimes end with the sign-in', async (t) => {
   // Browsers (and koa, writing Expires) count on the wall clock, not the harness's clock.
   const answeredAt = Date.now();
   const cookies = response.headers.getSetCookie();
-  t.is(cookies.length, 3);
+  // The three session cookies, and the deletion of a refresh cookie on its former path.
+  t.is(cookies.length, 4);
   for (const cookie of cookies) {
     const expires = Date.parse(/expires=([^;]+)/i.exec(cookie)?.[1] ?? '');
     t.true(expires <= answeredAt + 600_000 + 1000, cookie);
