@@ -156,7 +156,7 @@ export class ModbusDriver implements Driver {
     const { logger } = this.deps;
     this.tags = tagStates(this.config);
     this.groups = planPolls(this.config, this.tags);
-    this.declareTags();
+    const pollMs = this.declareTags();
     const run = this.lifecycle.started();
     logger.info(
       {
@@ -165,6 +165,7 @@ export class ModbusDriver implements Driver {
         requestsPerPoll: this.groups.map((group) => ({
           intervalMs: group.intervalMs,
           requests: group.requests.length,
+          refreshBoundMs: pollRefreshBoundMs(group.intervalMs, pollMs),
         })),
       },
       'Modbus driver started',
@@ -176,8 +177,9 @@ export class ModbusDriver implements Driver {
    * Declares the tags to the store with their refresh bound: a tag's poll interval plus the
    * longest a poll takes while the device answers (see `longestPollMs`), at least three
    * intervals and a second. Declared again when a block is split, as that adds requests.
+   * @returns the longest poll, ms.
    */
-  private declareTags(): void {
+  private declareTags(): number {
     const { staleAfterMs, pollIntervalMs, timeoutMs, transport } = this.config;
     // An RTU line carries one request at a time (its answers have no id to match them by).
     const concurrent = transport.kind === 'tcp' ? this.config.maxConcurrentRequests : 1;
@@ -190,6 +192,7 @@ export class ModbusDriver implements Driver {
         ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
       })),
     );
+    return pollMs;
   }
 
   private describe(): string {

@@ -239,6 +239,22 @@ test.serial('the refresh bound grows with the requests a poll waits for', async 
   }
 });
 
+test.serial('the start log gives each poll group’s refresh bound', async (t) => {
+  const { driver, logs } = modbusSubject({
+    transport: { kind: 'tcp', host: '127.0.0.1', port: 1 },
+    pollIntervalMs: 1000,
+    timeoutMs: 1000,
+    tags: [...blockTags(2, 'F'), ...blockTags(3, 'S', { pollIntervalMs: 60_000 })],
+  });
+  await driver.start();
+  await driver.stop();
+  const started = logs.lines.find((line) => line.msg === 'Modbus driver started');
+  t.deepEqual(started?.requestsPerPoll, [
+    { intervalMs: 1000, requests: 2, refreshBoundMs: 6000 },
+    { intervalMs: 60_000, requests: 3, refreshBoundMs: 180_000 },
+  ]);
+});
+
 /** A TCP peer that holds each request until the test answers it (register a holds a + 1). */
 async function heldAnswersPeer() {
   const held: { address: number; answer(): void }[] = [];
