@@ -67,13 +67,25 @@ export function driverTagId(component: string, tagName: string): string {
 }
 
 /**
- * The longest a working polling driver takes between two updates of a tag, ms:
- * max(3 × `intervalMs`, `intervalMs` + `timeoutMs`). Three intervals leave room for a late or a
- * skipped poll on a busy machine; interval + timeout is the latest a poll that started on time
- * ends when its answer takes the whole timeout. Declared as the tag's `refreshBoundMs`.
- * @param intervalMs how often the tag is read, ms.
- * @param timeoutMs longest wait for one answer, ms (0 for a source that cannot be late).
+ * The smallest refresh bound a polling driver declares, ms. A bound of a few scan intervals is
+ * tens of milliseconds for a fast poll, and an event loop that stalls that long (garbage
+ * collection, a history checkpoint, a busy machine) would flash healthy tags Stale into
+ * history and webhooks; a second is still quick for a person or a plant system to see a dead
+ * source, and the store's sweep (every 250 ms by default) is no finer anyway.
  */
-export function pollRefreshBoundMs(intervalMs: number, timeoutMs: number): number {
-  return Math.max(3 * intervalMs, intervalMs + timeoutMs);
+export const minRefreshBoundMs = 1000;
+
+/**
+ * The longest a working polling driver takes between two updates of a tag, ms:
+ * max(1000, 3 × `intervalMs`, `intervalMs` + `longestPollMs`). A poll's tags are written when
+ * it ends and a poll starts on the first tick after the previous one ended, so two updates are
+ * at most an interval plus the longest poll apart; three intervals leave room for a late or a
+ * skipped tick on a busy machine; {@link minRefreshBoundMs} is the floor. Declared as the tag's
+ * `refreshBoundMs`.
+ * @param intervalMs how often the tag is read, ms.
+ * @param longestPollMs the longest one poll takes while the source works, ms: every answer it
+ *   waits for arriving just within its timeout (0 for a source that cannot be late).
+ */
+export function pollRefreshBoundMs(intervalMs: number, longestPollMs: number): number {
+  return Math.max(minRefreshBoundMs, 3 * intervalMs, intervalMs + longestPollMs);
 }

@@ -7,7 +7,8 @@
  * reconnects with a doubling, capped wait on the injected clock. A device that stops answering
  * leaves no tag Good: unanswered requests turn their tags Bad (Timeout), and when the driver
  * gives up on the connection the reads it abandons turn theirs Unavailable at once. Each tag's
- * refresh bound is declared to the store, which turns it Stale if no update comes in time.
+ * refresh bound (its interval plus the longest a poll takes while the device answers) is
+ * declared to the store, which turns it Stale if no update comes in time.
  */
 import type { TimerHandle } from '../../src/clock.js';
 import type { QualityReason, Sample } from '../../src/tags/sample.js';
@@ -15,6 +16,7 @@ import { ConnectionLifecycle } from '../connection-lifecycle.js';
 import { type Driver, type DriverDeps, type DriverStatus, pollRefreshBoundMs } from '../driver.js';
 import { decodeBit, decodeRegisters, exactInteger } from './codec.js';
 import {
+  longestPollMs,
   type ModbusTagState,
   type PlannedRequest,
   type PollGroup,
@@ -151,18 +153,10 @@ export class ModbusDriver implements Driver {
   }
 
   private async begin(): Promise<void> {
-    const { store, logger } = this.deps;
+    const { logger } = this.deps;
     this.tags = tagStates(this.config);
     this.groups = planPolls(this.config, this.tags);
-    const { staleAfterMs, pollIntervalMs, timeoutMs } = this.config;
-    store.define(
-      this.tags.map((tag) => ({
-        fullTagId: tag.fullTagId,
-        metadata: tag.metadata,
-        refreshBoundMs: pollRefreshBoundMs(tag.config.pollIntervalMs ?? pollIntervalMs, timeoutMs),
-        ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
-      })),
-    );
+    const pollMs = this.declareTags();
     const run = this.lifecycle.started();
     logger.info(
       {
@@ -171,11 +165,34 @@ export class ModbusDriver implements Driver {
         requestsPerPoll: this.groups.map((group) => ({
           intervalMs: group.intervalMs,
           requests: group.requests.length,
+          refreshBoundMs: pollRefreshBoundMs(group.intervalMs, pollMs),
         })),
       },
       'Modbus driver started',
     );
     void this.connect(run);
+  }
+
+  /**
+   * Declares the tags to the store with their refresh bound: a tag's poll interval plus the
+   * longest a poll takes while the device answers (see `longestPollMs`), at least three
+   * intervals and a second. Declared again when a block is split, as that adds requests.
+   * @returns the longest poll, ms.
+   */
+  private declareTags(): number {
+    const { staleAfterMs, pollIntervalMs, timeoutMs, transport } = this.config;
+    // An RTU line carries one request at a time (its answers have no id to match them by).
+    const concurrent = transport.kind === 'tcp' ? this.config.maxConcurrentRequests : 1;
+    const pollMs = longestPollMs(this.groups, concurrent, timeoutMs);
+    this.deps.store.define(
+      this.tags.map((tag) => ({
+        fullTagId: tag.fullTagId,
+        metadata: tag.metadata,
+        refreshBoundMs: pollRefreshBoundMs(tag.config.pollIntervalMs ?? pollIntervalMs, pollMs),
+        ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
+      })),
+    );
+    return pollMs;
   }
 
   private describe(): string {
@@ -369,6 +386,7 @@ export class ModbusDriver implements Driver {
         if (error.exceptionCode === illegalDataAddress && request.tags.length > 1) {
           counters.blocksSplit++;
           request.parts = splitRequest(request);
+          this.declareTags();
           this.deps.logger.warn(
             {
               unitId: request.unitId,

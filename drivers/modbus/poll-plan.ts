@@ -143,3 +143,27 @@ export function splitRequest(request: PlannedRequest): PlannedRequest[] {
     parts: undefined,
   }));
 }
+
+/**
+ * The longest one poll takes while the device answers, ms: every request of every group,
+ * ⌈requests / concurrent⌉ × `timeoutMs`. The groups share the connection's queue, which sends
+ * in order with at most `concurrent` requests in flight, and each group has at most one poll
+ * under way: so a group's poll may wait behind one poll of every other group, and n requests
+ * in such a queue, each answered within `timeoutMs`, are all answered within
+ * ⌈n / concurrent⌉ × `timeoutMs`. A block the device refused counts as its one-tag requests
+ * plus the refused one (the poll that splits it sends both).
+ * @param concurrent requests in flight at once (1 on an RTU line).
+ */
+export function longestPollMs(
+  groups: readonly PollGroup[],
+  concurrent: number,
+  timeoutMs: number,
+): number {
+  let requests = 0;
+  for (const group of groups) {
+    for (const request of group.requests) {
+      requests += request.parts === undefined ? 1 : request.parts.length + 1;
+    }
+  }
+  return Math.ceil(requests / Math.max(1, concurrent)) * timeoutMs;
+}

@@ -261,7 +261,8 @@ export const modbusDriverSchema = z
       .optional()
       .describe(
         'A tag not updated for this long turns Stale, ms. Without it (or when it is longer) a tag ' +
-          'turns Stale after max(3 × its poll interval, poll interval + timeoutMs).',
+          'turns Stale after max(1000, 3 × its poll interval, poll interval + ⌈requests of all ' +
+          'groups / concurrent requests⌉ × timeoutMs).',
       ),
     tags: z.array(modbusTagSchema).min(1).max(100_000),
   })

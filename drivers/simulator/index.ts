@@ -56,7 +56,8 @@ class SimulatorDriver implements Driver {
       this.tags.map((tag) => ({
         fullTagId: tag.fullTagId,
         staleAfterMs: this.config.staleAfterMs,
-        // Every scan rewrites every tag; nothing can answer late, so three scans are the bound.
+        // Every scan rewrites every tag and nothing can answer late: three scans are the bound,
+        // but at least a second, so a stalled event loop does not flash a fast scan Stale.
         refreshBoundMs: pollRefreshBoundMs(this.config.scanIntervalMs, 0),
         metadata: tag.metadata,
       })),

