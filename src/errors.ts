@@ -330,7 +330,8 @@ export const errorCodes = {
   'too-many-requests': { status: 429, meaning: 'Too many failed sign-ins; see Retry-After.' },
   'query-capacity-reached': {
     status: 429,
-    meaning: 'Query sets hold the most Delta bookkeeping allowed; see Retry-After.',
+    meaning:
+      'Query sets hold the most Delta bookkeeping allowed, or the most query requests run at once; see Retry-After.',
   },
   'history-not-configured': {
     status: 409,

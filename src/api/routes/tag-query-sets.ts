@@ -10,6 +10,11 @@ import {
 } from '../../queries/logged-reads.js';
 import { matchLocalSources } from '../../queries/match-local-sources.js';
 import {
+  defaultMaxConcurrentQueries,
+  defaultMaxConcurrentQueriesPerAccount,
+  QueryAdmission,
+} from '../../queries/query-admission.js';
+import {
   defaultMaxDeltaEntries,
   defaultMaxDeltaEntriesPerAccount,
   defaultMaxMatchesPerRequest,
@@ -48,7 +53,11 @@ const boundsText =
   `${defaultMaxDeltaEntriesPerAccount.toLocaleString('en')} entries and all sets together ` +
   `${defaultMaxDeltaEntries.toLocaleString('en')}: beyond, 429 query-capacity-reached with ` +
   'Retry-After (the time until the first of the sets holding them may expire), or 413 ' +
-  'query-too-large when one set alone is over the account share.';
+  'query-too-large when one set alone is over the account share. At most ' +
+  `${defaultMaxConcurrentQueriesPerAccount} TagQuerySet requests (create, replace, Delta) of ` +
+  `one account, and ${defaultMaxConcurrentQueries} of all accounts, are answered at once (from ` +
+  'validation until the answer is written): beyond, 429 query-capacity-reached with ' +
+  'Retry-After 1.';
 
 const historyDetail =
   'historical data is available only when a time-series database is configured in the ' +
@@ -196,6 +205,8 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
   // Read per request: the limits in force are those of the profile as it stands.
   const limits = () => deps.profile?.current().queries ?? defaultQueryLimits;
   const queue = new KeyedQueue();
+  // Answers are built in pieces with turns in between, so parallel requests would overlap.
+  const admission = new QueryAdmission();
   return [
     defineRoute({
       method: 'post',
@@ -294,7 +305,9 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
           for (const [index, answer] of loggedAnswers) set.setLoggedCursor(index, answer.cursor);
           return queryResponseJson(set.id, answered(bindings, changes.samples, loggedAnswers));
         };
-        const json = await (existing ? queue.run(existing.id, answer) : answer());
+        const json = await admission.run(ownerId, context.res, () =>
+          existing ? queue.run(existing.id, answer) : answer(),
+        );
         // Serialized here, in pieces (see queryResponseJson), rather than by koa in one go.
         context.type = 'application/json';
         return json;
@@ -328,54 +341,56 @@ export function tagQuerySetsRoutes(deps: ApiDeps): RouteDefinition[] {
         if (!principal) throw new Error('unreachable: route requires a token');
         const set = registry.use(principal.user.id, params.sourceSet);
         // One poll of a set at a time: each reads and moves the set's cursors.
-        const json = await queue.run(set.id, async (): Promise<string> => {
-          const bindings = set.bindings;
-          const queryLimits = limits();
-          const local = await matchLocalSources(deps.store, bindings, {
-            maxMatches: queryLimits.maxMatchesPerRequest,
-          });
-          // Local changes first, remembered only once the whole answer is ready: a Logged read
-          // that fails must not lose them.
-          const changes = set.changes(local.bySource, maxValuesPerResponse);
-          let truncated = changes.truncated;
-          let budget = maxValuesPerResponse - changes.count;
-          // A set holds Logged bindings only when history was configured at its creation.
-          const history = deps.history;
-          const hasLogged = history !== undefined && bindings.some((b) => b.store === 'Logged');
-          const loggedAnswers = new Map<number, LoggedAnswer>();
-          if (hasLogged && !truncated) {
-            const at = now();
-            const mark = await history.lastSeq();
-            const tagIds = await resolveLogged(history, bindings);
-            for (const [index, binding] of bindings.entries()) {
-              if (binding.store !== 'Logged') continue;
-              const previous = set.loggedCursor(index) ?? { mark, atMs: at };
-              const answer = await readLoggedDelta(
-                history,
-                binding,
-                tagIds.get(binding.source) ?? [],
-                at,
-                previous,
-                mark,
-                budget,
-              );
-              loggedAnswers.set(index, answer);
-              budget -= answer.samples.length;
-              if (answer.over) {
-                truncated = true;
-                break;
+        const poll = () =>
+          queue.run(set.id, async (): Promise<string> => {
+            const bindings = set.bindings;
+            const queryLimits = limits();
+            const local = await matchLocalSources(deps.store, bindings, {
+              maxMatches: queryLimits.maxMatchesPerRequest,
+            });
+            // Local changes first, remembered only once the whole answer is ready: a Logged read
+            // that fails must not lose them.
+            const changes = set.changes(local.bySource, maxValuesPerResponse);
+            let truncated = changes.truncated;
+            let budget = maxValuesPerResponse - changes.count;
+            // A set holds Logged bindings only when history was configured at its creation.
+            const history = deps.history;
+            const hasLogged = history !== undefined && bindings.some((b) => b.store === 'Logged');
+            const loggedAnswers = new Map<number, LoggedAnswer>();
+            if (hasLogged && !truncated) {
+              const at = now();
+              const mark = await history.lastSeq();
+              const tagIds = await resolveLogged(history, bindings);
+              for (const [index, binding] of bindings.entries()) {
+                if (binding.store !== 'Logged') continue;
+                const previous = set.loggedCursor(index) ?? { mark, atMs: at };
+                const answer = await readLoggedDelta(
+                  history,
+                  binding,
+                  tagIds.get(binding.source) ?? [],
+                  at,
+                  previous,
+                  mark,
+                  budget,
+                );
+                loggedAnswers.set(index, answer);
+                budget -= answer.samples.length;
+                if (answer.over) {
+                  truncated = true;
+                  break;
+                }
               }
             }
-          }
-          // Nothing awaits from the admission to the commit, so the admission holds for it.
-          registry.admit(set.ownerId, set, set.entries + changes.added, queryLimits);
-          changes.commit();
-          registry.account(set);
-          for (const [index, answer] of loggedAnswers) set.setLoggedCursor(index, answer.cursor);
-          return queryResponseJson(set.id, answered(bindings, changes.samples, loggedAnswers), {
-            truncated,
+            // Nothing awaits from the admission to the commit, so the admission holds for it.
+            registry.admit(set.ownerId, set, set.entries + changes.added, queryLimits);
+            changes.commit();
+            registry.account(set);
+            for (const [index, answer] of loggedAnswers) set.setLoggedCursor(index, answer.cursor);
+            return queryResponseJson(set.id, answered(bindings, changes.samples, loggedAnswers), {
+              truncated,
+            });
           });
-        });
+        const json = await admission.run(set.ownerId, context.res, poll);
         context.type = 'application/json';
         return json;
       },

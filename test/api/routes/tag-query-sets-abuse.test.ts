@@ -1,9 +1,11 @@
 /**
  * The abuse case of issue 10 item 4, through the real API: two Viewers sending query sets of
  * 1,000 `**` bindings (32 KB each) and many patterns over a store of 10,000 tags. Memory must
- * stay bounded and `/healthz` must keep answering while it runs. In a file of its own: the
+ * stay bounded, the event loop must not be held for long (the unbounded code held it for 10 s
+ * and more; now the work yields every 2,048 items), and `/healthz` must keep answering. In a file of its own: the
  * process's memory is measured, so no other test may run beside it.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import test from 'ava';
@@ -14,8 +16,13 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 const mib = 2 ** 20;
-/** Generous for a busy 2-core machine; the unbounded code stalled for seconds. */
-const healthBoundMs = 3_000;
+/**
+ * Longest the event loop may be held at once. Measured in this process (server and client
+ * share it), as loop delay rather than request latency, which queues behind everything else a
+ * busy machine runs. Generous: a turn of 2,048 items and a full GC of a few hundred MB take
+ * well under a second even on a loaded 2-core box; the unbounded code held the loop 10 s+.
+ */
+const loopBlockBoundMs = 5_000;
 
 function tags(prefix: (i: number) => string, count: number): Sample[] {
   const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
@@ -63,16 +70,15 @@ test('two Viewers cannot exhaust the daemon: limits answer with problem document
   t.is((await post(viewers[0] as string, everything)).status, 200);
   const before = memory();
 
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   let running = true;
-  let slowest = 0;
   let polls = 0;
   const prober = (async () => {
     while (running) {
-      const started = performance.now();
       const response = await fetch(`${api.baseUrl}/healthz`);
       await response.text();
       t.is(response.status, 200);
-      slowest = Math.max(slowest, performance.now() - started);
       polls++;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -134,19 +140,20 @@ test('two Viewers cannot exhaust the daemon: limits answer with problem document
   ]);
   running = false;
   await prober;
+  loopDelay.disable();
+  const longestBlockMs = loopDelay.max / 1e6;
 
   const after = memory();
   const heapGrowth = (after.heapUsed - before.heapUsed) / mib;
   const rssGrowth = (after.rss - before.rss) / mib;
   t.log(
     `heap +${heapGrowth.toFixed(1)} MiB, RSS +${rssGrowth.toFixed(1)} MiB, ` +
-      `slowest /healthz ${slowest.toFixed(0)} ms of ${polls}`,
+      `event loop held at most ${longestBlockMs.toFixed(0)} ms, ${polls} /healthz polls`,
   );
   // Held now: 10,100 new tags, 30 sets × 100 entries and 2 × 200,000 entries (about 50 bytes
   // each, the samples shared with the store): some 25 MiB. Unbounded, the first part alone
   // kept 3 million entries.
   t.true(heapGrowth < 80, `heap grew by ${heapGrowth.toFixed(1)} MiB`);
   t.true(rssGrowth < 400, `RSS grew by ${rssGrowth.toFixed(1)} MiB`);
-  t.true(slowest < healthBoundMs, `/healthz took ${slowest.toFixed(0)} ms`);
-  t.true(polls > 10, `${polls} health polls`);
+  t.true(longestBlockMs < loopBlockBoundMs, `event loop held for ${longestBlockMs.toFixed(0)} ms`);
 });

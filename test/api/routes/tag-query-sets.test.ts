@@ -1019,3 +1019,37 @@ test('Delta on Logged Raw pages beyond 100,000 new samples, answering each once'
     ['late'],
   );
 });
+
+test('a client that hangs up mid-answer frees its slot once the work ends: the account is admitted again', async (t) => {
+  const s = await setup(t);
+  // 1,000 `**` bindings over 100 tags: 100,000 values, an answer of some 11 MB.
+  s.api.store.write(Array.from({ length: 100 }, (_, i) => good(`Many/T${i}`, i)));
+  const everything = { bindings: Array.from({ length: 1_000 }, () => local('Many/**')) };
+  const aborts = [new AbortController(), new AbortController()];
+  const abandoned = aborts.map((abort) =>
+    fetch(`${s.api.baseUrl}/api/v2/TagQuerySet`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${s.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(everything),
+      signal: abort.signal,
+    }).catch((error: unknown) => error),
+  );
+  // Usually 429 here (both requests in progress); 200 when they already ended on a fast machine.
+  const during = await s.post({ bindings: [local('Line1/**')] });
+  t.true([200, 429].includes(during.status), `status ${during.status}`);
+  for (const abort of aborts) abort.abort();
+  await Promise.all(abandoned);
+  // Slots free once each abandoned answer is done (it is not cut short): retry as told.
+  let status = 0;
+  for (let attempt = 0; attempt < 30 && status !== 200; attempt++) {
+    const response = await s.post({ bindings: [local('Line1/**')] });
+    status = response.status;
+    if (status === 429) {
+      t.is(response.json.code, 'query-capacity-reached');
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(response.headers.get('retry-after')) * 1_000),
+      );
+    }
+  }
+  t.is(status, 200);
+});
