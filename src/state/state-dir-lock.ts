@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { StateDirLockedError } from '../errors.js';
+import { StateDirLockedError, StateDirUnusableError } from '../errors.js';
 import { takeOver } from './file-lock.js';
 import { currentBootId, processStartTime, type WriterRecord, writerRuns } from './process-alive.js';
 
@@ -51,9 +51,18 @@ export class StateDirLock {
 
   /**
    * Takes the lock, taking over a stale one.
-   * @throws StateDirLockedError naming the pid of the daemon that holds it.
+   * @throws StateDirLockedError naming the pid of the daemon that holds it;
+   *   StateDirUnusableError when the directory cannot be created or written.
    */
   async acquire(): Promise<void> {
+    try {
+      await this.acquireOnce();
+    } catch (error) {
+      throw unusable(this.stateDir, error);
+    }
+  }
+
+  private async acquireOnce(): Promise<void> {
     if (this.held) return;
     await mkdir(this.stateDir, { recursive: true, mode: 0o700 });
     const startTime = processStartTime(process.pid);
@@ -95,6 +104,32 @@ export class StateDirLock {
     // Forgotten after the unlink: until then another acquire here must see the lock as held.
     heldByThisProcess.delete(this.file);
   }
+}
+
+/** File-system errors that mean the state directory is misconfigured, not a passing failure. */
+const unusableCodes: ReadonlySet<string> = new Set([
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'ENOTDIR',
+  'EEXIST',
+]);
+
+/**
+ * Maps a failure to take the lock: permission denied, a read-only file system or a path through
+ * a file become StateDirUnusableError (exit 78: systemd restarting every 2 s cannot fix them);
+ * anything else (ENOSPC, EIO…) is passed on as is, since it may clear.
+ */
+export function unusable(stateDir: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (error instanceof StateDirLockedError || code === undefined || !unusableCodes.has(code)) {
+    return error;
+  }
+  return new StateDirUnusableError(
+    stateDir,
+    `tagd cannot use the state directory ${stateDir}: ${(error as Error).message}. Give the tagd account a writable directory (TAGD_STATE_DIR).`,
+    { cause: error },
+  );
 }
 
 // Written whole under a private name, then linked: link() fails with EEXIST when a lock exists,

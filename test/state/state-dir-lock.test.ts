@@ -3,12 +3,14 @@ import { chown, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import { StateDirLockedError } from '../../src/errors.js';
+import { StateDirLockedError, StateDirUnusableError } from '../../src/errors.js';
+import { isConfigError } from '../../src/main.js';
 import { currentBootId } from '../../src/state/process-alive.js';
 import {
   processStartTime,
   StateDirLock,
   stateDirLockName,
+  unusable,
 } from '../../src/state/state-dir-lock.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -149,4 +151,29 @@ catch (error) { console.log(error.code, error.holderPid); }`;
   });
   await new Promise((resolve) => child.on('close', resolve));
   t.is(output.trim(), `state-dir-locked ${process.pid}`);
+});
+
+test('a state directory tagd cannot create or write is a configuration error, not a passing failure', async (t) => {
+  // A path through a file: fails for root too (permissions would not, here).
+  const folder = await tempDir(t);
+  await writeFile(join(folder, 'file'), '');
+  const stateDir = join(folder, 'file', 'state');
+  const error = await t.throwsAsync(new StateDirLock(stateDir).acquire(), {
+    instanceOf: StateDirUnusableError,
+  });
+  t.is(error?.code, 'state-dir-unusable');
+  t.true(isConfigError(error), 'exit 78: systemd does not restart it every 2 s');
+  t.regex(error?.message ?? '', new RegExp(`^tagd cannot use the state directory ${stateDir}: `));
+  const errno = (code: string) => Object.assign(new Error(`${code}: failed`), { code });
+  for (const code of ['EACCES', 'EPERM', 'EROFS', 'ENOTDIR']) {
+    const mapped = unusable('/var/lib/tagd', errno(code));
+    t.true(mapped instanceof StateDirUnusableError, code);
+    t.true(isConfigError(mapped), code);
+  }
+  // These may clear: passed on as they are, so tagd exits 1 and systemd retries.
+  for (const code of ['ENOSPC', 'EIO']) {
+    const mapped = unusable('/var/lib/tagd', errno(code));
+    t.is((mapped as NodeJS.ErrnoException).code, code);
+    t.false(isConfigError(mapped), code);
+  }
 });
