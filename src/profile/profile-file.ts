@@ -81,6 +81,26 @@ function checkRegular(
 }
 
 /**
+ * Checks, without reading it, that a file a profile names is a regular file within `maxBytes`:
+ * for a start-up check on a file its user reads right after.
+ * @param what names the file in the error, e.g. `the DBC file`.
+ * @param maxBytes largest size accepted, bytes; see {@link profileFileLimits}.
+ * @throws ProfileFileError when it is missing, unreadable, not a regular file or too large.
+ */
+export async function checkProfileFile(
+  file: string,
+  what: string,
+  maxBytes: number,
+): Promise<void> {
+  const handle = await openProfileFile(file, what);
+  try {
+    if ((await handle.stat()).size > maxBytes) throw tooLargeError(file, what, maxBytes);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * Reads a whole file a profile names, at most `maxBytes` long, from the descriptor that was
  * checked (not by path again, which could by then name something else).
  * @param what names the file in the error, e.g. `the HTTPS certificate file`.
@@ -94,12 +114,7 @@ export async function readProfileFile(
 ): Promise<Buffer> {
   const handle = await openProfileFile(file, what);
   try {
-    const tooLarge = () =>
-      new ProfileFileError(
-        file,
-        'too-large',
-        `Cannot read ${what} ${file}: it is larger than the limit of ${formatBytes(maxBytes)}.`,
-      );
+    const tooLarge = () => tooLargeError(file, what, maxBytes);
     const { size } = await handle.stat();
     if (size > maxBytes) throw tooLarge();
     // One byte more than allowed: a file that grew after fstat is caught here too.
@@ -118,6 +133,14 @@ export async function readProfileFile(
   } finally {
     await handle.close();
   }
+}
+
+function tooLargeError(file: string, what: string, maxBytes: number): ProfileFileError {
+  return new ProfileFileError(
+    file,
+    'too-large',
+    `Cannot read ${what} ${file}: it is larger than the limit of ${formatBytes(maxBytes)}.`,
+  );
 }
 
 function openError(file: string, what: string, error: NodeJS.ErrnoException): ProfileFileError {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { ProfileFileError } from '../../src/errors.js';
 import {
+  checkProfileFile,
   openProfileFile,
   profileFileLimits,
   readProfileFile,
@@ -107,4 +108,19 @@ test('a device or socket is refused from its type before any open (opening a tty
     (await failure(openProfileFile(join(folder, 'ca.pem'), 'the CA file'))).problem,
     'not-a-file',
   );
+});
+
+test('checkProfileFile checks type and size without reading', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'bus.dbc');
+  await writeFile(file, Buffer.alloc(100, 65));
+  await checkProfileFile(file, 'the DBC file', 100);
+  await writeFile(file, Buffer.alloc(101, 65));
+  const error = await failure(checkProfileFile(file, 'the DBC file', 100));
+  t.is(error.problem, 'too-large');
+  t.is(
+    error.message,
+    `Cannot read the DBC file ${file}: it is larger than the limit of 100 bytes.`,
+  );
+  t.is((await failure(checkProfileFile('/dev/zero', 'the DBC file', 100))).problem, 'not-a-file');
 });
