@@ -106,7 +106,9 @@ export class Daemon {
       });
       const profile = await profileStore.load();
       this.profile = profile;
+      // 'files': the license and the DBC are read (and parsed) once, by their users below.
       const problems = await checkStartup(profile, {
+        depth: 'files',
         profileFolder,
         ...(this.options.listen ? { listen: this.options.listen } : {}),
         ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),

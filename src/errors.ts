@@ -158,6 +158,20 @@ export class StateDirLockedError extends TagdError {
   }
 }
 
+/**
+ * The state directory cannot be created or written: permission denied, a read-only file system,
+ * or a path through a file. A configuration error (exit 78): restarting cannot fix it.
+ */
+export class StateDirUnusableError extends TagdError {
+  constructor(
+    readonly stateDir: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super('state-dir-unusable', 500, message, options);
+  }
+}
+
 /** A listener was configured in a way that would expose the API insecurely or could not bind. */
 export class ListenerError extends TagdError {
   constructor(message: string, options?: ErrorOptions) {
@@ -313,6 +327,10 @@ export const errorCodes = {
   'state-dir-locked': {
     status: 500,
     meaning: 'Another tagd daemon runs on the same state directory.',
+  },
+  'state-dir-unusable': {
+    status: 500,
+    meaning: 'The state directory cannot be created or written (permissions, read-only).',
   },
   unauthorized: {
     status: 401,

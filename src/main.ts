@@ -96,6 +96,7 @@ export const configErrorCodes: ReadonlySet<string> = new Set([
   'secret-key-unusable',
   'secret-unseal-failed',
   'state-dir-locked',
+  'state-dir-unusable',
 ]);
 
 /**

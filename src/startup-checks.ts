@@ -16,7 +16,12 @@ import { loadHttpsCredentials } from './api/https-credentials.js';
 import { parseDbc } from './dbc/parse-dbc.js';
 import type { FieldError } from './errors.js';
 import { loadLicense, vendorPublicKey } from './license/license.js';
-import { openProfileFile, profileFileLimits, readProfileFile } from './profile/profile-file.js';
+import {
+  checkProfileFile,
+  openProfileFile,
+  profileFileLimits,
+  readProfileFile,
+} from './profile/profile-file.js';
 import type { Profile } from './profile/schema.js';
 import { readCaFile } from './publishers/webhook/webhook-publisher.js';
 
@@ -48,6 +53,15 @@ export interface StartupCheckOptions {
   licenseKeys?: readonly KeyObject[];
   /** Epoch ms, for license expiry. Default: Date.now(). */
   now?: number;
+  /**
+   * `full` (default, `tagd profile check`): read and parse every file. `files` (`tagd start`):
+   * skip what the daemon reads right after anyway, so nothing is read twice: the license is
+   * not checked (the daemon loads it and logs its problem), and the DBC is only checked to be
+   * a regular file within its size limit (the CAN driver parses it; a parse error leaves the
+   * driver out there). The HTTPS credentials are still loaded: a problem there must refuse the
+   * start with every problem listed.
+   */
+  depth?: 'full' | 'files';
 }
 
 /** How `tagd profile check` words each effect after a problem. */
@@ -104,7 +118,8 @@ export async function checkStartup(
     }
   }
 
-  if (profile.license) {
+  const full = (options.depth ?? 'full') === 'full';
+  if (profile.license && full) {
     const license = await loadLicense(
       path(profile.license.file),
       options.licenseKeys ?? [vendorPublicKey],
@@ -122,7 +137,11 @@ export async function checkStartup(
     if (driver.type === 'can') {
       const dbcFile = path(driver.dbcFile);
       try {
-        parseDbc(await readProfileFile(dbcFile, 'the DBC file', profileFileLimits.dbc), dbcFile);
+        if (full) {
+          parseDbc(await readProfileFile(dbcFile, 'the DBC file', profileFileLimits.dbc), dbcFile);
+        } else {
+          await checkProfileFile(dbcFile, 'the DBC file', profileFileLimits.dbc);
+        }
       } catch (error) {
         found.push({ path: `${at}.dbcFile`, message: messageOf(error) });
       }

@@ -34,6 +34,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.ListenerError('l'),
     new errors.ProfileFileError('/f.pem', 'missing', 'm'),
     new errors.StateDirLockedError('/var/lib/tagd', 42, '/var/lib/tagd/daemon.lock'),
+    new errors.StateDirUnusableError('/var/lib/tagd', 'read-only'),
     new errors.NotFoundError(),
     new errors.UnauthorizedError(),
     new errors.ForbiddenError('f'),

@@ -4,6 +4,7 @@ import {
   ProfileFileError,
   ServiceBusyError,
   StateDirLockedError,
+  StateDirUnusableError,
 } from '../src/errors.js';
 import { exitCodes, isConfigError } from '../src/main.js';
 
@@ -11,6 +12,10 @@ test('errors a restart cannot fix are configuration errors (exit 78); the others
   t.is(exitCodes.config, 78);
   t.true(isConfigError(new ProfileFileError('/c.pem', 'not-a-file', 'FIFO')));
   t.true(isConfigError(new StateDirLockedError('/var/lib/tagd', 42, '/var/lib/tagd/daemon.lock')));
+  t.true(
+    isConfigError(new StateDirUnusableError('/var/lib/tagd', 'permission denied')),
+    'a state directory tagd cannot write stays so after a restart',
+  );
   const bind = (code: string) =>
     new ListenerError('Cannot listen', { cause: Object.assign(new Error(code), { code }) });
   t.true(isConfigError(bind('EACCES')), 'a privileged port stays refused after a restart');

@@ -133,3 +133,36 @@ test('a disabled driver is not checked', async (t) => {
   });
   t.deepEqual(await checkStartup(profile, { profileFolder: folder }), []);
 });
+
+test("tagd start's depth ('files') reads nothing its users read right after: DBC and license only by type", async (t) => {
+  const folder = await tempDir(t);
+  // A DBC that does not parse and a license that does not exist: the CAN driver and the
+  // daemon's own license load report those, so the start-up check does not read them again.
+  await writeFile(join(folder, 'broken.dbc'), 'VERSION ""\nBO_ 100 Broken 8 A\n');
+  const broken = await demoWith((demo) => {
+    demo.license.file = 'no-license.json';
+    demo.drivers[1].dbcFile = 'broken.dbc';
+  });
+  t.deepEqual(
+    (await checkStartup(broken, { profileFolder: folder, depth: 'files' })).map((p) => p.path),
+    [],
+  );
+  t.deepEqual(
+    (await checkStartup(broken, { profileFolder: folder })).map((p) => p.path),
+    ['license.file', 'drivers[1].dbcFile'],
+    'the full check (tagd profile check) still reads and parses them',
+  );
+  // A DBC that is not a regular file is still refused before the driver would open it.
+  execFileSync('mkfifo', [join(folder, 'bus.fifo')]);
+  const fifo = await demoWith((demo) => {
+    demo.drivers[1].dbcFile = 'bus.fifo';
+  });
+  const [problem, ...more] = await checkStartup(fifo, { profileFolder: folder, depth: 'files' });
+  t.deepEqual(more, []);
+  t.is(problem?.path, 'drivers[1].dbcFile');
+  t.is(problem?.effect, 'driver-left-out');
+  t.is(
+    problem?.message,
+    `Cannot read the DBC file ${join(folder, 'bus.fifo')}: it is not a regular file (a FIFO, socket or device).`,
+  );
+});

@@ -1,10 +1,16 @@
 /**
- * Reading a file that a profile names (license, DBC, HTTPS certificate and key, a publisher's
- * caFile, OPC UA client certificate): every such read goes through here, so none of them can
- * hang on a FIFO, block the libuv thread pool on a device, or fill memory with a huge file.
+ * Opening a file that a profile names: tagd's own reads of the license, the DBC, the HTTPS
+ * certificate and key, a publisher's caFile and the CAN replay log (at every (re)connect) go
+ * through here, so none of them can hang on a FIFO, open a serial device (which raises DTR and
+ * RTS on the line: tagd runs in the `dialout` group), block the libuv thread pool on a device,
+ * or fill memory with a huge file.
+ *
+ * The OPC UA client certificate and key are read by node-opcua itself, when the driver
+ * connects: tagd checks them here only at start-up (startup-checks.ts), so a file swapped for
+ * a FIFO or a device afterwards is not covered for them.
  */
 import { constants as fsConstants } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import { ProfileFileError } from '../errors.js';
 
 /** Upper bounds on the size of files a profile names, bytes. */
@@ -20,14 +26,24 @@ export const profileFileLimits = {
 } as const;
 
 /**
- * Opens a file a profile names for reading, and checks that it is a regular file. The open is
- * non-blocking, so a FIFO without a writer or a serial device returns at once and is refused by
- * the fstat check instead of holding a thread-pool thread until something writes to it.
- * Symbolic links are followed (certificates are commonly links, e.g. Let's Encrypt `live/`).
+ * Opens a file a profile names for reading, and checks that it is a regular file. The path is
+ * stat()ed first and anything but a regular file is refused without being opened: opening a
+ * tty alone raises its modem lines and would disturb an RTU bus on it. The open is then
+ * non-blocking and the descriptor is checked again (fstat), because the path may have been
+ * swapped between the two: a FIFO or device swapped in returns at once and is refused instead
+ * of holding a thread-pool thread until something writes to it. Symbolic links are followed
+ * (certificates are commonly links, e.g. Let's Encrypt `live/`).
  * @param what names the file in the error, e.g. `the HTTPS certificate file`.
  * @throws ProfileFileError when it is missing, unreadable or not a regular file.
  */
 export async function openProfileFile(file: string, what: string): Promise<FileHandle> {
+  let before: Awaited<ReturnType<typeof stat>>;
+  try {
+    before = await stat(file);
+  } catch (error) {
+    throw openError(file, what, error as NodeJS.ErrnoException);
+  }
+  checkRegular(file, what, before);
   let handle: FileHandle;
   try {
     handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOCTTY);
@@ -35,25 +51,52 @@ export async function openProfileFile(file: string, what: string): Promise<FileH
     throw openError(file, what, error as NodeJS.ErrnoException);
   }
   try {
-    const stats = await handle.stat();
-    if (stats.isDirectory()) {
-      throw new ProfileFileError(
-        file,
-        'not-a-file',
-        `Cannot read ${what} ${file}: it is a directory.`,
-      );
-    }
-    if (!stats.isFile()) {
-      throw new ProfileFileError(
-        file,
-        'not-a-file',
-        `Cannot read ${what} ${file}: it is not a regular file (a FIFO, socket or device).`,
-      );
-    }
+    checkRegular(file, what, await handle.stat());
     return handle;
   } catch (error) {
     await handle.close();
     throw error;
+  }
+}
+
+function checkRegular(
+  file: string,
+  what: string,
+  stats: { isDirectory(): boolean; isFile(): boolean },
+): void {
+  if (stats.isDirectory()) {
+    throw new ProfileFileError(
+      file,
+      'not-a-file',
+      `Cannot read ${what} ${file}: it is a directory.`,
+    );
+  }
+  if (!stats.isFile()) {
+    throw new ProfileFileError(
+      file,
+      'not-a-file',
+      `Cannot read ${what} ${file}: it is not a regular file (a FIFO, socket or device).`,
+    );
+  }
+}
+
+/**
+ * Checks, without reading it, that a file a profile names is a regular file within `maxBytes`:
+ * for a start-up check on a file its user reads right after.
+ * @param what names the file in the error, e.g. `the DBC file`.
+ * @param maxBytes largest size accepted, bytes; see {@link profileFileLimits}.
+ * @throws ProfileFileError when it is missing, unreadable, not a regular file or too large.
+ */
+export async function checkProfileFile(
+  file: string,
+  what: string,
+  maxBytes: number,
+): Promise<void> {
+  const handle = await openProfileFile(file, what);
+  try {
+    if ((await handle.stat()).size > maxBytes) throw tooLargeError(file, what, maxBytes);
+  } finally {
+    await handle.close();
   }
 }
 
@@ -71,12 +114,7 @@ export async function readProfileFile(
 ): Promise<Buffer> {
   const handle = await openProfileFile(file, what);
   try {
-    const tooLarge = () =>
-      new ProfileFileError(
-        file,
-        'too-large',
-        `Cannot read ${what} ${file}: it is larger than the limit of ${formatBytes(maxBytes)}.`,
-      );
+    const tooLarge = () => tooLargeError(file, what, maxBytes);
     const { size } = await handle.stat();
     if (size > maxBytes) throw tooLarge();
     // One byte more than allowed: a file that grew after fstat is caught here too.
@@ -95,6 +133,14 @@ export async function readProfileFile(
   } finally {
     await handle.close();
   }
+}
+
+function tooLargeError(file: string, what: string, maxBytes: number): ProfileFileError {
+  return new ProfileFileError(
+    file,
+    'too-large',
+    `Cannot read ${what} ${file}: it is larger than the limit of ${formatBytes(maxBytes)}.`,
+  );
 }
 
 function openError(file: string, what: string, error: NodeJS.ErrnoException): ProfileFileError {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { ServiceBusyError } from '../errors.js';
+import { currentBootId, writerRuns } from './process-alive.js';
 
 /** Options of {@link withFileLock}. */
 export interface FileLockOptions {
@@ -10,10 +11,11 @@ export interface FileLockOptions {
   retryMs?: number;
 }
 
-// Lock files this process holds right now. A lock file with our pid that is not in here was
-// left by an earlier process that had the same pid (a restart in a container reuses pids).
-// Counted, not a set: a new hold can begin here before the previous one has finished releasing.
-const heldByThisProcess = new Map<string, number>();
+// Written into every lock this process takes. A lock with our pid but another token was left by
+// an earlier process that had the same pid (a restart in a container reuses pids); one with our
+// token is this process's own, held or just released, and never taken over: judging it stale
+// from the pid alone raced with its release, and two holders here could then overlap.
+const processToken = randomBytes(8).toString('hex');
 
 /** An empty lock file older than this is a holder that died between create and write, ms. */
 const emptyLockGraceMs = 5_000;
@@ -21,9 +23,10 @@ const emptyLockGraceMs = 5_000;
 /**
  * Runs `work` while holding an exclusive lock file, so that two processes (the daemon and
  * `tagd users …`) never read-modify-write the same file at once. The lock file holds the
- * holder's pid. A lock is taken over when its holder is gone: the pid no longer exists, the
- * pid is our own but this process does not hold the lock (a restart reused the pid), or the
- * file stayed empty past a grace period.
+ * holder's pid, the boot id and a token of the holding process, a line each. A lock is taken
+ * over when its holder is gone: it was written under another boot, the pid no longer exists,
+ * the pid is our own but the token is not (a restart reused the pid), or the file stayed empty
+ * past a grace period. A pid we may not signal (EPERM) counts as a holder (process-alive.ts).
  * @throws ServiceBusyError (503) when the lock cannot be had within `timeoutMs`.
  */
 export async function withFileLock<T>(
@@ -35,8 +38,7 @@ export async function withFileLock<T>(
   for (;;) {
     try {
       const handle = await open(lockFile, 'wx', 0o600);
-      heldByThisProcess.set(lockFile, (heldByThisProcess.get(lockFile) ?? 0) + 1);
-      await handle.writeFile(String(process.pid));
+      await handle.writeFile(`${process.pid}\n${currentBootId() ?? ''}\n${processToken}\n`);
       await handle.close();
       break;
     } catch (error) {
@@ -55,11 +57,7 @@ export async function withFileLock<T>(
   try {
     return await work();
   } finally {
-    // Unlink before forgetting: until then a waiter here must see the lock as held, not stale.
     await unlink(lockFile).catch(() => undefined);
-    const holds = (heldByThisProcess.get(lockFile) ?? 1) - 1;
-    if (holds > 0) heldByThisProcess.set(lockFile, holds);
-    else heldByThisProcess.delete(lockFile);
   }
 }
 
@@ -67,17 +65,15 @@ export async function withFileLock<T>(
 async function staleLockInode(lockFile: string): Promise<number | undefined> {
   const stats = await stat(lockFile).catch(() => undefined);
   if (!stats) return undefined;
-  const pid = Number((await readFile(lockFile, 'utf8').catch(() => '')).trim());
+  const [pidText = '', bootId = '', token = ''] = (
+    await readFile(lockFile, 'utf8').catch(() => '')
+  ).split('\n');
+  const pid = Number(pidText.trim());
   if (!Number.isInteger(pid) || pid <= 0) {
     return Date.now() - stats.mtimeMs > emptyLockGraceMs ? stats.ino : undefined;
   }
-  if (pid === process.pid) return heldByThisProcess.has(lockFile) ? undefined : stats.ino;
-  try {
-    process.kill(pid, 0);
-    return undefined;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? stats.ino : undefined;
-  }
+  const record = { pid, ...(bootId.trim() !== '' ? { bootId: bootId.trim() } : {}) };
+  return writerRuns(record, { ownRecord: token.trim() === processToken }) ? undefined : stats.ino;
 }
 
 /**

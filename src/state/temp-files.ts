@@ -5,11 +5,13 @@
  */
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { processExists } from './process-alive.js';
 
 /**
  * Removes the leftover temporary files of `folder` whose name passes `include`. Every tagd
  * temporary name carries its writer's pid (`….<pid>.<hex>.tmp`): a file whose writer still runs
- * in another process is kept, since `tagd users …` may be saving users.json right now. A file
+ * in another process is kept, since `tagd users …` may be saving users.json right now (a pid we
+ * may not signal, EPERM, counts as running: process-alive.ts). A file
  * of this process is removed: at start-up nothing of the daemon's is in flight yet. Names
  * without a pid come from older versions and are removed.
  * @returns the names removed.
@@ -23,7 +25,7 @@ export async function removeLeftoverTempFiles(
   for (const name of names) {
     if (!name.endsWith('.tmp') || !include(name)) continue;
     const pid = Number(/\.(\d+)\.[0-9a-f]+\.tmp$/.exec(name)?.[1] ?? Number.NaN);
-    if (Number.isInteger(pid) && pid !== process.pid && isRunning(pid)) continue;
+    if (Number.isInteger(pid) && pid !== process.pid && processExists(pid)) continue;
     const path = join(folder, name);
     const stats = await lstat(path).catch(() => undefined);
     if (!stats?.isFile()) continue;
@@ -35,13 +37,4 @@ export async function removeLeftoverTempFiles(
     }
   }
   return removed;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import { ProfileFileError } from '../../src/errors.js';
 import {
+  checkProfileFile,
   openProfileFile,
   profileFileLimits,
   readProfileFile,
@@ -76,4 +78,49 @@ test('a file over the limit is refused without reading it; one at the limit is r
     (await failure(readProfileFile(file, 'the CA file', profileFileLimits.pem))).message,
     `Cannot read the CA file ${file}: it is larger than the limit of 1 MiB.`,
   );
+});
+
+test('a device or socket is refused from its type before any open (opening a tty raises DTR/RTS)', async (t) => {
+  // A UNIX socket cannot be opened at all (ENXIO): were it opened before its type is checked,
+  // the error would be that open failure ('unreadable'), not 'not-a-file'.
+  const folder = await tempDir(t);
+  const socket = join(folder, 'ca.sock');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  t.teardown(() => server.close());
+  const refused = await failure(openProfileFile(socket, 'the CA file'));
+  t.is(refused.problem, 'not-a-file');
+  t.is(
+    refused.message,
+    `Cannot read the CA file ${socket}: it is not a regular file (a FIFO, socket or device).`,
+  );
+  for (const device of ['/dev/null', '/dev/zero']) {
+    const error = await failure(readProfileFile(device, 'the webhook caFile', 100));
+    t.is(error.problem, 'not-a-file');
+    t.is(
+      error.message,
+      `Cannot read the webhook caFile ${device}: it is not a regular file (a FIFO, socket or device).`,
+    );
+  }
+  // Through a symbolic link too: the link is followed to the device, which is refused.
+  await symlink('/dev/null', join(folder, 'ca.pem'));
+  t.is(
+    (await failure(openProfileFile(join(folder, 'ca.pem'), 'the CA file'))).problem,
+    'not-a-file',
+  );
+});
+
+test('checkProfileFile checks type and size without reading', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'bus.dbc');
+  await writeFile(file, Buffer.alloc(100, 65));
+  await checkProfileFile(file, 'the DBC file', 100);
+  await writeFile(file, Buffer.alloc(101, 65));
+  const error = await failure(checkProfileFile(file, 'the DBC file', 100));
+  t.is(error.problem, 'too-large');
+  t.is(
+    error.message,
+    `Cannot read the DBC file ${file}: it is larger than the limit of 100 bytes.`,
+  );
+  t.is((await failure(checkProfileFile('/dev/zero', 'the DBC file', 100))).problem, 'not-a-file');
 });

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { access, utimes, writeFile } from 'node:fs/promises';
+import { access, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { withFileLock } from '../../src/state/file-lock.js';
+import { currentBootId } from '../../src/state/process-alive.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 test('holders never overlap and the lock file is gone afterwards', async (t) => {
@@ -67,4 +68,23 @@ test('an empty lock is taken over only once it is older than the grace period', 
   const old = new Date(Date.now() - 10_000);
   await utimes(lock, old, old);
   t.is(await withFileLock(lock, async () => 'ran', { timeoutMs: 200 }), 'ran');
+});
+
+test('the lock holds the pid and the boot id; a lock from another boot is taken over though its pid runs', async (t) => {
+  const lock = join(await tempDir(t), 'x.lock');
+  const bootId = currentBootId();
+  const written = await withFileLock(lock, () => readFile(lock, 'utf8'));
+  t.regex(written, new RegExp(`^${process.pid}\n${bootId ?? ''}\n[0-9a-f]{16}\n$`));
+  if (bootId === undefined) {
+    t.log('no boot id on this system: only the pid decides');
+    return;
+  }
+  // The parent of this test process runs, but the lock was written before a reboot.
+  await writeFile(lock, `${process.ppid}\n00000000-0000-4000-8000-000000000000\n`);
+  t.is(await withFileLock(lock, async () => 'ran', { timeoutMs: 500 }), 'ran');
+  // Written under this boot, the same live pid holds it.
+  await writeFile(lock, `${process.ppid}\n${bootId}\n`);
+  await t.throwsAsync(() => withFileLock(lock, async () => 'ran', { timeoutMs: 100 }), {
+    message: /Timed out waiting for the lock/,
+  });
 });

@@ -5,9 +5,10 @@
  * ahead of playback, so a log of millions of frames is never held in memory at once; a small log
  * (the usual demo) is read once and looped from memory.
  */
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../../src/clock.js';
+import { openProfileFile } from '../../../src/profile/profile-file.js';
 import type { CanFrame } from '../frame.js';
 import { parseCandumpLine } from './candump-log.js';
 import { type CanTransport, CanTransportError, type TransportHandlers } from './transport.js';
@@ -84,13 +85,11 @@ export class ReplayTransport implements CanTransport {
     this.framesThisPass = 0;
     let handle: FileHandle;
     try {
-      handle = await open(this.options.file, 'r');
+      // Through the profile-file check at every (re)connect, not only at start-up: a FIFO or
+      // device swapped in for the log later is refused at once instead of hanging this open.
+      handle = await openProfileFile(this.options.file, 'the replay log');
     } catch (error) {
-      throw new CanTransportError(
-        'bad-source',
-        `Cannot read the replay log ${this.options.file}: ${(error as Error).message}`,
-        { cause: error },
-      );
+      throw new CanTransportError('bad-source', (error as Error).message, { cause: error });
     }
     if (generation !== this.generation) {
       await handle.close();

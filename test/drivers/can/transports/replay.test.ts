@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { pino } from 'pino';
@@ -165,7 +166,26 @@ test('a missing log fails with bad-source, which retrying cannot fix', async (t)
   });
   t.is(error?.problem, 'bad-source');
   t.false(error?.retryable);
-  t.regex(error?.message ?? '', new RegExp(`^Cannot read the replay log ${file}: ENOENT`));
+  t.is(error?.message, `Cannot read the replay log ${file}: no such file.`);
+});
+
+test('a FIFO swapped in for the log between connects is refused at once, not waited on', async (t) => {
+  const { transport, recorder, file } = await replay(t, [line(0, 0x100)]);
+  await transport.open(recorder);
+  await transport.close();
+  // The log is replaced by a FIFO nobody writes to: a blocking open would wait for a writer
+  // forever (and hold a libuv thread-pool thread), so this test would time out.
+  await rename(file, `${file}.old`);
+  execFileSync('mkfifo', [file]);
+  const error = await t.throwsAsync(transport.open(new Recorder(new ManualClock())), {
+    instanceOf: CanTransportError,
+  });
+  t.is(error?.problem, 'bad-source');
+  t.false(error?.retryable);
+  t.is(
+    error?.message,
+    `Cannot read the replay log ${file}: it is not a regular file (a FIFO, socket or device).`,
+  );
 });
 
 test('a log without frames is refused with what a line should look like', async (t) => {
