@@ -625,7 +625,10 @@ test('a missing replay log stops the driver in Error without retrying', async (t
   t.teardown(() => driver.stop());
   await driver.start();
   await until(() => driver.status().state === 'Error', 'Error');
-  t.regex(driver.status().message ?? '', /^Cannot read the replay log .*no-such\.candump: no such file\.$/);
+  t.regex(
+    driver.status().message ?? '',
+    /^Cannot read the replay log .*no-such\.candump: no such file\.$/,
+  );
   t.is(clock.pendingTimers(), 0);
   t.like(store.require('Bus/EngineData/EngineSpeed'), {
     quality: 'Unavailable',
