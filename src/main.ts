@@ -5,20 +5,9 @@
 import type { Logger } from 'pino';
 import { Daemon, type DaemonOptions } from './daemon.js';
 import { ListenerError, ProfileFileError, ProfileInvalidError, TagdError } from './errors.js';
+import { exitCodes } from './exit-codes.js';
 
-/** Exit codes of `tagd start`. */
-export const exitCodes = {
-  ok: 0,
-  /** A runtime failure, a port in use, or a stop that overran its deadline. */
-  failure: 1,
-  /** A wrong command line (the CLI's commands). */
-  usage: 2,
-  /**
-   * A configuration error restarting will not fix (sysexits EX_CONFIG): see
-   * {@link isConfigError}. Also a bad `TAGD_LOG_LEVEL`.
-   */
-  config: 78,
-} as const;
+export { exitCodes };
 
 /** How long a stop may take before the process exits anyway, ms. */
 export const stopDeadlineMs = 10_000;
