@@ -1,16 +1,7 @@
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
-import type { Logger } from 'pino';
-import type { AccountService } from '../auth/account-service.js';
-import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import { RequestError } from '../errors.js';
-import type { HistoryService } from '../history/history-service.js';
-import type { LicenseState } from '../license/license.js';
-import type { ProfileService } from '../profile/profile-service.js';
-import type { PublisherManager } from '../publishers/publisher.js';
-import type { WebhookConfig } from '../publishers/webhook/schema.js';
-import type { Collections } from '../tags/collections.js';
-import type { TagStore } from '../tags/tag-store.js';
+import type { ApiDeps } from './api-deps.js';
 import { problemMiddleware } from './problem.js';
 import type { RouteDefinition } from './route.js';
 import { buildRouter } from './router.js';
@@ -23,46 +14,10 @@ import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagsRoutes } from './routes/tags.js';
 import { userRoutes } from './routes/users.js';
 
+export type { ApiDeps } from './api-deps.js';
+
 /** Largest JSON request body accepted (413 beyond). */
 export const maxBodyBytes = 256 * 1024;
-
-/** What the API reads and writes. */
-export interface ApiDeps {
-  store: TagStore;
-  logger: Logger;
-  /** tagd's version, for the liveness answer. */
-  version: string;
-  accounts: AccountService;
-  /** Audit log for configuration changes made through the API. */
-  audit: Logger;
-  /** Epoch ms now. Default Date.now. */
-  now?: () => number;
-  /**
-   * The DBC definitions of the CAN components, filled by the CAN drivers. Default: an empty
-   * catalog, so every DBC request answers 404 (no CAN component exists).
-   */
-  dbc?: DbcSignalCatalog;
-  /**
-   * The profile in force, through which the publisher and collection routes save their
-   * changes (atomically, secrets sealed). Absent: those routes answer 500 (a wiring error),
-   * after the license check of the publisher routes.
-   */
-  profile?: ProfileService;
-  /** The running collections, updated when a collection is created, replaced or deleted. */
-  collections?: Collections;
-  /** The running webhook publishers, following every change made through the API. */
-  publishers?: PublisherManager<WebhookConfig>;
-  /**
-   * The license in force, read on every publisher request. Default: unlicensed, so every
-   * publisher route answers 403 `feature-unavailable`.
-   */
-  license?: () => LicenseState;
-  /**
-   * The history store read by Logged query bindings. Absent: Logged bindings answer 409
-   * `history-not-configured`.
-   */
-  history?: HistoryService;
-}
 
 /** Every documented API route, in the order the OpenAPI document lists them. */
 export function apiRoutes(deps: ApiDeps): RouteDefinition[] {

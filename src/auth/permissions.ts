@@ -6,7 +6,9 @@
 /** Every permission, in the order the API documents them. */
 export const permissions = [
   'TagView',
+  'TagWrite',
   'DBCView',
+  'DriverView',
   'PublisherView',
   'PublisherManage',
   'CollectionManage',
@@ -19,7 +21,7 @@ export type Permission = (typeof permissions)[number];
 /** The built-in roles and what each grants. */
 export const builtInRoles = {
   Administrators: permissions,
-  Operators: ['TagView', 'DBCView', 'PublisherView'],
+  Operators: ['TagView', 'TagWrite', 'DBCView', 'DriverView', 'PublisherView'],
   Viewers: ['TagView'],
 } as const satisfies Record<string, readonly Permission[]>;
 

@@ -5,14 +5,28 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
   t.deepEqual(roleNames, ['Administrators', 'Operators', 'Viewers']);
   t.deepEqual(permissionsOf(['Administrators']), [
     'TagView',
+    'TagWrite',
     'DBCView',
+    'DriverView',
     'PublisherView',
     'PublisherManage',
     'CollectionManage',
     'UserManage',
   ]);
-  t.deepEqual(permissionsOf(['Operators']), ['TagView', 'DBCView', 'PublisherView']);
+  t.deepEqual(permissionsOf(['Operators']), [
+    'TagView',
+    'TagWrite',
+    'DBCView',
+    'DriverView',
+    'PublisherView',
+  ]);
   t.deepEqual(permissionsOf(['Viewers']), ['TagView']);
-  t.deepEqual(permissionsOf(['Viewers', 'Operators']), ['TagView', 'DBCView', 'PublisherView']);
+  t.deepEqual(permissionsOf(['Viewers', 'Operators']), [
+    'TagView',
+    'TagWrite',
+    'DBCView',
+    'DriverView',
+    'PublisherView',
+  ]);
   t.deepEqual(permissionsOf([]), []);
 });

@@ -18,7 +18,7 @@ import type { ProfileService } from '../../profile/profile-service.js';
 import { collectionSchema, type ProfileInput } from '../../profile/schema.js';
 import type { WebhookConfig } from '../../publishers/webhook/schema.js';
 import type { CollectionDefinition } from '../../tags/collections.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
 const basePath = '/api/v2/Collections';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DbcSignalCatalog } from '../../dbc/signal-catalog.js';
 import { qualities } from '../../tags/sample.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
 /** The latest local value of one DBC signal. */

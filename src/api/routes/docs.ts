@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../api-deps.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../openapi.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { swaggerInitializerJs, swaggerPageHtml } from '../swagger-ui/page.js';

@@ -18,7 +18,7 @@ import {
 import { formatPath, toFieldErrors } from '../../profile/validate-profile.js';
 import type { PublisherManager, PublisherState } from '../../publishers/publisher.js';
 import { type WebhookConfig, webhookConfigSchema } from '../../publishers/webhook/schema.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
 const basePath = '/api/v2/Publishers/Webhooks';

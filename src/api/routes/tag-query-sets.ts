@@ -34,7 +34,7 @@ import {
 } from '../../queries/time-range.js';
 import type { Sample } from '../../tags/sample.js';
 import { tagPathProblem } from '../../tags/tag-path.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { sampleSchema } from '../schemas.js';
 

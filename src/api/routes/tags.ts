@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { assertTagPath } from '../../tags/tag-path.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { sampleSchema } from '../schemas.js';
 

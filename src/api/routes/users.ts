@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { SignInResponse } from '../../auth/account-service.js';
 import { maxPasswordLength } from '../../auth/password.js';
 import { permissions } from '../../auth/permissions.js';
-import type { ApiDeps } from '../app.js';
+import type { ApiDeps } from '../api-deps.js';
 import { csrfCookie, refreshCookie, sessionCookie } from '../authenticate.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
