@@ -154,13 +154,13 @@ test('a slow client gets coalesced latest values, never a backlog', async (t) =>
   const last = round;
 
   stream.resume();
-  const valueOf = (sample: unknown) => Number(String((sample as Sample).value).slice(0, 6));
+  const roundOf = (sample: unknown) => Number(String((sample as Sample).value).slice(0, 6));
   await stream.until((blocks) => {
     const events = dataBlocks(blocks);
     const final = events[events.length - 1];
     return (
       final !== undefined &&
-      (JSON.parse(final.data as string) as Sample[]).some((s) => valueOf(s) === last)
+      (JSON.parse(final.data as string) as Sample[]).some((s) => roundOf(s) === last)
     );
   }, 'the last round');
   const events = stream.events();
@@ -173,10 +173,10 @@ test('a slow client gets coalesced latest values, never a backlog', async (t) =>
   for (const event of events) {
     const inEvent = new Set<string>();
     for (const sample of event as Sample[]) {
-      const value = valueOf(sample);
+      const value = roundOf(sample);
       t.true(value >= (seen.get(sample.fullTagId) ?? -1), `${sample.fullTagId} went back`);
       seen.set(sample.fullTagId, value);
-      if (valueOf(sample) >= firstCoalesced) {
+      if (roundOf(sample) >= firstCoalesced) {
         t.false(inEvent.has(sample.fullTagId), 'a coalesced event holds a tag once');
       }
       inEvent.add(sample.fullTagId);
