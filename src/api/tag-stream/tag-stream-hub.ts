@@ -95,6 +95,12 @@ export class TagStreamHub {
         'stream-capacity-reached',
       );
     }
+    if (context.method === 'HEAD') {
+      // koa-router answers HEAD with the GET route: the head of a stream, and no stream.
+      context.status = 200;
+      context.type = 'text/event-stream';
+      return;
+    }
     const { store, accounts } = this.options;
     const matches = cachedMatcher(pattern);
     const initial = store
