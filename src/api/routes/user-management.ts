@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Principal } from '../../auth/account-service.js';
 import { maxPasswordLength } from '../../auth/password.js';
-import { roleNames } from '../../auth/permissions.js';
+import { type RoleName, roleNames } from '../../auth/permissions.js';
 import {
   reservedUsernames,
   type UserManagement,
@@ -12,10 +12,8 @@ import { ValidationError } from '../../errors.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
-const roles = z
-  .array(z.enum(roleNames as [string, ...string[]]))
-  .min(1)
-  .max(roleNames.length);
+const roleSchema = z.enum(roleNames as [RoleName, ...RoleName[]]);
+const roles = z.array(roleSchema).min(1).max(roleNames.length);
 
 /** An account as administrators see it: never a hash, secret or token. */
 export const userAccountSchema = z
@@ -23,7 +21,7 @@ export const userAccountSchema = z
     id: z.string(),
     username: z.string(),
     service: z.boolean().describe('A service account: no password, a generated token.'),
-    roles: z.array(z.enum(roleNames as [string, ...string[]])),
+    roles: z.array(roleSchema),
     enabled: z.boolean(),
     requiresPasswordChange: z.boolean(),
     twoFactor: z.boolean().describe('Whether TOTP two-factor is enrolled.'),
@@ -135,7 +133,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
         const { account, oneTimePassword } = await management().create(
           {
             username: body.username,
-            roles: (body.roles ?? ['Viewers']) as never,
+            roles: body.roles ?? ['Viewers'],
             service: body.service ?? false,
             ...(body.password !== undefined ? { password: body.password } : {}),
             ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
@@ -185,7 +183,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
         return service.update(
           params.name,
           {
-            ...(body.roles !== undefined ? { roles: body.roles as never } : {}),
+            ...(body.roles !== undefined ? { roles: body.roles } : {}),
             ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
             ...(body.requiresPasswordChange !== undefined
               ? { requiresPasswordChange: body.requiresPasswordChange }
