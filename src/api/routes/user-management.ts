@@ -83,6 +83,12 @@ const createdSchema = userAccountSchema
   })
   .meta({ id: 'UserAccountCreated' });
 
+/** `{name}` is never one of the fixed routes' names (they are reserved for accounts). */
+function claimsName(params: Record<string, string>): boolean {
+  const name = (params.name ?? '').toLowerCase();
+  return !reservedUsernames.some((reserved) => reserved.toLowerCase() === name);
+}
+
 const nameParams = z.object({
   name: z.string().min(1).max(256).describe('Account name.'),
 });
@@ -153,6 +159,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `\`${reservedUsernames.join('`, `')}\` are fixed routes, never account names.`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: { 200: { description: 'The account.', schema: userAccountSchema } },
       problems: [404],
       handle: ({ params }) => management().get(params.name),
@@ -166,6 +173,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Fields left out stay as they are. Disabling, a role change and requiring a password change end the account's sign-ins and void its tokens at once (a service token too). The last enabled administrator who can sign in cannot be disabled or demoted (409 \`last-administrator\`). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       body: userChangeRequestSchema,
       responses: { 200: { description: 'The account as changed.', schema: userAccountSchema } },
       problems: [400, 404, 409],
@@ -202,6 +210,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Its tokens stop working at once. The last enabled administrator who can sign in cannot be deleted (409 \`last-administrator\`). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: { 204: { description: 'Deleted.' } },
       problems: [404, 409],
       handle: async ({ params, principal, context }) => {
@@ -218,6 +227,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Answers a generated password once; the user must change it at the next sign-in, and every token of the account stops working. Not for service accounts (400). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: {
         200: {
           description: 'The one-time password.',
@@ -247,6 +257,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Answers the new token once (it never expires); the previous one stops working at once. Only for service accounts (400 otherwise). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: {
         200: {
           description: 'The token.',
@@ -272,6 +283,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `The user signs in with the password alone until enrolled again (\`tagd users 2fa enable NAME\`); the account's tokens stop working. 204 also when none was enrolled. ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: { 204: { description: 'Removed (or there was none).' } },
       problems: [404],
       handle: async ({ params, principal, context }) => {
