@@ -47,6 +47,8 @@ const startUsage = `Usage:
 
   --profile FILE      the profile (default: TAGD_PROFILE, else config/profile.json)
   --listen HOST:PORT  replaces the profile's loopback HTTP listener ([::1]:8080 for IPv6)
+  --extensions-listen HOST:PORT
+                      replaces the extensions server's HTTP listener (extensions.listen)
   --demo              <state>/demo-profile.json, copied from config/demo.json on first use
 
 Exit codes: 0 after a clean stop, 1 runtime failure (systemd restarts), 78 configuration
@@ -136,13 +138,14 @@ function help(command: string): void {
 }
 
 async function start(args: string[]): Promise<void> {
-  let values: { profile?: string; listen?: string; demo?: boolean };
+  let values: { profile?: string; listen?: string; 'extensions-listen'?: string; demo?: boolean };
   try {
     ({ values } = parseArgs({
       args,
       options: {
         profile: { type: 'string' },
         listen: { type: 'string' },
+        'extensions-listen': { type: 'string' },
         demo: { type: 'boolean' },
       },
       strict: true,
@@ -154,6 +157,11 @@ async function start(args: string[]): Promise<void> {
   const listen = values.listen === undefined ? undefined : parseListen(values.listen);
   if (listen === null) {
     return usageError(`--listen takes HOST:PORT, got '${values.listen}'`, startUsage);
+  }
+  const extensionsText = values['extensions-listen'];
+  const extensionsListen = extensionsText === undefined ? undefined : parseListen(extensionsText);
+  if (extensionsListen === null) {
+    return usageError(`--extensions-listen takes HOST:PORT, got '${extensionsText}'`, startUsage);
   }
   if (values.demo && values.profile) {
     return usageError('--demo and --profile exclude each other', startUsage);
@@ -170,6 +178,7 @@ async function start(args: string[]): Promise<void> {
     stateDir,
     logger: createLogger(),
     ...(listen ? { listen } : {}),
+    ...(extensionsListen ? { extensionsListen } : {}),
     ...(process.env.CREDENTIALS_DIRECTORY
       ? { credentialsDir: process.env.CREDENTIALS_DIRECTORY }
       : {}),

@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { DriverDeps } from '../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
-import { createApp } from './api/app.js';
+import { apiRoutes, createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
 import { AccountService } from './auth/account-service.js';
@@ -13,6 +13,7 @@ import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
+import { ExtensionsServer } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
 import { ProfileService } from './profile/profile-service.js';
@@ -36,6 +37,11 @@ export interface DaemonOptions {
   logger: Logger;
   /** Overrides the profile's loopback HTTP listener (`--listen`); HTTPS keeps the profile's. */
   listen?: { host: string; port: number };
+  /**
+   * Overrides the host and port of the extensions server's HTTP listener
+   * (`--extensions-listen`); without an `extensions` section in the profile it does nothing.
+   */
+  extensionsListen?: { host: string; port: number };
   /** systemd's `$CREDENTIALS_DIRECTORY`, where the sealing key may come from. */
   credentialsDir?: string;
   /** Time source. Default: the system clock. */
@@ -56,8 +62,8 @@ interface Component {
 /**
  * The running gateway: loads the profile and the license, then starts the tag store,
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
- * then HTTPS when the profile has it) and the webhook publishers in that order, and stops them
- * in reverse (publishers first).
+ * then HTTPS when the profile has it), the extensions server (when the profile has it) and the
+ * webhook publishers in that order, and stops them in reverse (publishers first).
  * Constructing does nothing.
  */
 export class Daemon {
@@ -72,6 +78,7 @@ export class Daemon {
   private readonly started: Component[] = [];
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
+  private extensions: ExtensionsServer | undefined;
   private lock: StateDirLock | undefined;
 
   constructor(private readonly options: DaemonOptions) {}
@@ -111,6 +118,9 @@ export class Daemon {
         depth: 'files',
         profileFolder,
         ...(this.options.listen ? { listen: this.options.listen } : {}),
+        ...(this.options.extensionsListen
+          ? { extensionsListen: this.options.extensionsListen }
+          : {}),
         ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),
         now: clock.now(),
       });
@@ -211,7 +221,7 @@ export class Daemon {
       });
 
       const http = { ...profile.server.http, ...this.options.listen };
-      const app = createApp({
+      const apiDeps = {
         store,
         logger,
         version,
@@ -224,7 +234,11 @@ export class Daemon {
         license: () => license,
         dbc,
         ...(history ? { history } : {}),
-      });
+      };
+      // One route list for the main app and the extensions server: the routes hold state (query
+      // sets and their admission limits) that both must share.
+      const routes = apiRoutes(apiDeps);
+      const app = createApp(apiDeps, { routes });
       // One request handler for both listeners: callback() composes the middleware anew.
       const handler = app.callback();
       const listener = new HttpListener({
@@ -256,6 +270,25 @@ export class Daemon {
         });
       }
 
+      const extensionsConfig = profile.extensions;
+      if (extensionsConfig) {
+        const extensions = new ExtensionsServer({
+          config: extensionsConfig,
+          profileFolder,
+          deps: apiDeps,
+          routes,
+          logger: logger.child({ component: 'extensions' }),
+          ...(this.options.extensionsListen ? { listen: this.options.extensionsListen } : {}),
+          now,
+        });
+        this.extensions = extensions;
+        await this.startComponent({
+          name: 'extensions',
+          start: () => extensions.start(),
+          stop: () => extensions.stop(),
+        });
+      }
+
       // Last to start, first to stop: no delivery is in flight while anything it reads stops.
       // The profile in force, not as loaded: the API is already listening and may have changed it.
       await this.startComponent({
@@ -269,6 +302,10 @@ export class Daemon {
           version,
           url: listener.url(),
           ...(this.httpsListener ? { httpsUrl: this.httpsListener.url() } : {}),
+          ...(this.extensions ? { extensionsUrl: this.extensions.url() } : {}),
+          ...(this.extensions?.httpsUrl()
+            ? { extensionsHttpsUrl: this.extensions.httpsUrl() }
+            : {}),
           tags: store.size,
           drivers: profile.drivers.length,
           startupMs: Math.round(performance.now() - began),
@@ -324,6 +361,16 @@ export class Daemon {
   /** URL of the HTTPS listener while running; undefined when the profile has none. */
   httpsUrl(): string | undefined {
     return this.httpsListener?.url();
+  }
+
+  /** URL of the extensions server's HTTP listener while running; undefined without one. */
+  extensionsUrl(): string | undefined {
+    return this.extensions?.url();
+  }
+
+  /** URL of the extensions server's HTTPS listener while running; undefined without one. */
+  extensionsHttpsUrl(): string | undefined {
+    return this.extensions?.httpsUrl();
   }
 
   // The license decides licensed features only: a missing or refused one never stops start-up.

@@ -15,6 +15,7 @@ import { isLoopback } from './api/http-listener.js';
 import { loadHttpsCredentials } from './api/https-credentials.js';
 import { parseDbc } from './dbc/parse-dbc.js';
 import type { FieldError } from './errors.js';
+import { checkExtensions } from './extensions/extensions-checks.js';
 import { loadLicense, vendorPublicKey } from './license/license.js';
 import {
   checkProfileFile,
@@ -49,6 +50,8 @@ export interface StartupCheckOptions {
   profileFolder: string;
   /** `--listen`, which replaces the profile's HTTP host and port. */
   listen?: { host: string; port: number };
+  /** `--extensions-listen`, which replaces the host and port of `extensions.listen`. */
+  extensionsListen?: { host: string; port: number };
   /** Keys a license signature is checked with. Default: the vendor key. */
   licenseKeys?: readonly KeyObject[];
   /** Epoch ms, for license expiry. Default: Date.now(). */
@@ -84,21 +87,36 @@ export async function checkStartup(
   const path = (file: string) => resolve(options.profileFolder, file);
 
   const http = { ...profile.server.http, ...options.listen };
-  if (!isLoopback(http.host) && !http.allowInsecure) {
-    problems.push({
-      path: 'server.http.host',
-      message: `Plain HTTP on the non-loopback address ${http.host}${options.listen ? ' (--listen)' : ''} would carry passwords and tokens in clear: use the HTTPS listener, or set server.http.allowInsecure to true.`,
-      effect: 'refused',
+  const plain = [{ at: 'server.http', listener: http, override: options.listen, flag: '--listen' }];
+  const secure = [{ at: 'server.https', listener: profile.server.https }];
+  const extensions = profile.extensions;
+  if (extensions) {
+    const listen = { ...extensions.listen, ...options.extensionsListen };
+    plain.push({
+      at: 'extensions.listen',
+      listener: listen,
+      override: options.extensionsListen,
+      flag: '--extensions-listen',
     });
+    secure.push({ at: 'extensions.https', listener: extensions.https });
+  }
+  for (const { at, listener, override, flag } of plain) {
+    if (!isLoopback(listener.host) && !listener.allowInsecure) {
+      problems.push({
+        path: `${at}.host`,
+        message: `Plain HTTP on the non-loopback address ${listener.host}${override ? ` (${flag})` : ''} would carry passwords and tokens in clear: use the HTTPS listener, or set ${at}.allowInsecure to true.`,
+        effect: 'refused',
+      });
+    }
   }
 
-  const https = profile.server.https;
-  if (https) {
+  for (const { at, listener: https } of secure) {
+    if (!https) continue;
     const certFile = path(https.certFile);
     const keyFile = path(https.keyFile);
     const fileProblems = [
-      await fileProblem(certFile, 'the HTTPS certificate file', 'server.https.certFile'),
-      await fileProblem(keyFile, 'the HTTPS private key file', 'server.https.keyFile'),
+      await fileProblem(certFile, 'the HTTPS certificate file', `${at}.certFile`),
+      await fileProblem(keyFile, 'the HTTPS private key file', `${at}.keyFile`),
     ].filter((problem) => problem !== undefined);
     for (const problem of fileProblems) problems.push({ ...problem, effect: 'refused' });
     if (fileProblems.length === 0) {
@@ -113,8 +131,20 @@ export async function checkStartup(
           options.now ?? Date.now(),
         );
       } catch (error) {
-        problems.push({ path: 'server.https', message: messageOf(error), effect: 'refused' });
+        problems.push({ path: at, message: messageOf(error), effect: 'refused' });
       }
+    }
+  }
+
+  if (extensions) {
+    const listeners = [
+      { at: 'server.http', ...http },
+      ...(profile.server.https ? [{ at: 'server.https', ...profile.server.https }] : []),
+      { at: 'extensions.listen', ...extensions.listen, ...options.extensionsListen },
+      ...(extensions.https ? [{ at: 'extensions.https', ...extensions.https }] : []),
+    ];
+    for (const problem of await checkExtensions(extensions, options.profileFolder, listeners)) {
+      problems.push({ ...problem, effect: 'refused' });
     }
   }
 
