@@ -167,16 +167,23 @@ async function start(args: string[]): Promise<void> {
     return usageError('--demo and --profile exclude each other', startUsage);
   }
   const stateDir = resolveStateDir();
-  const profileFile = values.demo
-    ? await prepareDemoProfile(stateDir)
-    : resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json');
+  const logger = createLogger();
+  const demo = values.demo ? await prepareDemoProfile(stateDir) : undefined;
+  if (demo && demo.added.length > 0) {
+    logger.info(
+      { file: demo.file, sections: demo.added },
+      'added the demo sections the copy lacked (new in config/demo.json since it was made)',
+    );
+  }
+  const profileFile =
+    demo?.file ?? resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json');
   // Loaded here, not at the top: the daemon imports every component, which costs the other
   // commands (users, tokens, version, help) about 0.6 s of CPU for nothing.
   const { runDaemon } = await import('./main.js');
   await runDaemon({
     profileFile,
     stateDir,
-    logger: createLogger(),
+    logger,
     ...(listen ? { listen } : {}),
     ...(extensionsListen ? { extensionsListen } : {}),
     ...(process.env.CREDENTIALS_DIRECTORY

@@ -272,8 +272,20 @@ export class Daemon {
 
       const extensionsConfig = profile.extensions;
       if (extensionsConfig) {
+        const leftOut = new Set(
+          problems.flatMap((problem) => (problem.app === undefined ? [] : [problem.app])),
+        );
+        for (const problem of problems.filter((found) => found.app !== undefined)) {
+          logger.error(
+            { component: 'extensions', path: problem.path },
+            `app left out: ${problem.message}`,
+          );
+        }
         const extensions = new ExtensionsServer({
-          config: extensionsConfig,
+          config: {
+            ...extensionsConfig,
+            apps: extensionsConfig.apps.filter((_app, index) => !leftOut.has(index)),
+          },
           profileFolder,
           deps: apiDeps,
           routes,

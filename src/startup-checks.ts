@@ -1,13 +1,14 @@
 /**
  * The checks `tagd start` makes on a valid profile before anything starts, which `tagd profile
- * check` runs too, so a profile the check calls valid does start: the listeners (no plain HTTP
- * on a non-loopback address without allowInsecure; HTTPS certificate and key usable), and every
- * file the profile names (license, DBC, CAN replay log, OPC UA client certificate and key,
- * webhook caFile) a regular file of bounded size that holds what it should.
+ * check` runs too, so a profile the check calls valid does start: the listeners, the API's and
+ * the extensions server's (no plain HTTP on a non-loopback address without allowInsecure;
+ * HTTPS certificate and key usable; no port shared), every file the profile names (license,
+ * DBC, CAN replay log, OPC UA client certificate and key, webhook caFile) a regular file of
+ * bounded size that holds what it should, and every extension app's folder a directory.
  *
  * Each problem says what start does about it: refuse to start (exit 78), or run without the
- * part at fault (a driver left out, a publisher Off, no license) as it always has, so one bad
- * device file does not take the whole gateway down.
+ * part at fault (a driver or an app left out, a publisher Off, no license) as it always has, so
+ * one bad device file does not take the whole gateway down.
  */
 import type { KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -34,6 +35,8 @@ export type StartupEffect =
   | 'driver-left-out'
   /** The publisher stays Off, saying why. */
   | 'publisher-off'
+  /** The extensions server runs without this app: its path answers 404. */
+  | 'app-left-out'
   /** tagd runs unlicensed: licensed features are unavailable. */
   | 'unlicensed';
 
@@ -42,6 +45,8 @@ export interface StartupProblem extends FieldError {
   effect: StartupEffect;
   /** Index in `drivers[]` of the driver at fault, for `driver-left-out`. */
   driver?: number;
+  /** Index in `extensions.apps[]` of the app at fault, for `app-left-out`. */
+  app?: number;
 }
 
 /** Options of {@link checkStartup}. */
@@ -72,6 +77,7 @@ export const effectText: Record<StartupEffect, string> = {
   refused: 'tagd start refuses to start',
   'driver-left-out': 'tagd start leaves this driver out',
   'publisher-off': 'this publisher stays Off',
+  'app-left-out': 'tagd start leaves this app out (404)',
   unlicensed: 'tagd runs unlicensed',
 };
 
@@ -143,9 +149,7 @@ export async function checkStartup(
       { at: 'extensions.listen', ...extensions.listen, ...options.extensionsListen },
       ...(extensions.https ? [{ at: 'extensions.https', ...extensions.https }] : []),
     ];
-    for (const problem of await checkExtensions(extensions, options.profileFolder, listeners)) {
-      problems.push({ ...problem, effect: 'refused' });
-    }
+    problems.push(...(await checkExtensions(extensions, options.profileFolder, listeners)));
   }
 
   const full = (options.depth ?? 'full') === 'full';

@@ -1,9 +1,12 @@
 /**
  * The start-up checks of the `extensions` section that only it has: every app's folder is a
  * readable directory, and no two listeners of tagd share a port. (Its listeners' loopback rule
- * and HTTPS files are checked with the API listeners', in startup-checks.ts.) Each problem
- * refuses the start: a server that would answer 404 for a whole app, or die on a port in use
- * and be restarted every 2 s by systemd, helps no one.
+ * and HTTPS files are checked with the API listeners', in startup-checks.ts.)
+ *
+ * An app whose folder is unusable is left out (its path answers 404) and the rest of tagd
+ * runs, as a driver with an unusable file is: a misspelt UI folder must not stop the drivers and
+ * the history. A shared port refuses the start: the bind would fail anyway, and as a
+ * configuration error systemd does not restart it every 2 s.
  */
 import { constants as fsConstants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
@@ -20,6 +23,14 @@ export interface NamedListener {
   port: number;
 }
 
+/** A problem of the `extensions` section and what start does about it. */
+export interface ExtensionsProblem extends FieldError {
+  /** `app-left-out`: that app (index in `apps`) is not served; `refused`: no start. */
+  effect: 'app-left-out' | 'refused';
+  /** Index in `extensions.apps` of the app at fault, for `app-left-out`. */
+  app?: number;
+}
+
 /**
  * Lists the problems of the `extensions` section: app folders that are missing, not folders or
  * not readable, and ports shared with another listener on an overlapping address.
@@ -30,11 +41,18 @@ export async function checkExtensions(
   config: ExtensionsConfig,
   profileFolder: string,
   listeners: readonly NamedListener[],
-): Promise<FieldError[]> {
-  const problems: FieldError[] = [];
+): Promise<ExtensionsProblem[]> {
+  const problems: ExtensionsProblem[] = [];
   for (const [index, app] of config.apps.entries()) {
     const problem = await folderProblem(resolve(profileFolder, app.folder), app.name);
-    if (problem) problems.push({ path: `extensions.apps[${index}].folder`, message: problem });
+    if (problem) {
+      problems.push({
+        path: `extensions.apps[${index}].folder`,
+        message: problem,
+        effect: 'app-left-out',
+        app: index,
+      });
+    }
   }
   for (const [index, listener] of listeners.entries()) {
     if (!listener.at.startsWith('extensions.') || listener.port === 0) continue;
@@ -46,6 +64,7 @@ export async function checkExtensions(
       problems.push({
         path: `${listener.at}.port`,
         message: `Port ${listener.port} is taken by ${other.at} (${other.host}:${other.port}): give the extensions server a port of its own.`,
+        effect: 'refused',
       });
     }
   }
