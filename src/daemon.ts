@@ -1,14 +1,17 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { DriverDeps } from '../drivers/driver.js';
+import type { Driver, DriverDeps } from '../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
 import { apiRoutes, createApp } from './api/app.js';
+import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
+import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
 import { SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
+import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
@@ -76,6 +79,8 @@ export class Daemon {
   /** The history, when the profile has a history section; available after start(). */
   history: HistoryService | undefined;
   private readonly started: Component[] = [];
+  // The drivers that started, in profile order, for the Drivers routes.
+  private readonly drivers: Driver[] = [];
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
   private extensions: ExtensionsServer | undefined;
@@ -220,6 +225,29 @@ export class Daemon {
         baseDir: profileFolder,
       });
 
+      const driverReports = new DriverReports({
+        drivers: () => this.drivers,
+        store,
+        clock,
+      });
+      await this.startComponent({
+        name: 'driver-reports',
+        start: () => driverReports.start(),
+        stop: () => driverReports.stop(),
+      });
+      const streams = new TagStreamHub({
+        store,
+        accounts,
+        clock,
+        logger: logger.child({ component: 'api' }),
+      });
+      const userManagement = new UserManagement({
+        users,
+        tokens: async () => tokens,
+        audit,
+        secretBox: async () => secretBox,
+      });
+
       const http = { ...profile.server.http, ...this.options.listen };
       const apiDeps = {
         store,
@@ -233,6 +261,9 @@ export class Daemon {
         publishers,
         license: () => license,
         dbc,
+        drivers: driverReports,
+        streams,
+        userManagement,
         ...(history ? { history } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
@@ -300,6 +331,14 @@ export class Daemon {
           stop: () => extensions.stop(),
         });
       }
+
+      // Stopped before the listeners (the extensions server's too): open tag streams never end
+      // by themselves, and the listeners would wait out their drain time for them.
+      await this.startComponent({
+        name: 'tag-streams',
+        start: async () => undefined,
+        stop: async () => streams.closeAll(),
+      });
 
       // Last to start, first to stop: no delivery is in flight while anything it reads stops.
       // The profile in force, not as loaded: the API is already listening and may have changed it.
@@ -466,6 +505,7 @@ export class Daemon {
         start: () => driver.start(),
         stop: () => driver.stop(),
       });
+      this.drivers.push(driver);
     } catch (error) {
       logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
     }
