@@ -101,11 +101,11 @@ export class StaticFolder {
     context.lastModified = file.modified;
     if (context.fresh) {
       context.status = 304;
-      void file.handle.close();
+      void file.handle.close().catch(() => undefined);
       return;
     }
     if (file.size === 0) {
-      void file.handle.close();
+      void file.handle.close().catch(() => undefined);
       context.body = Buffer.alloc(0);
       return;
     }
