@@ -55,6 +55,7 @@ export class ExtensionsServer {
       ...this.options.listen,
       handler,
       logger,
+      label: 'Extensions server',
     });
     await http.start();
     this.http = http;
@@ -66,6 +67,7 @@ export class ExtensionsServer {
         keyFile: resolve(profileFolder, keyFile),
         handler,
         logger,
+        label: 'Extensions server',
         ...(this.options.now ? { now: this.options.now } : {}),
       });
       try {
@@ -84,7 +86,7 @@ export class ExtensionsServer {
         enableApi: config.enableApi,
         enableDocs: config.enableDocs,
       },
-      'extensions server listening',
+      'extensions server ready',
     );
   }
 

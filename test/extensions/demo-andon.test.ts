@@ -21,7 +21,7 @@ test('the demo serves the andon app on the extensions server, with the API it re
     { extensionsUrl },
   );
   t.like(
-    logs.lines.find((line) => line.msg === 'extensions server listening'),
+    logs.lines.find((line) => line.msg === 'extensions server ready'),
     {
       apps: ['/andon/'],
       enableApi: true,
