@@ -77,7 +77,7 @@ export const effectText: Record<StartupEffect, string> = {
   refused: 'tagd start refuses to start',
   'driver-left-out': 'tagd start leaves this driver out',
   'publisher-off': 'this publisher stays Off',
-  'app-left-out': 'tagd start leaves this app out (404)',
+  'app-left-out': 'tagd start leaves this app out, its path answering 404',
   unlicensed: 'tagd runs unlicensed',
 };
 
