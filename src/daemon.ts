@@ -267,7 +267,7 @@ export class Daemon {
         ...(history ? { history } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
-      // sets and their admission limits) that both must share.
+      // sets and their admission limits, the tag stream hub when deps has none) both must share.
       const routes = apiRoutes(apiDeps);
       const app = createApp(apiDeps, { routes });
       // One request handler for both listeners: callback() composes the middleware anew.
