@@ -47,6 +47,8 @@ const startUsage = `Usage:
 
   --profile FILE      the profile (default: TAGD_PROFILE, else config/profile.json)
   --listen HOST:PORT  replaces the profile's loopback HTTP listener ([::1]:8080 for IPv6)
+  --extensions-listen HOST:PORT
+                      replaces the extensions server's HTTP listener (extensions.listen)
   --demo              <state>/demo-profile.json, copied from config/demo.json on first use
 
 Exit codes: 0 after a clean stop, 1 runtime failure (systemd restarts), 78 configuration
@@ -136,13 +138,14 @@ function help(command: string): void {
 }
 
 async function start(args: string[]): Promise<void> {
-  let values: { profile?: string; listen?: string; demo?: boolean };
+  let values: { profile?: string; listen?: string; 'extensions-listen'?: string; demo?: boolean };
   try {
     ({ values } = parseArgs({
       args,
       options: {
         profile: { type: 'string' },
         listen: { type: 'string' },
+        'extensions-listen': { type: 'string' },
         demo: { type: 'boolean' },
       },
       strict: true,
@@ -155,21 +158,34 @@ async function start(args: string[]): Promise<void> {
   if (listen === null) {
     return usageError(`--listen takes HOST:PORT, got '${values.listen}'`, startUsage);
   }
+  const extensionsText = values['extensions-listen'];
+  const extensionsListen = extensionsText === undefined ? undefined : parseListen(extensionsText);
+  if (extensionsListen === null) {
+    return usageError(`--extensions-listen takes HOST:PORT, got '${extensionsText}'`, startUsage);
+  }
   if (values.demo && values.profile) {
     return usageError('--demo and --profile exclude each other', startUsage);
   }
   const stateDir = resolveStateDir();
-  const profileFile = values.demo
-    ? await prepareDemoProfile(stateDir)
-    : resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json');
+  const logger = createLogger();
+  const demo = values.demo ? await prepareDemoProfile(stateDir) : undefined;
+  if (demo && demo.added.length > 0) {
+    logger.info(
+      { file: demo.file, sections: demo.added },
+      'added the demo sections the copy lacked (new in config/demo.json since it was made)',
+    );
+  }
+  const profileFile =
+    demo?.file ?? resolve(values.profile ?? process.env.TAGD_PROFILE ?? 'config/profile.json');
   // Loaded here, not at the top: the daemon imports every component, which costs the other
   // commands (users, tokens, version, help) about 0.6 s of CPU for nothing.
   const { runDaemon } = await import('./main.js');
   await runDaemon({
     profileFile,
     stateDir,
-    logger: createLogger(),
+    logger,
     ...(listen ? { listen } : {}),
+    ...(extensionsListen ? { extensionsListen } : {}),
     ...(process.env.CREDENTIALS_DIRECTORY
       ? { credentialsDir: process.env.CREDENTIALS_DIRECTORY }
       : {}),

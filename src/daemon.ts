@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Driver, DriverDeps } from '../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
-import { createApp } from './api/app.js';
+import { apiRoutes, createApp } from './api/app.js';
 import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
@@ -16,6 +16,7 @@ import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
+import { ExtensionsServer } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
 import { ProfileService } from './profile/profile-service.js';
@@ -39,6 +40,11 @@ export interface DaemonOptions {
   logger: Logger;
   /** Overrides the profile's loopback HTTP listener (`--listen`); HTTPS keeps the profile's. */
   listen?: { host: string; port: number };
+  /**
+   * Overrides the host and port of the extensions server's HTTP listener
+   * (`--extensions-listen`); without an `extensions` section in the profile it does nothing.
+   */
+  extensionsListen?: { host: string; port: number };
   /** systemd's `$CREDENTIALS_DIRECTORY`, where the sealing key may come from. */
   credentialsDir?: string;
   /** Time source. Default: the system clock. */
@@ -59,8 +65,8 @@ interface Component {
 /**
  * The running gateway: loads the profile and the license, then starts the tag store,
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
- * then HTTPS when the profile has it) and the webhook publishers in that order, and stops them
- * in reverse (publishers first).
+ * then HTTPS when the profile has it), the extensions server (when the profile has it) and the
+ * webhook publishers in that order, and stops them in reverse (publishers first).
  * Constructing does nothing.
  */
 export class Daemon {
@@ -77,6 +83,7 @@ export class Daemon {
   private readonly drivers: Driver[] = [];
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
+  private extensions: ExtensionsServer | undefined;
   private lock: StateDirLock | undefined;
 
   constructor(private readonly options: DaemonOptions) {}
@@ -116,6 +123,9 @@ export class Daemon {
         depth: 'files',
         profileFolder,
         ...(this.options.listen ? { listen: this.options.listen } : {}),
+        ...(this.options.extensionsListen
+          ? { extensionsListen: this.options.extensionsListen }
+          : {}),
         ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),
         now: clock.now(),
       });
@@ -239,7 +249,7 @@ export class Daemon {
       });
 
       const http = { ...profile.server.http, ...this.options.listen };
-      const app = createApp({
+      const apiDeps = {
         store,
         logger,
         version,
@@ -255,7 +265,11 @@ export class Daemon {
         streams,
         userManagement,
         ...(history ? { history } : {}),
-      });
+      };
+      // One route list for the main app and the extensions server: the routes hold state (query
+      // sets and their admission limits, the tag stream hub when deps has none) both must share.
+      const routes = apiRoutes(apiDeps);
+      const app = createApp(apiDeps, { routes });
       // One request handler for both listeners: callback() composes the middleware anew.
       const handler = app.callback();
       const listener = new HttpListener({
@@ -287,8 +301,39 @@ export class Daemon {
         });
       }
 
-      // Stopped before the listeners: open tag streams never end by themselves, and the
-      // listeners would wait out their drain time for them.
+      const extensionsConfig = profile.extensions;
+      if (extensionsConfig) {
+        const leftOut = new Set(
+          problems.flatMap((problem) => (problem.app === undefined ? [] : [problem.app])),
+        );
+        for (const problem of problems.filter((found) => found.app !== undefined)) {
+          logger.error(
+            { component: 'extensions', path: problem.path },
+            `app left out: ${problem.message}`,
+          );
+        }
+        const extensions = new ExtensionsServer({
+          config: {
+            ...extensionsConfig,
+            apps: extensionsConfig.apps.filter((_app, index) => !leftOut.has(index)),
+          },
+          profileFolder,
+          deps: apiDeps,
+          routes,
+          logger: logger.child({ component: 'extensions' }),
+          ...(this.options.extensionsListen ? { listen: this.options.extensionsListen } : {}),
+          now,
+        });
+        this.extensions = extensions;
+        await this.startComponent({
+          name: 'extensions',
+          start: () => extensions.start(),
+          stop: () => extensions.stop(),
+        });
+      }
+
+      // Stopped before the listeners (the extensions server's too): open tag streams never end
+      // by themselves, and the listeners would wait out their drain time for them.
       await this.startComponent({
         name: 'tag-streams',
         start: async () => undefined,
@@ -308,6 +353,10 @@ export class Daemon {
           version,
           url: listener.url(),
           ...(this.httpsListener ? { httpsUrl: this.httpsListener.url() } : {}),
+          ...(this.extensions ? { extensionsUrl: this.extensions.url() } : {}),
+          ...(this.extensions?.httpsUrl()
+            ? { extensionsHttpsUrl: this.extensions.httpsUrl() }
+            : {}),
           tags: store.size,
           drivers: profile.drivers.length,
           startupMs: Math.round(performance.now() - began),
@@ -363,6 +412,16 @@ export class Daemon {
   /** URL of the HTTPS listener while running; undefined when the profile has none. */
   httpsUrl(): string | undefined {
     return this.httpsListener?.url();
+  }
+
+  /** URL of the extensions server's HTTP listener while running; undefined without one. */
+  extensionsUrl(): string | undefined {
+    return this.extensions?.url();
+  }
+
+  /** URL of the extensions server's HTTPS listener while running; undefined without one. */
+  extensionsHttpsUrl(): string | undefined {
+    return this.extensions?.httpsUrl();
   }
 
   // The license decides licensed features only: a missing or refused one never stops start-up.

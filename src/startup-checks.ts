@@ -1,13 +1,14 @@
 /**
  * The checks `tagd start` makes on a valid profile before anything starts, which `tagd profile
- * check` runs too, so a profile the check calls valid does start: the listeners (no plain HTTP
- * on a non-loopback address without allowInsecure; HTTPS certificate and key usable), and every
- * file the profile names (license, DBC, CAN replay log, OPC UA client certificate and key,
- * webhook caFile) a regular file of bounded size that holds what it should.
+ * check` runs too, so a profile the check calls valid does start: the listeners, the API's and
+ * the extensions server's (no plain HTTP on a non-loopback address without allowInsecure;
+ * HTTPS certificate and key usable; no port shared), every file the profile names (license,
+ * DBC, CAN replay log, OPC UA client certificate and key, webhook caFile) a regular file of
+ * bounded size that holds what it should, and every extension app's folder a directory.
  *
  * Each problem says what start does about it: refuse to start (exit 78), or run without the
- * part at fault (a driver left out, a publisher Off, no license) as it always has, so one bad
- * device file does not take the whole gateway down.
+ * part at fault (a driver or an app left out, a publisher Off, no license) as it always has, so
+ * one bad device file does not take the whole gateway down.
  */
 import type { KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -15,6 +16,7 @@ import { isLoopback } from './api/http-listener.js';
 import { loadHttpsCredentials } from './api/https-credentials.js';
 import { parseDbc } from './dbc/parse-dbc.js';
 import type { FieldError } from './errors.js';
+import { checkExtensions } from './extensions/extensions-checks.js';
 import { loadLicense, vendorPublicKey } from './license/license.js';
 import {
   checkProfileFile,
@@ -33,6 +35,8 @@ export type StartupEffect =
   | 'driver-left-out'
   /** The publisher stays Off, saying why. */
   | 'publisher-off'
+  /** The extensions server runs without this app: its path answers 404. */
+  | 'app-left-out'
   /** tagd runs unlicensed: licensed features are unavailable. */
   | 'unlicensed';
 
@@ -41,6 +45,8 @@ export interface StartupProblem extends FieldError {
   effect: StartupEffect;
   /** Index in `drivers[]` of the driver at fault, for `driver-left-out`. */
   driver?: number;
+  /** Index in `extensions.apps[]` of the app at fault, for `app-left-out`. */
+  app?: number;
 }
 
 /** Options of {@link checkStartup}. */
@@ -49,6 +55,8 @@ export interface StartupCheckOptions {
   profileFolder: string;
   /** `--listen`, which replaces the profile's HTTP host and port. */
   listen?: { host: string; port: number };
+  /** `--extensions-listen`, which replaces the host and port of `extensions.listen`. */
+  extensionsListen?: { host: string; port: number };
   /** Keys a license signature is checked with. Default: the vendor key. */
   licenseKeys?: readonly KeyObject[];
   /** Epoch ms, for license expiry. Default: Date.now(). */
@@ -69,6 +77,7 @@ export const effectText: Record<StartupEffect, string> = {
   refused: 'tagd start refuses to start',
   'driver-left-out': 'tagd start leaves this driver out',
   'publisher-off': 'this publisher stays Off',
+  'app-left-out': 'tagd start leaves this app out, its path answering 404',
   unlicensed: 'tagd runs unlicensed',
 };
 
@@ -84,21 +93,36 @@ export async function checkStartup(
   const path = (file: string) => resolve(options.profileFolder, file);
 
   const http = { ...profile.server.http, ...options.listen };
-  if (!isLoopback(http.host) && !http.allowInsecure) {
-    problems.push({
-      path: 'server.http.host',
-      message: `Plain HTTP on the non-loopback address ${http.host}${options.listen ? ' (--listen)' : ''} would carry passwords and tokens in clear: use the HTTPS listener, or set server.http.allowInsecure to true.`,
-      effect: 'refused',
+  const plain = [{ at: 'server.http', listener: http, override: options.listen, flag: '--listen' }];
+  const secure = [{ at: 'server.https', listener: profile.server.https }];
+  const extensions = profile.extensions;
+  if (extensions) {
+    const listen = { ...extensions.listen, ...options.extensionsListen };
+    plain.push({
+      at: 'extensions.listen',
+      listener: listen,
+      override: options.extensionsListen,
+      flag: '--extensions-listen',
     });
+    secure.push({ at: 'extensions.https', listener: extensions.https });
+  }
+  for (const { at, listener, override, flag } of plain) {
+    if (!isLoopback(listener.host) && !listener.allowInsecure) {
+      problems.push({
+        path: `${at}.host`,
+        message: `Plain HTTP on the non-loopback address ${listener.host}${override ? ` (${flag})` : ''} would carry passwords and tokens in clear: use the HTTPS listener, or set ${at}.allowInsecure to true.`,
+        effect: 'refused',
+      });
+    }
   }
 
-  const https = profile.server.https;
-  if (https) {
+  for (const { at, listener: https } of secure) {
+    if (!https) continue;
     const certFile = path(https.certFile);
     const keyFile = path(https.keyFile);
     const fileProblems = [
-      await fileProblem(certFile, 'the HTTPS certificate file', 'server.https.certFile'),
-      await fileProblem(keyFile, 'the HTTPS private key file', 'server.https.keyFile'),
+      await fileProblem(certFile, 'the HTTPS certificate file', `${at}.certFile`),
+      await fileProblem(keyFile, 'the HTTPS private key file', `${at}.keyFile`),
     ].filter((problem) => problem !== undefined);
     for (const problem of fileProblems) problems.push({ ...problem, effect: 'refused' });
     if (fileProblems.length === 0) {
@@ -113,9 +137,19 @@ export async function checkStartup(
           options.now ?? Date.now(),
         );
       } catch (error) {
-        problems.push({ path: 'server.https', message: messageOf(error), effect: 'refused' });
+        problems.push({ path: at, message: messageOf(error), effect: 'refused' });
       }
     }
+  }
+
+  if (extensions) {
+    const listeners = [
+      { at: 'server.http', ...http },
+      ...(profile.server.https ? [{ at: 'server.https', ...profile.server.https }] : []),
+      { at: 'extensions.listen', ...extensions.listen, ...options.extensionsListen },
+      ...(extensions.https ? [{ at: 'extensions.https', ...extensions.https }] : []),
+    ];
+    problems.push(...(await checkExtensions(extensions, options.profileFolder, listeners)));
   }
 
   const full = (options.depth ?? 'full') === 'full';

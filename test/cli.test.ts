@@ -110,9 +110,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`tagd start serves the demo profile and ${signal} stops it cleanly within 10 s`, async (t) => {
     t.timeout(startTestMs);
     const folder = await tempDir(t);
-    const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
-      env: { TAGD_STATE_DIR: join(folder, 'state') },
-    });
+    const run = startTagd(
+      ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+      {
+        env: { TAGD_STATE_DIR: join(folder, 'state') },
+      },
+    );
     t.teardown(() => run.child.kill('SIGKILL'));
     const ready = await run.waitForLog('tagd ready');
     const response = await fetch(`${ready.url}/healthz`);
@@ -154,11 +157,14 @@ test.serial('the built command (node dist/src/cli.js) starts the demo profile', 
   const versionRun = startTagd(['version'], { entry, cwd: folder });
   t.is(await versionRun.exited, 0);
   t.is(versionRun.stdout(), `${version}\n`);
-  const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
-    entry,
-    cwd: folder,
-    env: { TAGD_STATE_DIR: join(folder, 'state') },
-  });
+  const run = startTagd(
+    ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+    {
+      entry,
+      cwd: folder,
+      env: { TAGD_STATE_DIR: join(folder, 'state') },
+    },
+  );
   t.teardown(() => run.child.kill('SIGKILL'));
   const ready = await run.waitForLog('tagd ready');
   // The simulator's seven tags, the 13 signals of the replayed CAN bus (config/can/) and the
@@ -179,9 +185,12 @@ test('tagd start --demo runs a copy of the demo profile and never writes the com
   t.timeout(startTestMs);
   const folder = await tempDir(t);
   const before = await readFile(demoProfile, 'utf8');
-  const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
-    env: { TAGD_STATE_DIR: join(folder, 'state') },
-  });
+  const run = startTagd(
+    ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+    {
+      env: { TAGD_STATE_DIR: join(folder, 'state') },
+    },
+  );
   t.teardown(() => run.child.kill('SIGKILL'));
   await run.waitForLog('tagd ready');
   run.child.kill('SIGTERM');

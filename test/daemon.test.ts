@@ -419,6 +419,7 @@ test('licenseKeys: a standard license signed by a trusted key is in force, witho
     logger: logs.logger,
     clock: new ManualClock(),
     listen: { host: '127.0.0.1', port: 0 },
+    extensionsListen: { host: '127.0.0.1', port: 0 },
     licenseKeys: [keys.publicKey],
   });
   t.teardown(() => daemon.stop());

@@ -53,11 +53,26 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
   return routes;
 }
 
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /**
+   * The routes served. Default: {@link apiRoutes} of the deps. A second app over the same API
+   * (the extensions server) passes part of the list the main app serves, so both share the
+   * routes' state: query sets, their admission limits.
+   */
+  routes?: readonly RouteDefinition[];
+  /**
+   * Answers what no route took (the extensions server's static apps); it sees the request after
+   * the security headers, problem documents and body parsing. Default: 404 / 405 problems.
+   */
+  fallback?: Koa.Middleware;
+}
+
 /**
  * Builds the koa application of the REST API. It does not listen: main.ts (and tests) bind it
  * to listeners, so the same app serves loopback HTTP and the plant-network HTTPS listener.
  */
-export function createApp(deps: ApiDeps): Koa {
+export function createApp(deps: ApiDeps, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   // Koa's own error printing would put stacks on stderr outside the structured log.
   app.silent = true;
@@ -65,9 +80,16 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(problemMiddleware(deps.logger.child({ component: 'api' })));
   app.use(jsonBodies());
 
-  const router = buildRouter(apiRoutes(deps), deps.accounts);
+  const router = buildRouter(options.routes ?? apiRoutes(deps), deps.accounts);
   app.use(router.routes());
   app.use(router.allowedMethods());
+  const fallback = options.fallback;
+  if (fallback) {
+    // A path a route has, asked with another method, is left to allowedMethods (405 + Allow).
+    app.use((context, next) =>
+      (context as { matched?: unknown[] }).matched?.length ? next() : fallback(context, next),
+    );
+  }
   return app;
 }
 

@@ -25,6 +25,8 @@ export interface HttpListenerOptions extends ConnectionLimits {
   logger: Logger;
   /** How long stop() lets open requests finish before closing their sockets, ms. Default 3000. */
   drainMs?: number;
+  /** Names what listens in the log line, e.g. `Extensions server`. Default `API`. */
+  label?: string;
 }
 
 /**
@@ -55,7 +57,7 @@ export class HttpListener {
     watchServer(server, this.options, logger);
     await bindServer(server, host, port, 'HTTP');
     this.server = server;
-    logger.info({ url: this.url() }, 'API listening');
+    logger.info({ url: this.url() }, `${this.options.label ?? 'API'} listening`);
   }
 
   /** Stops accepting, lets open requests finish within `drainMs`, then closes. Idempotent. */

@@ -37,6 +37,8 @@ export interface HttpsListenerOptions extends ConnectionLimits {
   logger: Logger;
   /** How long stop() lets open requests finish before closing their sockets, ms. Default 3000. */
   drainMs?: number;
+  /** Names what listens in the log line, e.g. `Extensions server`. Default `API`. */
+  label?: string;
   /** Epoch ms now, to warn about an expired certificate. Default: Date.now. */
   now?: () => number;
 }
@@ -79,7 +81,10 @@ export class HttpsListener {
     });
     await bindServer(server, host, port, 'HTTPS');
     this.server = server;
-    logger.info({ url: this.url(), minVersion, certificateExpires: expires }, 'API listening');
+    logger.info(
+      { url: this.url(), minVersion, certificateExpires: expires },
+      `${this.options.label ?? 'API'} listening`,
+    );
   }
 
   /** Stops accepting, lets open requests finish within `drainMs`, then closes. Idempotent. */

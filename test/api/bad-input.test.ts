@@ -1413,9 +1413,12 @@ async function adminCredentials(baseUrl: string, stateDir: string): Promise<Cred
 }
 
 async function startDaemon(stateDir: string): Promise<{ tagd: TagdProcess; baseUrl: string }> {
-  const tagd = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
-    env: { TAGD_STATE_DIR: stateDir },
-  });
+  const tagd = startTagd(
+    ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+    {
+      env: { TAGD_STATE_DIR: stateDir },
+    },
+  );
   try {
     const ready = await tagd.waitForLog('tagd ready');
     return { tagd, baseUrl: String(ready.url) };

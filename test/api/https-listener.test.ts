@@ -489,6 +489,7 @@ async function daemonWithHttps(t: ExecutionContext, https: Record<string, unknow
     logger: logs.logger,
     clock: new ManualClock(),
     listen: { host: '127.0.0.1', port: 0 },
+    extensionsListen: { host: '127.0.0.1', port: 0 },
   });
   t.teardown(() => daemon.stop());
   return { daemon, logs, profileFile, folder };
@@ -545,6 +546,7 @@ test('the daemon starts again from the sealed passphrase', async (t) => {
     logger: silent,
     clock: new ManualClock(),
     listen: { host: '127.0.0.1', port: 0 },
+    extensionsListen: { host: '127.0.0.1', port: 0 },
   });
   t.teardown(() => again.stop());
   await again.start();
@@ -620,6 +622,7 @@ test('without a server.https section the daemon has no HTTPS listener', async (t
     logger: silent,
     clock: new ManualClock(),
     listen: { host: '127.0.0.1', port: 0 },
+    extensionsListen: { host: '127.0.0.1', port: 0 },
   });
   t.teardown(() => daemon.stop());
   await daemon.start();

@@ -19,6 +19,7 @@ async function start(t: ExecutionContext, stateDir: string, profileFile: string)
     logger: logs.logger,
     clock: new ManualClock(Date.now()),
     listen: { host: '127.0.0.1', port: 0 },
+    extensionsListen: { host: '127.0.0.1', port: 0 },
   });
   t.teardown(() => daemon.stop());
   await daemon.start();

@@ -25,10 +25,16 @@ test('a second tagd start on the same state directory exits 78 naming the runnin
   t.timeout(3 * processMs);
   const folder = await tempDir(t);
   const env = { TAGD_STATE_DIR: join(folder, 'state') };
-  const first = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], { env });
+  const first = startTagd(
+    ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+    { env },
+  );
   t.teardown(() => first.child.kill('SIGKILL'));
   await first.waitForLog('tagd ready', readyMs);
-  const second = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], { env });
+  const second = startTagd(
+    ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+    { env },
+  );
   t.teardown(() => second.child.kill('SIGKILL'));
   t.is(await second.exited, 78);
   const fatal = jsonLines(second.stdout()).find((line) => line.code === 'state-dir-locked');
@@ -46,6 +52,8 @@ test('plain HTTP on 0.0.0.0 and a missing certificate: start exits 78 and profil
   profile.drivers[1].dbcFile = 'missing.dbc';
   profile.drivers[1].transport.file = join(repoRoot, 'config/can/demo-vehicle.candump');
   delete profile.license;
+  // Its app folder is relative to config/: this test is about the listeners and files above.
+  delete profile.extensions;
   const file = join(folder, 'profile.json');
   await writeFile(file, JSON.stringify(profile));
 

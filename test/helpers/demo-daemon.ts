@@ -41,10 +41,22 @@ export async function demoDaemon(t: ExecutionContext, options: DemoDaemonOptions
     logger: logs.logger,
     clock,
     listen: { host: '127.0.0.1', port: 0 },
+    // The demo's extensions server has the fixed port 8081: tests run side by side.
+    extensionsListen: { host: '127.0.0.1', port: 0 },
   });
   t.teardown(() => daemon.stop());
   if (options.start ?? true) await daemon.start();
-  return { daemon, url: daemon.url() as string, stateDir, profileFile, folder, logs, clock };
+  return {
+    daemon,
+    url: daemon.url() as string,
+    /** The extensions server's URL, when the profile has one and the daemon was started. */
+    extensionsUrl: daemon.extensionsUrl(),
+    stateDir,
+    profileFile,
+    folder,
+    logs,
+    clock,
+  };
 }
 
 /**
