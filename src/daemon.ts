@@ -9,7 +9,7 @@ import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
-import { SignInLimiter } from './auth/sign-in-limiter.js';
+import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
@@ -19,6 +19,7 @@ import { ProfileInvalidError } from './errors.js';
 import { ExtensionsServer } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
+import { TagdMetrics } from './metrics/tagd-metrics.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
@@ -78,6 +79,8 @@ export class Daemon {
   license: LicenseState | undefined;
   /** The history, when the profile has a history section; available after start(). */
   history: HistoryService | undefined;
+  /** The metrics served at `/metrics`; available after start(). */
+  metrics: TagdMetrics | undefined;
   private readonly started: Component[] = [];
   // The drivers that started, in profile order, for the Drivers routes.
   private readonly drivers: Driver[] = [];
@@ -141,6 +144,9 @@ export class Daemon {
 
       const store = new TagStore({ clock, logger: logger.child({ component: 'tags' }) });
       this.store = store;
+      const metrics = new TagdMetrics({ version, now: () => clock.now() });
+      this.metrics = metrics;
+      metrics.watchStore(store);
       await this.startComponent({
         name: 'tags',
         start: () => store.start(),
@@ -163,6 +169,7 @@ export class Daemon {
       const history = profile.history
         ? await this.startHistory(profile.history, store, collections, clock)
         : undefined;
+      if (history) metrics.watchHistory(history);
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
@@ -175,7 +182,7 @@ export class Daemon {
           );
           continue;
         }
-        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc });
+        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc }, metrics);
       }
 
       const now = () => clock.now();
@@ -204,7 +211,7 @@ export class Daemon {
       const accounts = new AccountService({
         users,
         tokens,
-        limiter: new SignInLimiter(now),
+        limiter: new SignInLimiter(now, defaultSignInLimits, metrics.signIn),
         secretBox,
         audit,
         now,
@@ -214,7 +221,7 @@ export class Daemon {
 
       // One ProfileStore: the API saves through the instance that loaded the profile.
       const profileService = new ProfileService(profileStore, profile, audit);
-      const publishers = new WebhookPublishers({
+      const publishers: WebhookPublishers = new WebhookPublishers({
         store,
         collections,
         clock,
@@ -223,6 +230,7 @@ export class Daemon {
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
+        metrics: metrics.publisherKind('webhook', (): WebhookPublishers => publishers),
       });
 
       const driverReports = new DriverReports({
@@ -230,6 +238,7 @@ export class Daemon {
         store,
         clock,
       });
+      metrics.watchDrivers(driverReports);
       await this.startComponent({
         name: 'driver-reports',
         start: () => driverReports.start(),
@@ -264,6 +273,9 @@ export class Daemon {
         drivers: driverReports,
         streams,
         userManagement,
+        metrics: metrics.api(
+          () => profileService.current().server.metrics.allowLoopbackWithoutToken,
+        ),
         ...(history ? { history } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
@@ -488,25 +500,32 @@ export class Daemon {
   private async startDriver(
     config: DriverConfig,
     shared: Pick<DriverDeps, 'store' | 'clock' | 'profileDir' | 'dbc'>,
+    metrics: TagdMetrics,
   ): Promise<void> {
     const logger = this.options.logger.child({ component: config.name, driver: config.type });
     if (!config.enabled) {
       logger.info('driver disabled in the profile');
       return;
     }
+    const driverMetrics = metrics.driver(config.name, config.type);
     try {
       const driver = await createDriver(config, {
         ...shared,
         logger,
         stateDir: this.options.stateDir,
+        metrics: driverMetrics.port,
       });
       await this.startComponent({
         name: config.name,
         start: () => driver.start(),
-        stop: () => driver.stop(),
+        stop: async () => {
+          await driver.stop();
+          driverMetrics.remove();
+        },
       });
       this.drivers.push(driver);
     } catch (error) {
+      driverMetrics.remove();
       logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
     }
   }

@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { RequestError } from '../errors.js';
 import type { ApiDeps } from './api-deps.js';
 import { problemMiddleware } from './problem.js';
+import { requestMetrics } from './request-metrics.js';
 import type { RouteDefinition } from './route.js';
 import { buildRouter } from './router.js';
 import { collectionRoutes } from './routes/collections.js';
@@ -10,6 +11,7 @@ import { dbcRoutes } from './routes/dbc.js';
 import { docsRoutes } from './routes/docs.js';
 import { driverRoutes } from './routes/drivers.js';
 import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { publisherRoutes } from './routes/publishers.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
@@ -35,6 +37,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     });
   const routes: RouteDefinition[] = [
     ...healthRoutes(deps),
+    ...metricsRoutes(deps),
     // Before the management routes: `/api/v2/Users/{name}` must never shadow these fixed
     // routes (the router runs the first match), and those names are reserved for accounts.
     ...userRoutes(deps),
@@ -76,6 +79,8 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   // Koa's own error printing would put stacks on stderr outside the structured log.
   app.silent = true;
+  // Outermost: the metrics see the status every other middleware settled on.
+  if (deps.metrics) app.use(requestMetrics(deps.metrics));
   app.use(securityHeaders);
   app.use(problemMiddleware(deps.logger.child({ component: 'api' })));
   app.use(jsonBodies());

@@ -18,7 +18,7 @@ const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Resolves the caller of a request for a route's access rule: the Bearer token, or the
  * session cookie of a browser client (which must echo the CSRF cookie on unsafe methods).
- * @returns undefined for public routes.
+ * @returns undefined for public routes, and when the route's waiver applies.
  * @throws UnauthorizedError (401), ForbiddenError (403)
  */
 export function authenticateRequest(
@@ -27,6 +27,7 @@ export function authenticateRequest(
   accounts: AccountService,
 ): Principal | undefined {
   if (access.kind === 'public') return undefined;
+  if (access.kind === 'permission' && access.waived?.applies(context)) return undefined;
   const { token, fromCookie } = credentialOf(context, access);
   if (token === undefined) throw new UnauthorizedError('A Bearer token is required.');
   const types = access.kind === 'permission' ? (['access', 'service'] as const) : access.types;

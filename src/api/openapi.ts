@@ -166,7 +166,8 @@ function accessText(route: RouteDefinition): string {
   const { access } = route;
   if (access.kind === 'public') return 'No token needed.';
   if (access.kind === 'permission') {
-    return `Needs the \`${access.permission}\` permission (access or service token).`;
+    const needs = `Needs the \`${access.permission}\` permission (access or service token)`;
+    return access.waived ? `${needs}, except ${access.waived.description}.` : `${needs}.`;
   }
   return `Accepts a token of type ${access.types.map((type) => `\`${type}\``).join(' or ')}.`;
 }

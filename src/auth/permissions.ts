@@ -13,6 +13,7 @@ export const permissions = [
   'PublisherManage',
   'CollectionManage',
   'UserManage',
+  'MetricsView',
 ] as const;
 
 /** A permission a route may require. */
@@ -21,7 +22,8 @@ export type Permission = (typeof permissions)[number];
 /** The built-in roles and what each grants. */
 export const builtInRoles = {
   Administrators: permissions,
-  Operators: ['TagView', 'TagWrite', 'DBCView', 'DriverView', 'PublisherView'],
+  // MetricsView: operators watch the gateway's health; the series name no tag values.
+  Operators: ['TagView', 'TagWrite', 'DBCView', 'DriverView', 'PublisherView', 'MetricsView'],
   Viewers: ['TagView'],
 } as const satisfies Record<string, readonly Permission[]>;
 

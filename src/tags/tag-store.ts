@@ -78,6 +78,8 @@ export class TagStore {
   private sweepTimer: TimerHandle | undefined;
   // Reused between writes so that a batch costs no allocation beyond its updates.
   private scratch: (Entry | undefined)[] = [];
+  // A plain number, read by the metrics when scraped: a batch pays one addition, no metric call.
+  private updatesTotal = 0;
 
   constructor(options: TagStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -100,6 +102,11 @@ export class TagStore {
   /** Number of tags in the store. */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Samples stored since the store was created (writes, placeholders and Stale marks). */
+  get updates(): number {
+    return this.updatesTotal;
   }
 
   /**
@@ -187,6 +194,7 @@ export class TagStore {
         updates[i] = { sample, previous, changed };
       }
     }
+    this.updatesTotal += count;
     if (added !== undefined) this.emitAdded(added);
     if (updates !== undefined) this.emitUpdates(updates);
   }

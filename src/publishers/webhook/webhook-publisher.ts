@@ -16,6 +16,8 @@ import {
   type DeliveryRecord,
   deliveryFailedMessage,
   type PublisherCounters,
+  type PublisherMetrics,
+  type PublisherQueue,
   type PublisherState,
   type PublisherStatus,
 } from '../publisher.js';
@@ -23,7 +25,7 @@ import { type DeliveryOutcome, WebhookDelivery } from './delivery.js';
 import { OutageLog } from './outage-log.js';
 import { buildPayload, type PayloadEntry } from './payload.js';
 import type { WebhookConfig } from './schema.js';
-import { type BatchSelector, createSelector } from './selection.js';
+import { type BatchSelector, createSelector, EverythingSelector } from './selection.js';
 
 /** Dependencies of a {@link WebhookPublisher}. */
 export interface WebhookPublisherDeps {
@@ -39,6 +41,8 @@ export interface WebhookPublisherDeps {
   version: string;
   /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
   baseDir?: string;
+  /** Delivery durations for the metrics. Default: not measured. */
+  metrics?: PublisherMetrics;
 }
 
 /** The reason an Off publisher gives when its caFile cannot be used; the log says why. */
@@ -93,6 +97,8 @@ export class WebhookPublisher {
   /** Everything mode only: the members as a set, for filtering updates. */
   private memberSet = new Set<string>();
   private droppedAtLastTick = 0;
+  /** When the Everything buffer was last drained (start or tick), clock ms. */
+  private drainedAt = 0;
   private missingWarned = new Set<string>();
 
   constructor(
@@ -143,6 +149,21 @@ export class WebhookPublisher {
       ...(this.status === 'Off' && this.reason !== undefined ? { reason: this.reason } : {}),
       ...(this.lastDelivery ? { lastDelivery: { ...this.lastDelivery } } : {}),
       counters: { ...this.counters },
+    };
+  }
+
+  /**
+   * What waits for delivery: the updates in the Everything buffer (Snapshot and On Change pick
+   * their batch at the tick and keep nothing). The buffer is drained at every tick, so its
+   * oldest update has waited at most since the last one.
+   */
+  queue(): PublisherQueue {
+    const selector = this.selector;
+    const depth = selector instanceof EverythingSelector ? selector.buffered : 0;
+    return {
+      name: this.current.name,
+      depth,
+      ...(depth > 0 ? { oldestQueuedAt: this.drainedAt } : {}),
     };
   }
 
@@ -198,6 +219,7 @@ export class WebhookPublisher {
     // A (re)start begins with status On: an outage of the previous run is not continued.
     this.outageLog.reset();
     this.droppedAtLastTick = this.counters.droppedSamples;
+    this.drainedAt = this.deps.clock.now();
     this.timer = this.deps.clock.setInterval(
       () => this.tick(),
       config.updateIntervalSeconds * 1000,
@@ -280,6 +302,7 @@ export class WebhookPublisher {
       return;
     }
     this.refreshMembers();
+    this.drainedAt = this.deps.clock.now();
     const samples = selector.select(this.members);
     const entries = buildPayload(samples);
     if (entries.length === 0) {
@@ -320,6 +343,11 @@ export class WebhookPublisher {
       durationMs: outcome.endedAt - outcome.startedAt,
       samples: entries.length,
     };
+    this.deps.metrics?.deliveryEnded(
+      this.current.name,
+      outcome.ok ? 'success' : 'failure',
+      record.durationMs / 1000,
+    );
     if (outcome.ok) {
       this.lastDelivery = record;
       this.counters.batches++;

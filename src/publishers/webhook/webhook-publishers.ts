@@ -10,7 +10,12 @@ import { NotFoundError } from '../../errors.js';
 import { editionsWith, type LicenseState } from '../../license/license.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
-import type { PublisherManager, PublisherState } from '../publisher.js';
+import type {
+  PublisherManager,
+  PublisherMetrics,
+  PublisherQueue,
+  PublisherState,
+} from '../publisher.js';
 import type { WebhookConfig } from './schema.js';
 import { WebhookPublisher } from './webhook-publisher.js';
 
@@ -30,6 +35,8 @@ export interface WebhookPublishersDeps {
   version: string;
   /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
   baseDir?: string;
+  /** Delivery durations for the metrics. Default: not measured. */
+  metrics?: PublisherMetrics;
 }
 
 /** Reason of a publisher that stays Off because Auto Connect is off. */
@@ -51,6 +58,9 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
    */
   async startAll(configs: readonly WebhookConfig[]): Promise<void> {
     await this.stopAll();
+    const kept = new Set(configs.map((config) => config.name));
+    for (const name of this.publishers.keys())
+      if (!kept.has(name)) this.deps.metrics?.removed(name);
     this.publishers.clear();
     for (const config of configs) {
       const publisher = this.create(config);
@@ -66,6 +76,11 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
 
   list(): PublisherState[] {
     return [...this.publishers.values()].map((publisher) => publisher.state());
+  }
+
+  /** What waits for delivery in each publisher, in configuration order (metrics). */
+  queues(): PublisherQueue[] {
+    return [...this.publishers.values()].map((publisher) => publisher.queue());
   }
 
   get(name: string): PublisherState | undefined {
@@ -103,6 +118,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
     if (publisher === undefined) return false;
     await publisher.stop('removed');
     this.publishers.delete(name);
+    this.deps.metrics?.removed(name);
     return true;
   }
 
@@ -121,7 +137,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
   }
 
   private create(config: WebhookConfig): WebhookPublisher {
-    const { store, collections, clock, logger, version, baseDir } = this.deps;
+    const { store, collections, clock, logger, version, baseDir, metrics } = this.deps;
     const publisher = new WebhookPublisher(config, {
       store,
       collections,
@@ -129,6 +145,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
       logger,
       version,
       ...(baseDir !== undefined ? { baseDir } : {}),
+      ...(metrics !== undefined ? { metrics } : {}),
     });
     this.publishers.set(config.name, publisher);
     return publisher;
