@@ -12,6 +12,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'PublisherManage',
     'CollectionManage',
     'UserManage',
+    'MetricsView',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',
@@ -19,6 +20,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DBCView',
     'DriverView',
     'PublisherView',
+    'MetricsView',
   ]);
   t.deepEqual(permissionsOf(['Viewers']), ['TagView']);
   t.deepEqual(permissionsOf(['Viewers', 'Operators']), [
@@ -27,6 +29,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DBCView',
     'DriverView',
     'PublisherView',
+    'MetricsView',
   ]);
   t.deepEqual(permissionsOf([]), []);
 });
