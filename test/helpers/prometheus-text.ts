@@ -1,5 +1,5 @@
 /**
- * Reads series out of a Prometheus text exposition, for tests: `valueOf(body, 'name', { a: 'b' })`
+ * Reads series out of a Prometheus text exposition, for tests: `seriesValue(body, 'name', { a: 'b' })`
  * finds the sample whose name is exactly `name` and whose labels include those given.
  */
 
@@ -40,7 +40,7 @@ export function samplesOf(
 }
 
 /** The value of the one sample named `name` with `labels`; undefined when there is none. */
-export function valueOf(
+export function seriesValue(
   body: string,
   name: string,
   labels: Record<string, string> = {},

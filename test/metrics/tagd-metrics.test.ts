@@ -5,7 +5,7 @@ import type { HistoryLoggerStats } from '../../src/history/history-logger.js';
 import { TagdMetrics } from '../../src/metrics/tagd-metrics.js';
 import type { PublisherQueue, PublisherState } from '../../src/publishers/publisher.js';
 import { TagStore } from '../../src/tags/tag-store.js';
-import { samplesOf, valueOf } from '../helpers/prometheus-text.js';
+import { samplesOf, seriesValue } from '../helpers/prometheus-text.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 
@@ -32,7 +32,7 @@ function report(fields: Partial<DriverReport> & Pick<DriverReport, 'name' | 'typ
 test('the exposition is the Prometheus text format with tagd_build_info', async (t) => {
   const exposed = await metrics().exposition();
   t.regex(exposed.contentType, /^text\/plain; version=0\.0\.4/);
-  t.is(valueOf(exposed.body, 'tagd_build_info', { version: '9.9.9' }), 1);
+  t.is(seriesValue(exposed.body, 'tagd_build_info', { version: '9.9.9' }), 1);
 });
 
 test('process metrics: event-loop lag, heap and GC under their Node.js names', async (t) => {
@@ -58,9 +58,9 @@ test('store series are read from the store when scraped', async (t) => {
     { fullTagId: 'A/y', utcTimestamp: at, quality: 'Good', value: 2 },
   ]);
   const body = await scrape(source);
-  t.is(valueOf(body, 'tagd_store_tags'), 2);
+  t.is(seriesValue(body, 'tagd_store_tags'), 2);
   // Two placeholders (define) and two readings.
-  t.is(valueOf(body, 'tagd_store_updates_total'), 4);
+  t.is(seriesValue(body, 'tagd_store_updates_total'), 4);
 });
 
 test('driver series come from the reports, and a driver no longer listed has none', async (t) => {
@@ -85,23 +85,23 @@ test('driver series come from the reports, and a driver no longer listed has non
   source.watchDrivers({ list: () => reports });
   let body = await scrape(source);
   const boiler = { driver: 'Boiler1', type: 'modbus' };
-  t.is(valueOf(body, 'tagd_driver_state', { ...boiler, state: 'Reconnecting' }), 1);
-  t.is(valueOf(body, 'tagd_driver_state', { ...boiler, state: 'Running' }), 0);
-  t.is(valueOf(body, 'tagd_driver_state', { driver: 'Demo', state: 'Running' }), 1);
-  t.is(valueOf(body, 'tagd_driver_requests_total', boiler), 40);
-  t.is(valueOf(body, 'tagd_driver_timeouts_total', boiler), 3);
-  t.is(valueOf(body, 'tagd_driver_reconnects_total', boiler), 2);
+  t.is(seriesValue(body, 'tagd_driver_state', { ...boiler, state: 'Reconnecting' }), 1);
+  t.is(seriesValue(body, 'tagd_driver_state', { ...boiler, state: 'Running' }), 0);
+  t.is(seriesValue(body, 'tagd_driver_state', { driver: 'Demo', state: 'Running' }), 1);
+  t.is(seriesValue(body, 'tagd_driver_requests_total', boiler), 40);
+  t.is(seriesValue(body, 'tagd_driver_timeouts_total', boiler), 3);
+  t.is(seriesValue(body, 'tagd_driver_reconnects_total', boiler), 2);
   t.is(
-    valueOf(body, 'tagd_driver_malformed_frames_total', boiler),
+    seriesValue(body, 'tagd_driver_malformed_frames_total', boiler),
     5,
     'malformed + malformedFrames',
   );
-  t.is(valueOf(body, 'tagd_driver_connect_failures_total', boiler), 5);
-  t.is(valueOf(body, 'tagd_driver_tags', { ...boiler, quality: 'Good' }), 7);
-  t.is(valueOf(body, 'tagd_driver_tags', { ...boiler, quality: 'Unavailable' }), 2);
-  t.is(valueOf(body, 'tagd_driver_tags', { driver: 'Demo', quality: 'Good' }), 0);
+  t.is(seriesValue(body, 'tagd_driver_connect_failures_total', boiler), 5);
+  t.is(seriesValue(body, 'tagd_driver_tags', { ...boiler, quality: 'Good' }), 7);
+  t.is(seriesValue(body, 'tagd_driver_tags', { ...boiler, quality: 'Unavailable' }), 2);
+  t.is(seriesValue(body, 'tagd_driver_tags', { driver: 'Demo', quality: 'Good' }), 0);
   // The simulator keeps no request counter: no series rather than a misleading 0.
-  t.is(valueOf(body, 'tagd_driver_requests_total', { driver: 'Demo' }), undefined);
+  t.is(seriesValue(body, 'tagd_driver_requests_total', { driver: 'Demo' }), undefined);
 
   reports = [reports[1] as DriverReport];
   body = await scrape(source);
@@ -131,9 +131,12 @@ test('poll durations: one histogram per driver, removed with the driver', async 
   handle.port.observePollSeconds(0.3);
   let body = await scrape(source);
   const labels = { driver: 'Boiler1', type: 'modbus' };
-  t.is(valueOf(body, 'tagd_driver_poll_duration_seconds_count', labels), 2);
-  t.is(valueOf(body, 'tagd_driver_poll_duration_seconds_bucket', { ...labels, le: '0.005' }), 1);
-  t.is(valueOf(body, 'tagd_driver_poll_duration_seconds_bucket', { ...labels, le: '0.5' }), 2);
+  t.is(seriesValue(body, 'tagd_driver_poll_duration_seconds_count', labels), 2);
+  t.is(
+    seriesValue(body, 'tagd_driver_poll_duration_seconds_bucket', { ...labels, le: '0.005' }),
+    1,
+  );
+  t.is(seriesValue(body, 'tagd_driver_poll_duration_seconds_bucket', { ...labels, le: '0.5' }), 2);
   handle.remove();
   body = await scrape(source);
   t.deepEqual(samplesOf(body, 'tagd_driver_poll_duration_seconds_count', labels), []);
@@ -160,16 +163,16 @@ test('publisher series: status, deliveries by outcome, queue, durations', async 
   port.deliveryEnded('mes', 'success', 0.02);
   let body = await scrape(source);
   const labels = { publisher: 'mes', type: 'webhook' };
-  t.is(valueOf(body, 'tagd_publisher_status', { ...labels, status: 'Error' }), 1);
-  t.is(valueOf(body, 'tagd_publisher_status', { ...labels, status: 'On' }), 0);
-  t.is(valueOf(body, 'tagd_publisher_deliveries_total', { ...labels, outcome: 'success' }), 4);
-  t.is(valueOf(body, 'tagd_publisher_deliveries_total', { ...labels, outcome: 'failure' }), 2);
-  t.is(valueOf(body, 'tagd_publisher_delivered_samples_total', labels), 40);
-  t.is(valueOf(body, 'tagd_publisher_dropped_samples_total', labels), 3);
-  t.is(valueOf(body, 'tagd_publisher_queue_depth', labels), 12);
-  t.is(valueOf(body, 'tagd_publisher_oldest_queued_age_seconds', labels), 10);
+  t.is(seriesValue(body, 'tagd_publisher_status', { ...labels, status: 'Error' }), 1);
+  t.is(seriesValue(body, 'tagd_publisher_status', { ...labels, status: 'On' }), 0);
+  t.is(seriesValue(body, 'tagd_publisher_deliveries_total', { ...labels, outcome: 'success' }), 4);
+  t.is(seriesValue(body, 'tagd_publisher_deliveries_total', { ...labels, outcome: 'failure' }), 2);
+  t.is(seriesValue(body, 'tagd_publisher_delivered_samples_total', labels), 40);
+  t.is(seriesValue(body, 'tagd_publisher_dropped_samples_total', labels), 3);
+  t.is(seriesValue(body, 'tagd_publisher_queue_depth', labels), 12);
+  t.is(seriesValue(body, 'tagd_publisher_oldest_queued_age_seconds', labels), 10);
   t.is(
-    valueOf(body, 'tagd_publisher_delivery_duration_seconds_count', {
+    seriesValue(body, 'tagd_publisher_delivery_duration_seconds_count', {
       ...labels,
       outcome: 'failure',
     }),
@@ -178,7 +181,7 @@ test('publisher series: status, deliveries by outcome, queue, durations', async 
   now += 5000;
   queues[0] = { name: 'mes', depth: 0 };
   body = await scrape(source);
-  t.is(valueOf(body, 'tagd_publisher_oldest_queued_age_seconds', labels), 0);
+  t.is(seriesValue(body, 'tagd_publisher_oldest_queued_age_seconds', labels), 0);
 
   port.removed('mes');
   body = await scrape(source);
@@ -197,12 +200,12 @@ test('history series are read from the logger counters', async (t) => {
   };
   source.watchHistory({ stats: () => stats });
   const body = await scrape(source);
-  t.is(valueOf(body, 'tagd_history_buffered_samples'), 17);
-  t.is(valueOf(body, 'tagd_history_appended_samples_total'), 1000);
-  t.is(valueOf(body, 'tagd_history_dropped_samples_total'), 5);
-  t.is(valueOf(body, 'tagd_history_rejected_samples_total'), 1);
-  t.is(valueOf(body, 'tagd_history_failed_appends_total'), 2);
-  t.is(valueOf(body, 'tagd_history_transactions_total'), 12);
+  t.is(seriesValue(body, 'tagd_history_buffered_samples'), 17);
+  t.is(seriesValue(body, 'tagd_history_appended_samples_total'), 1000);
+  t.is(seriesValue(body, 'tagd_history_dropped_samples_total'), 5);
+  t.is(seriesValue(body, 'tagd_history_rejected_samples_total'), 1);
+  t.is(seriesValue(body, 'tagd_history_failed_appends_total'), 2);
+  t.is(seriesValue(body, 'tagd_history_transactions_total'), 12);
 });
 
 test('sign-in failures and lockouts, with neither names nor addresses as labels', async (t) => {
@@ -217,9 +220,9 @@ test('sign-in failures and lockouts, with neither names nor addresses as labels'
   limiter.recordFailure('bob', '192.0.2.7'); // the address reaches 3: locked
   limiter.recordFailure('bob', '192.0.2.7'); // already locked: no new lockout
   const body = await scrape(source);
-  t.is(valueOf(body, 'tagd_signin_failures_total'), 4);
-  t.is(valueOf(body, 'tagd_signin_lockouts_total', { scope: 'account' }), 2, 'alice, then bob');
-  t.is(valueOf(body, 'tagd_signin_lockouts_total', { scope: 'address' }), 1);
+  t.is(seriesValue(body, 'tagd_signin_failures_total'), 4);
+  t.is(seriesValue(body, 'tagd_signin_lockouts_total', { scope: 'account' }), 2, 'alice, then bob');
+  t.is(seriesValue(body, 'tagd_signin_lockouts_total', { scope: 'address' }), 1);
   t.notRegex(body, /alice|bob|192\.0\.2\.7/);
 });
 
@@ -231,8 +234,8 @@ test('API requests by route template, method and status, with a duration histogr
   api.requestEnded('/api/v2/Tags/Sample/{fullTagPath}', 'GET', 404, 0.001);
   const body = await scrape(source);
   const route = { route: '/api/v2/Tags/Sample/{fullTagPath}', method: 'GET' };
-  t.is(valueOf(body, 'tagd_http_requests_total', { ...route, status: '200' }), 2);
-  t.is(valueOf(body, 'tagd_http_requests_total', { ...route, status: '404' }), 1);
-  t.is(valueOf(body, 'tagd_http_request_duration_seconds_count', route), 3);
+  t.is(seriesValue(body, 'tagd_http_requests_total', { ...route, status: '200' }), 2);
+  t.is(seriesValue(body, 'tagd_http_requests_total', { ...route, status: '404' }), 1);
+  t.is(seriesValue(body, 'tagd_http_request_duration_seconds_count', route), 3);
   t.true(api.allowLoopbackWithoutToken());
 });

@@ -8,7 +8,7 @@ import { metricsRoutes } from '../../../src/api/routes/metrics.js';
 import { extensionsRoutes } from '../../../src/extensions/extensions-app.js';
 import { TagdMetrics } from '../../../src/metrics/tagd-metrics.js';
 import { type ApiHarness, startApi } from '../../helpers/api-harness.js';
-import { valueOf } from '../../helpers/prometheus-text.js';
+import { seriesValue } from '../../helpers/prometheus-text.js';
 
 /** The API with metrics, and a switch for the profile setting. */
 async function withMetrics(
@@ -47,8 +47,8 @@ test('a loopback peer reads /metrics without a token, in the Prometheus text for
   t.is(response.status, 200);
   t.regex(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
   const body = response.body as string;
-  t.is(valueOf(body, 'tagd_build_info', { version: '0.0.0-test' }), 1);
-  t.is(valueOf(body, 'tagd_store_tags'), 0);
+  t.is(seriesValue(body, 'tagd_build_info', { version: '0.0.0-test' }), 1);
+  t.is(seriesValue(body, 'tagd_store_tags'), 0);
 });
 
 test('requests are counted by route template, never by path', async (t) => {
@@ -58,7 +58,7 @@ test('requests are counted by route template, never by path', async (t) => {
   await api.request('/api/v2/NoSuchRoute/alice');
   const body = (await api.request('/metrics')).body as string;
   t.is(
-    valueOf(body, 'tagd_http_requests_total', {
+    seriesValue(body, 'tagd_http_requests_total', {
       route: '/api/v2/Tags/Sample/{fullTagPath}',
       method: 'GET',
       status: '404',
@@ -66,7 +66,7 @@ test('requests are counted by route template, never by path', async (t) => {
     1,
   );
   t.is(
-    valueOf(body, 'tagd_http_requests_total', {
+    seriesValue(body, 'tagd_http_requests_total', {
       route: '(unmatched)',
       method: 'GET',
       status: '404',
