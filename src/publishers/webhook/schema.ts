@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { secret } from '../../profile/secret-fields.js';
 import { segmentPattern } from '../../tags/tag-path.js';
+import { loggingModes } from '../trigger/logging-mode.js';
 
 /** Spec §2.4: saving without a Destination URL. */
 export const missingUrlMessage = 'You must provide a webhook destination URL.';
@@ -59,10 +60,7 @@ export const webhookAuthenticationSchema = z
   )
   .meta({ id: 'WebhookAuthentication' });
 
-/** Logging modes (spec §2.4). */
-export const loggingModes = ['Snapshot', 'On Change', 'Everything'] as const;
-/** A logging mode. */
-export type LoggingMode = (typeof loggingModes)[number];
+export { type LoggingMode, loggingModes } from '../trigger/logging-mode.js';
 
 /** A webhook publisher's configuration. */
 export const webhookConfigSchema = z

@@ -19,11 +19,11 @@ import {
   type PublisherState,
   type PublisherStatus,
 } from '../publisher.js';
+import { buildPayload, type PayloadEntry } from '../trigger/payload.js';
+import { type BatchSelector, createSelector } from '../trigger/selection.js';
 import { type DeliveryOutcome, WebhookDelivery } from './delivery.js';
 import { OutageLog } from './outage-log.js';
-import { buildPayload, type PayloadEntry } from './payload.js';
 import type { WebhookConfig } from './schema.js';
-import { type BatchSelector, createSelector } from './selection.js';
 
 /** Dependencies of a {@link WebhookPublisher}. */
 export interface WebhookPublisherDeps {

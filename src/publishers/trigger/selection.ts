@@ -1,5 +1,5 @@
 /**
- * What each Logging mode puts in a batch (spec §6):
+ * What each Logging mode puts in a batch (spec §6), for every publisher (webhook, MQTT):
  *
  * - `Snapshot`: every member's current sample, each interval.
  * - `On Change`: the latest sample of each member whose value or quality differs from what the
@@ -10,9 +10,9 @@
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore, TagUpdate } from '../../tags/tag-store.js';
 import type { PublisherCounters } from '../publisher.js';
+import type { LoggingMode } from './logging-mode.js';
 import { isPublishable } from './payload.js';
 import { RingBuffer } from './ring-buffer.js';
-import type { LoggingMode } from './schema.js';
 
 /**
  * Picks the samples of each interval's batch. The publisher calls `select` once per tick that
