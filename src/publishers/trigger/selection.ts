@@ -44,6 +44,12 @@ export interface SelectorDeps {
   counters: PublisherCounters;
   /** Everything: updates kept between publishes. */
   everythingBufferSize: number;
+  /**
+   * Everything: which updates the publisher can send, so the others take no room. Default:
+   * {@link isPublishable} (the JSON entries: numbers, and qualities without value); Sparkplug
+   * also sends booleans and strings.
+   */
+  accepts?: (sample: Sample) => boolean;
 }
 
 /** Makes the selector of a Logging mode. */
@@ -139,10 +145,11 @@ export class EverythingSelector implements BatchSelector {
   private unsubscribe: (() => void) | undefined;
   private readonly onUpdates = (updates: readonly TagUpdate[]): void => {
     const { isMember, counters } = this.deps;
+    const accepts = this.deps.accepts ?? isPublishable;
     const buffer = this.buffer;
     for (let i = 0; i < updates.length; i++) {
       const sample = (updates[i] as TagUpdate).sample;
-      if (!isMember(sample.fullTagId) || !isPublishable(sample)) continue;
+      if (!isMember(sample.fullTagId) || !accepts(sample)) continue;
       if (buffer.push(sample)) counters.droppedSamples++;
     }
   };

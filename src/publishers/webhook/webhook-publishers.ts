@@ -7,10 +7,11 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { NotFoundError } from '../../errors.js';
-import { editionsWith, type LicenseState } from '../../license/license.js';
+import type { LicenseState } from '../../license/license.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
 import type { PublisherManager, PublisherState } from '../publisher.js';
+import { runBlocker } from '../run-conditions.js';
 import type { WebhookConfig } from './schema.js';
 import { WebhookPublisher } from './webhook-publisher.js';
 
@@ -154,21 +155,6 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
 
   /** Why a publisher with this configuration cannot run, or undefined when it can. */
   private blocker(config: WebhookConfig): string | undefined {
-    const license = this.deps.license();
-    if (!license.features.has('dataRelay')) {
-      const editions = editionsWith('dataRelay').join(' or ');
-      const held =
-        license.edition === 'unlicensed'
-          ? `no valid license is installed${license.problem ? ` (${license.problem})` : ''}`
-          : `the license is for the ${license.edition} edition`;
-      return `The data relay feature is not licensed: it needs the ${editions} edition, and ${held}.`;
-    }
-    if (config.collections.length === 0) return 'No collection is selected.';
-    const missing = config.collections.filter((name) => !this.deps.collections.has(name));
-    if (missing.length === 1) return `Collection '${missing[0]}' does not exist.`;
-    if (missing.length > 1) {
-      return `Collections ${missing.map((name) => `'${name}'`).join(', ')} do not exist.`;
-    }
-    return undefined;
+    return runBlocker(this.deps.license(), this.deps.collections, config.collections);
   }
 }
