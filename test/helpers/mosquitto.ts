@@ -90,7 +90,8 @@ export async function startMosquitto(
         `certfile ${certs.certFile}`,
         `keyfile ${certs.keyFile}`,
       );
-      if (requireClientCert) listener.push('require_certificate true', 'use_identity_as_username true');
+      if (requireClientCert)
+        listener.push('require_certificate true', 'use_identity_as_username true');
     }
     await writeFile(config, [...lines, ...listener, ''].join('\n'));
     const started = spawn(mosquittoBinary, ['-c', config], { stdio: ['ignore', 'pipe', 'pipe'] });

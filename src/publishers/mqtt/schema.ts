@@ -65,11 +65,13 @@ export const mqttFormats = ['json', 'json-per-tag', 'sparkplugB'] as const;
 /** A payload format. */
 export type MqttFormat = (typeof mqttFormats)[number];
 
-// MQTT topic levels must not hold the wildcards; Sparkplug ids are single levels.
-const topicPrefixPattern = /^[^+#\u0000]+$/;
-const sparkplugIdPattern = /^[^/+#\u0000]+$/;
+// MQTT topic levels must not hold the wildcards (nor NUL, checked apart); Sparkplug ids are
+// single levels.
+const topicPrefixPattern = /^[^+#]+$/;
+const sparkplugIdPattern = /^[^/+#]+$/;
 
-const intervalMessage = 'The update interval must be a whole number of milliseconds from 10 to 86400000.';
+const intervalMessage =
+  'The update interval must be a whole number of milliseconds from 10 to 86400000.';
 
 /** An MQTT publisher's configuration. */
 export const mqttConfigSchema = z
@@ -92,7 +94,9 @@ export const mqttConfigSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('PEM file of extra CAs trusted for an mqtts/wss broker, besides the built-in ones.'),
+      .describe(
+        'PEM file of extra CAs trusted for an mqtts/wss broker, besides the built-in ones.',
+      ),
     collections: z
       .array(requiredText(missingCollectionMessage), { error: missingCollectionMessage })
       .min(1, { error: missingCollectionMessage })

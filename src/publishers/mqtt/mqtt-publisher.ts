@@ -1,0 +1,565 @@
+/**
+ * One MQTT publisher: keeps a connection to its broker and, every `updateIntervalMs` while
+ * connected, selects a batch by its Logging mode (the webhook's selectors), turns it into
+ * messages of its format and publishes them at its QoS, one batch in flight at a time. It keeps
+ * its status, last delivery, counters and health tags.
+ *
+ * While the broker is unreachable nothing is selected: On Change keeps its reference, so the
+ * first batch after the reconnection carries every tag that changed meanwhile (latest value);
+ * Everything keeps collecting in its bounded buffer; Snapshot simply publishes again. A batch
+ * whose messages are not all acknowledged (QoS 1) counts as failed: On Change then sends its
+ * tags again in the next batch, so the broker may see a message twice, never miss the latest.
+ */
+import { resolve } from 'node:path';
+import type { MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../clock.js';
+import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
+import type { Collections } from '../../tags/collections.js';
+import type { Sample } from '../../tags/sample.js';
+import type { TagStore } from '../../tags/tag-store.js';
+import type {
+  DeliveryRecord,
+  PublisherCounters,
+  PublisherState,
+  PublisherStatus,
+} from '../publisher.js';
+import { type BatchSelector, createSelector } from '../trigger/selection.js';
+import { readCaFile } from '../webhook/webhook-publisher.js';
+import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js';
+import { describeBrokerError } from './broker-errors.js';
+import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
+import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
+import { SparkplugPublishing } from './sparkplug-publishing.js';
+
+/** Dependencies of an {@link MqttPublisher}. */
+export interface MqttPublisherDeps {
+  /** Where members are read and health tags written. */
+  store: TagStore;
+  /** The collections members come from, re-read every tick. */
+  collections: Collections;
+  /** Runs the interval and the reconnection waits. */
+  clock: Clock;
+  /** The daemon's logger; the publisher logs through a child naming it. */
+  logger: Logger;
+  /** Folder relative file names are resolved against (the profile's). Default: the working directory. */
+  baseDir?: string;
+  /** The state directory: Sparkplug keeps its bdSeq there. */
+  stateDir: string;
+}
+
+/** Fixed text of the LastDeliveryError health tag after a failed delivery. */
+export const mqttDeliveryFailedMessage = 'MQTT delivery failed - see log for details.';
+
+/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+export const filesUnusableReason =
+  'A file of the publisher (caFile, client certificate or key) could not be used; the gateway log says why.';
+
+/** What the management API shows of an MQTT publisher. */
+export interface MqttPublisherState extends PublisherState {
+  /** True while connected to the broker. */
+  connected: boolean;
+  /** Messages published and acknowledged (QoS 1) or written (QoS 0). */
+  messages: number;
+  /** Messages waiting for the broker's acknowledgement. */
+  queueDepth: number;
+  /** Age of the oldest of them, whole seconds; 0 when none waits. */
+  oldestQueuedAgeSeconds: number;
+}
+
+/** The ids of an MQTT publisher's health tags. */
+export function mqttHealthTagIds(name: string) {
+  const base = `Publishers/${name}`;
+  return {
+    status: `${base}/Status`,
+    lastDeliverySuccess: `${base}/LastDeliverySuccess`,
+    lastDeliveryError: `${base}/LastDeliveryError`,
+    queueDepth: `${base}/QueueDepth`,
+    oldestQueuedAgeSeconds: `${base}/OldestQueuedAgeSeconds`,
+  };
+}
+
+/** The reason an Off publisher gives after Stop. */
+export const stoppedReason = 'stopped';
+
+/**
+ * An MQTT publisher. The manager checks the run conditions (license, collections) and calls
+ * {@link start}. Counters and the last delivery survive stop, start and reconfiguration.
+ */
+export class MqttPublisher {
+  private current: MqttConfig;
+  private status: PublisherStatus = 'Off';
+  private reason: string | undefined;
+  private lastDelivery: DeliveryRecord | undefined;
+  private readonly counters: PublisherCounters = {
+    batches: 0,
+    samples: 0,
+    failures: 0,
+    skippedTicks: 0,
+    droppedSamples: 0,
+  };
+  private messages = 0;
+  private readonly log: Logger;
+  private readonly health: ReturnType<typeof mqttHealthTagIds>;
+  private readonly healthValues = new Map<string, string | number | boolean>();
+  // Set while running.
+  private timer: TimerHandle | undefined;
+  private selector: BatchSelector | undefined;
+  private connection: BrokerConnection | undefined;
+  private sparkplug: SparkplugPublishing | undefined;
+  private inFlight: Promise<void> | undefined;
+  private inFlightSince = 0;
+  private inFlightPending = 0;
+  private members: string[] = [];
+  private memberSet = new Set<string>();
+  private memberOf: Map<string, string[]> | undefined;
+  private stopMembersAdded: (() => void) | undefined;
+  private missingWarned = new Set<string>();
+  private droppedAtLastTick = 0;
+  private topicPrefix = '';
+  private retain = false;
+
+  constructor(
+    config: MqttConfig,
+    private readonly deps: MqttPublisherDeps,
+  ) {
+    this.current = config;
+    this.log = deps.logger.child({ component: 'mqtt', publisher: config.name });
+    this.health = mqttHealthTagIds(config.name);
+    deps.store.define([
+      {
+        fullTagId: this.health.status,
+        metadata: { description: `Status of MQTT publisher ${config.name}: On, Off or Error` },
+      },
+      {
+        fullTagId: this.health.lastDeliverySuccess,
+        metadata: { description: 'true when the most recent delivery succeeded' },
+      },
+      {
+        fullTagId: this.health.lastDeliveryError,
+        metadata: { description: 'Empty when healthy, else why the last delivery failed' },
+      },
+      {
+        fullTagId: this.health.queueDepth,
+        metadata: { description: 'Messages waiting for the broker' },
+      },
+      {
+        fullTagId: this.health.oldestQueuedAgeSeconds,
+        metadata: { description: 'Age of the oldest message waiting for the broker', unit: 's' },
+      },
+    ]);
+    this.writeHealth(this.health.status, 'Off');
+    this.writeHealth(this.health.queueDepth, 0);
+    this.writeHealth(this.health.oldestQueuedAgeSeconds, 0);
+  }
+
+  /** The publisher's name. */
+  get name(): string {
+    return this.current.name;
+  }
+
+  /** The configuration in force. */
+  get config(): MqttConfig {
+    return this.current;
+  }
+
+  /** True while On or Error (the timer runs). */
+  get running(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Status, reason, last delivery, counters and queue, as the management API shows them. */
+  state(): MqttPublisherState {
+    return {
+      name: this.current.name,
+      status: this.status,
+      ...(this.status !== 'On' && this.reason !== undefined ? { reason: this.reason } : {}),
+      ...(this.lastDelivery ? { lastDelivery: { ...this.lastDelivery } } : {}),
+      counters: { ...this.counters },
+      connected: this.connection?.connected !== undefined,
+      messages: this.messages,
+      queueDepth: this.inFlightPending,
+      oldestQueuedAgeSeconds: this.oldestAgeSeconds(),
+    };
+  }
+
+  /**
+   * Starts: reads the files the configuration names, connects (in the background, retried on a
+   * capped backoff) and ticks every `updateIntervalMs`. A file that cannot be read leaves the
+   * publisher Off with that reason. Idempotent.
+   */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const config = this.current;
+    let auth: BrokerTlsAndAuth;
+    try {
+      auth = await this.readAuth(config);
+    } catch (error) {
+      // The reason is shown to every PublisherView account: it must not tell what a file holds.
+      this.setOff(filesUnusableReason);
+      this.log.error(`MQTT publisher '${this.name}' stays Off: ${(error as Error).message}`);
+      return;
+    }
+    if (this.running) return;
+    this.topicPrefix = topicPrefixOf(config);
+    this.retain = retainOf(config);
+    this.refreshMembers();
+    if (config.loggingMode === 'Everything') {
+      this.stopMembersAdded = this.deps.collections.onMembersAdded((collection, ids) => {
+        if (!this.current.collections.includes(collection)) return;
+        for (const id of ids) {
+          if (this.memberSet.has(id)) continue;
+          this.memberSet.add(id);
+          this.members.push(id);
+        }
+      });
+    }
+    const sparkplug = config.format === 'sparkplugB';
+    this.selector = createSelector(config.loggingMode, {
+      store: this.deps.store,
+      isMember: (id) => this.memberSet.has(id),
+      counters: this.counters,
+      everythingBufferSize: config.everythingBufferSize,
+      ...(sparkplug ? { accepts: () => true } : {}),
+    });
+    this.selector.start();
+    this.droppedAtLastTick = this.counters.droppedSamples;
+    if (sparkplug) {
+      this.sparkplug = new SparkplugPublishing(config, {
+        clock: this.deps.clock,
+        log: this.log,
+        stateDir: this.deps.stateDir,
+        currentSamples: () => this.currentSamples(),
+      });
+    }
+    const connection = new BrokerConnection(
+      {
+        brokerUrl: config.brokerUrl,
+        clientId: clientIdOf(config),
+        auth,
+        clock: this.deps.clock,
+        log: this.log,
+        name: config.name,
+      },
+      {
+        ...(this.sparkplug
+          ? { prepare: () => (this.sparkplug as SparkplugPublishing).prepare() }
+          : {}),
+        connected: (client) => this.onConnected(client),
+        disconnected: (reason) => this.onDisconnected(reason),
+      },
+    );
+    this.connection = connection;
+    this.timer = this.deps.clock.setInterval(() => this.tick(), config.updateIntervalMs);
+    // Error until the broker accepts: the publisher runs, but nothing is delivered yet.
+    this.reason = 'connecting to the broker';
+    this.setStatus('Error', false);
+    connection.start();
+    this.log.info(
+      `MQTT publisher '${this.name}' started: ${config.format}, ${config.loggingMode} every ` +
+        `${config.updateIntervalMs} ms at QoS ${config.qos}.`,
+    );
+  }
+
+  /** Stops publishing and disconnects (Sparkplug: DDEATH and NDEATH first). Idempotent. */
+  async stop(reason: string = stoppedReason): Promise<void> {
+    if (this.running) {
+      await this.teardown();
+      this.log.info(`MQTT publisher '${this.name}' stopped (${reason}).`);
+    }
+    this.setOff(reason);
+  }
+
+  /** Records why a publisher that does not run is Off. */
+  setOff(reason: string): void {
+    this.reason = reason;
+    this.setStatus('Off');
+  }
+
+  /** Takes a new configuration (same name); a running publisher restarts with it. */
+  async reconfigure(config: MqttConfig): Promise<void> {
+    const wasRunning = this.running;
+    if (wasRunning) await this.teardown();
+    this.current = config;
+    this.missingWarned.clear();
+    if (wasRunning) await this.start();
+  }
+
+  /** Resolves when no batch is in flight. */
+  async idle(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+  }
+
+  private async teardown(): Promise<void> {
+    this.deps.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.stopMembersAdded?.();
+    this.stopMembersAdded = undefined;
+    const sparkplug = this.sparkplug;
+    await this.connection?.stop(
+      sparkplug ? (client) => sparkplug.farewell(client, this.current.qos) : undefined,
+    );
+    await this.idle();
+    this.selector?.stop();
+    this.selector = undefined;
+    this.connection = undefined;
+    this.sparkplug = undefined;
+    this.updateQueueHealth();
+  }
+
+  private onConnected(client: MqttClient): void {
+    this.reason = undefined;
+    this.setStatus('On');
+    const sparkplug = this.sparkplug;
+    if (sparkplug === undefined) return;
+    // Births go out before any data of this connection: the first tick waits for them.
+    const births = sparkplug
+      .connected(client, this.current.qos, () => this.rebirth())
+      .then(() => this.selector?.select(this.members))
+      .then(() => this.selector?.delivered())
+      .catch((error) => this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))));
+    this.track(births);
+  }
+
+  private onDisconnected(reason: string): void {
+    this.reason = reason;
+    this.writeHealth(this.health.lastDeliverySuccess, false);
+    this.writeHealth(this.health.lastDeliveryError, mqttDeliveryFailedMessage);
+    this.setStatus('Error');
+  }
+
+  /** Sparkplug NCMD Rebirth, or a member the births did not announce. */
+  private rebirth(): void {
+    const client = this.connection?.connected;
+    const sparkplug = this.sparkplug;
+    if (client === undefined || sparkplug === undefined) return;
+    const previous = this.inFlight ?? Promise.resolve();
+    const births = previous
+      .then(() => sparkplug.births(client, this.current.qos))
+      .catch((error) => this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))));
+    this.track(births);
+  }
+
+  private track(flight: Promise<void>): void {
+    const tracked = flight.finally(() => {
+      if (this.inFlight === tracked) this.inFlight = undefined;
+    });
+    this.inFlight = tracked;
+  }
+
+  private tick(): void {
+    const selector = this.selector;
+    if (selector === undefined) return;
+    this.logDrops();
+    this.updateQueueHealth();
+    const client = this.connection?.connected;
+    if (client === undefined) return;
+    if (this.inFlight !== undefined) {
+      if (this.current.loggingMode === 'Snapshot') this.counters.skippedTicks++;
+      return;
+    }
+    this.refreshMembers();
+    const samples = selector.select(this.members);
+    let messages: OutgoingMessage[];
+    if (this.sparkplug !== undefined) {
+      const data = this.sparkplug.data(samples);
+      if (data === 'rebirth') {
+        selector.dropped();
+        this.rebirth();
+        return;
+      }
+      messages = data;
+    } else if (this.current.format === 'json-per-tag') {
+      messages = tagMessages(samples, this.topicPrefix);
+    } else {
+      messages = collectionMessages(samples, this.topicPrefix, this.present(), this.memberOf);
+    }
+    if (messages.length === 0) {
+      selector.delivered();
+      return;
+    }
+    this.track(this.publish(client, selector, messages));
+    this.updateQueueHealth();
+  }
+
+  private publish(
+    client: MqttClient,
+    selector: BatchSelector,
+    messages: OutgoingMessage[],
+  ): Promise<void> {
+    const clock = this.deps.clock;
+    const startedAt = clock.now();
+    const qos = this.current.qos;
+    const retain = this.retain;
+    let samples = 0;
+    for (const message of messages) samples += message.samples;
+    this.inFlightSince = startedAt;
+    this.inFlightPending = messages.length;
+    return new Promise<void>((resolvePublished) => {
+      let failure: unknown;
+      const done = (error?: unknown) => {
+        if (error && failure === undefined) failure = error;
+        this.inFlightPending--;
+        if (this.inFlightPending > 0) return;
+        const record: DeliveryRecord = {
+          at: new Date(clock.now()).toISOString(),
+          ok: failure === undefined,
+          attempts: 1,
+          durationMs: clock.now() - startedAt,
+          samples,
+        };
+        if (failure === undefined) {
+          this.lastDelivery = record;
+          this.counters.batches++;
+          this.counters.samples += samples;
+          this.messages += messages.length;
+          selector.delivered();
+          this.writeHealth(this.health.lastDeliverySuccess, true);
+          this.writeHealth(this.health.lastDeliveryError, '');
+          if (this.status === 'Error') this.reason = undefined;
+          this.setStatus('On');
+        } else {
+          const text = describeBrokerError(failure, new URL(this.current.brokerUrl));
+          this.lastDelivery = { ...record, error: text };
+          selector.dropped();
+          this.failed(text);
+        }
+        this.updateQueueHealth();
+        resolvePublished();
+      };
+      for (const message of messages) {
+        client.publish(message.topic, message.payload, { qos, retain }, done);
+      }
+    });
+  }
+
+  private failed(text: string): void {
+    this.counters.failures++;
+    this.reason = text;
+    this.writeHealth(this.health.lastDeliverySuccess, false);
+    this.writeHealth(this.health.lastDeliveryError, mqttDeliveryFailedMessage);
+    if (this.status !== 'Error') {
+      this.log.error(`MQTT publisher '${this.name}': a batch was not delivered (${text}).`);
+    } else {
+      this.log.debug(`MQTT batch not delivered (${text}).`);
+    }
+    this.setStatus('Error');
+  }
+
+  /** Samples of every member now, for Sparkplug births. */
+  private currentSamples(): Sample[] {
+    this.refreshMembers();
+    const samples: Sample[] = [];
+    for (const id of this.members) {
+      const sample = this.deps.store.get(id);
+      if (sample !== undefined) samples.push(sample);
+    }
+    return samples;
+  }
+
+  private oldestAgeSeconds(): number {
+    if (this.inFlightPending === 0) return 0;
+    return Math.max(0, Math.floor((this.deps.clock.now() - this.inFlightSince) / 1000));
+  }
+
+  private updateQueueHealth(): void {
+    this.writeHealth(this.health.queueDepth, this.inFlightPending);
+    this.writeHealth(this.health.oldestQueuedAgeSeconds, this.oldestAgeSeconds());
+  }
+
+  private logDrops(): void {
+    const dropped = this.counters.droppedSamples - this.droppedAtLastTick;
+    if (dropped === 0) return;
+    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.log.warn(
+      { dropped, bufferSize: this.current.everythingBufferSize },
+      `Everything buffer full: the ${dropped} oldest updates were dropped since the last ` +
+        `publish (the buffer holds ${this.current.everythingBufferSize}).`,
+    );
+  }
+
+  /** The configured collections that exist, in configuration order, without repeats. */
+  private present(): string[] {
+    const present: string[] = [];
+    for (const name of this.current.collections) {
+      if (this.deps.collections.has(name) && !present.includes(name)) present.push(name);
+    }
+    return present;
+  }
+
+  /** Re-reads the union of the collections' members, in collection order. */
+  private refreshMembers(): void {
+    const collections = this.deps.collections;
+    for (const name of this.current.collections) {
+      if (collections.has(name)) this.missingWarned.delete(name);
+      else if (!this.missingWarned.has(name)) {
+        this.missingWarned.add(name);
+        this.log.warn(
+          `Collection '${name}' of MQTT publisher '${this.name}' no longer exists; ` +
+            'its tags are not published.',
+        );
+      }
+    }
+    const present = this.present();
+    const members: string[] = [];
+    const seen = new Set<string>();
+    const byCollection = this.current.format === 'json' && present.length > 1;
+    const memberOf = byCollection ? new Map<string, string[]>() : undefined;
+    for (const name of present) {
+      for (const id of collections.members(name)) {
+        if (memberOf !== undefined) {
+          const list = memberOf.get(id);
+          if (list === undefined) memberOf.set(id, [name]);
+          else list.push(name);
+        }
+        if (seen.has(id)) continue;
+        seen.add(id);
+        members.push(id);
+      }
+    }
+    this.members = members;
+    this.memberSet = seen;
+    this.memberOf = memberOf;
+  }
+
+  private async readAuth(config: MqttConfig): Promise<BrokerTlsAndAuth> {
+    const base = this.deps.baseDir ?? process.cwd();
+    const auth: BrokerTlsAndAuth = {};
+    if (config.caFile !== undefined) auth.extraCa = await readCaFile(resolve(base, config.caFile));
+    const authentication = config.authentication;
+    if (authentication.mode === 'Username password') {
+      auth.username = authentication.username;
+      auth.password = authentication.password;
+    } else if (authentication.mode === 'Client certificate') {
+      const read = async (file: string, what: string) =>
+        (await readProfileFile(resolve(base, file), what, profileFileLimits.pem)).toString('utf8');
+      auth.cert = await read(authentication.certFile, 'the client certificate');
+      auth.key = await read(authentication.keyFile, 'the client key');
+      if (authentication.keyPassphrase !== undefined) {
+        auth.passphrase = authentication.keyPassphrase;
+      }
+    }
+    return auth;
+  }
+
+  private setStatus(status: PublisherStatus, clearReason = true): void {
+    if (status === 'On' && clearReason) this.reason = undefined;
+    if (this.status === status) return;
+    this.status = status;
+    this.writeHealth(this.health.status, status);
+  }
+
+  /** Writes a health tag when its value changed (a 10 ms publisher must not flood the store). */
+  private writeHealth(fullTagId: string, value: string | number | boolean): void {
+    if (this.healthValues.get(fullTagId) === value) return;
+    this.healthValues.set(fullTagId, value);
+    this.deps.store.write([
+      {
+        fullTagId,
+        utcTimestamp: new Date(this.deps.clock.now()).toISOString(),
+        quality: 'Good',
+        value,
+      },
+    ]);
+  }
+}
