@@ -9,6 +9,7 @@ import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
+import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { publisherRoutes } from './routes/publishers.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagsRoutes } from './routes/tags.js';
@@ -28,6 +29,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
     ...publisherRoutes(deps),
+    ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.

@@ -73,89 +73,89 @@ const sparkplugIdPattern = /^[^/+#]+$/;
 const intervalMessage =
   'The update interval must be a whole number of milliseconds from 10 to 86400000.';
 
+/** The fields of an MQTT publisher's configuration, without the rules that span fields. */
+export const mqttConfigFields = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(segmentPattern, 'may only hold letters, digits and _ . : -')
+    .describe('Unique name; also the segment of the health tags Publishers/<name>/….'),
+  brokerUrl: brokerUrlSchema,
+  clientId: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe('MQTT client id. Default: tagd-<host name>-<publisher name>.'),
+  authentication: mqttAuthenticationSchema.default({ mode: 'None' }),
+  caFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('PEM file of extra CAs trusted for an mqtts/wss broker, besides the built-in ones.'),
+  collections: z
+    .array(requiredText(missingCollectionMessage), { error: missingCollectionMessage })
+    .min(1, { error: missingCollectionMessage })
+    .describe('Names of the collections published.'),
+  loggingMode: z.enum(loggingModes).default('On Change'),
+  updateIntervalMs: z
+    .int({ error: intervalMessage })
+    .min(10, { error: intervalMessage })
+    .max(86_400_000, { error: intervalMessage })
+    .default(1_000)
+    .describe('Milliseconds between publishes (10 to 86,400,000).'),
+  qos: z
+    .union([z.literal(0), z.literal(1)], { error: 'qos must be 0 or 1.' })
+    .default(1)
+    .describe('MQTT QoS of every message: 0 (at most once) or 1 (acknowledged by the broker).'),
+  retain: z
+    .boolean()
+    .optional()
+    .describe(
+      'Publish retained. Default: true for json-per-tag, false for json; never with sparkplugB.',
+    ),
+  autoConnect: z.boolean().default(true).describe('Start the publisher when the profile loads.'),
+  topicPrefix: z
+    .string()
+    .min(1)
+    .max(512)
+    .regex(topicPrefixPattern, 'must not hold the wildcards + or #')
+    .refine((prefix) => !prefix.startsWith('/') && !prefix.endsWith('/'), {
+      error: 'must not begin or end with /',
+    })
+    .optional()
+    .describe('Topic prefix of the json formats. Default: tagd/<host name>.'),
+  format: z
+    .enum(mqttFormats)
+    .default('json')
+    .describe(
+      'json: <topicPrefix>/<collection>, an array of entries. json-per-tag: <topicPrefix>/<fullTagId>, one entry. sparkplugB: Sparkplug B 3.0 (groupId, edgeNodeId).',
+    ),
+  groupId: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(sparkplugIdPattern, 'must not hold / + or #')
+    .optional()
+    .describe('sparkplugB: the Sparkplug group id.'),
+  edgeNodeId: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(sparkplugIdPattern, 'must not hold / + or #')
+    .optional()
+    .describe('sparkplugB: the edge node id of this gateway.'),
+  everythingBufferSize: z
+    .int()
+    .min(1)
+    .max(10_000_000)
+    .default(100_000)
+    .describe('Everything mode: updates kept between publishes; beyond, the oldest are dropped.'),
+});
+
 /** An MQTT publisher's configuration. */
-export const mqttConfigSchema = z
-  .strictObject({
-    name: z
-      .string()
-      .min(1)
-      .max(64)
-      .regex(segmentPattern, 'may only hold letters, digits and _ . : -')
-      .describe('Unique name; also the segment of the health tags Publishers/<name>/….'),
-    brokerUrl: brokerUrlSchema,
-    clientId: z
-      .string()
-      .min(1)
-      .max(128)
-      .optional()
-      .describe('MQTT client id. Default: tagd-<host name>-<publisher name>.'),
-    authentication: mqttAuthenticationSchema.default({ mode: 'None' }),
-    caFile: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        'PEM file of extra CAs trusted for an mqtts/wss broker, besides the built-in ones.',
-      ),
-    collections: z
-      .array(requiredText(missingCollectionMessage), { error: missingCollectionMessage })
-      .min(1, { error: missingCollectionMessage })
-      .describe('Names of the collections published.'),
-    loggingMode: z.enum(loggingModes).default('On Change'),
-    updateIntervalMs: z
-      .int({ error: intervalMessage })
-      .min(10, { error: intervalMessage })
-      .max(86_400_000, { error: intervalMessage })
-      .default(1_000)
-      .describe('Milliseconds between publishes (10 to 86,400,000).'),
-    qos: z
-      .union([z.literal(0), z.literal(1)], { error: 'qos must be 0 or 1.' })
-      .default(1)
-      .describe('MQTT QoS of every message: 0 (at most once) or 1 (acknowledged by the broker).'),
-    retain: z
-      .boolean()
-      .optional()
-      .describe(
-        'Publish retained. Default: true for json-per-tag, false for json; never with sparkplugB.',
-      ),
-    autoConnect: z.boolean().default(true).describe('Start the publisher when the profile loads.'),
-    topicPrefix: z
-      .string()
-      .min(1)
-      .max(512)
-      .regex(topicPrefixPattern, 'must not hold the wildcards + or #')
-      .refine((prefix) => !prefix.startsWith('/') && !prefix.endsWith('/'), {
-        error: 'must not begin or end with /',
-      })
-      .optional()
-      .describe('Topic prefix of the json formats. Default: tagd/<host name>.'),
-    format: z
-      .enum(mqttFormats)
-      .default('json')
-      .describe(
-        'json: <topicPrefix>/<collection>, an array of entries. json-per-tag: <topicPrefix>/<fullTagId>, one entry. sparkplugB: Sparkplug B 3.0 (groupId, edgeNodeId).',
-      ),
-    groupId: z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(sparkplugIdPattern, 'must not hold / + or #')
-      .optional()
-      .describe('sparkplugB: the Sparkplug group id.'),
-    edgeNodeId: z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(sparkplugIdPattern, 'must not hold / + or #')
-      .optional()
-      .describe('sparkplugB: the edge node id of this gateway.'),
-    everythingBufferSize: z
-      .int()
-      .min(1)
-      .max(10_000_000)
-      .default(100_000)
-      .describe('Everything mode: updates kept between publishes; beyond, the oldest are dropped.'),
-  })
+export const mqttConfigSchema = mqttConfigFields
   .superRefine((config, context) => {
     if (config.format !== 'sparkplugB') return;
     for (const key of ['groupId', 'edgeNodeId'] as const) {
