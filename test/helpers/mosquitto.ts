@@ -14,6 +14,8 @@ export const mosquittoBinary = '/usr/sbin/mosquitto';
 
 /** How a test broker is configured. */
 export interface MosquittoOptions {
+  /** Listen on this port (a test that must know it before the broker runs). Default: a free one. */
+  port?: number;
   /** Accept clients without a username. Default: true unless `users` or `tls.requireClientCert`. */
   anonymous?: boolean;
   /** Accounts written to a password file with `mosquitto_passwd`. */
@@ -96,10 +98,12 @@ export async function startMosquitto(
     await writeFile(config, [...lines, ...listener, ''].join('\n'));
     const started = spawn(mosquittoBinary, ['-c', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = started;
+    // Only this run's lines count: a restart must not take the previous run's for readiness.
+    const from = output.length;
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
-        if (/mosquitto version \S+ running/.test(output)) {
+        if (/mosquitto version \S+ running/.test(output.slice(from))) {
           started.stderr?.off('data', onData);
           started.off('exit', onExit);
           started.stderr?.on('data', (more: Buffer) => {
@@ -117,12 +121,15 @@ export async function startMosquitto(
   };
 
   for (let attempt = 1; ; attempt++) {
-    port = await freePort();
+    port = options.port ?? (await freePort());
     try {
       await launch();
       break;
     } catch (error) {
-      if (attempt >= 5 || !/Address already in use/.test(output)) throw error;
+      const inUse = /Address already in use/.test(output);
+      if (attempt >= 5 || options.port !== undefined || !inUse) {
+        throw error;
+      }
     }
   }
 
@@ -150,7 +157,7 @@ export async function startMosquitto(
 }
 
 /** A loopback port that was free a moment ago (bound to 0 by node, then closed). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -4,16 +4,20 @@
  * messages of its format and publishes them at its QoS, one batch in flight at a time. It keeps
  * its status, last delivery, counters and health tags.
  *
- * While the broker is unreachable nothing is selected: On Change keeps its reference, so the
- * first batch after the reconnection carries every tag that changed meanwhile (latest value);
- * Everything keeps collecting in its bounded buffer; Snapshot simply publishes again. A batch
- * whose messages are not all acknowledged (QoS 1) counts as failed: On Change then sends its
- * tags again in the next batch, so the broker may see a message twice, never miss the latest.
+ * The json formats keep what cannot be delivered in the durable outbox (`src/outbox/`): while
+ * the broker is unreachable each batch is appended there, and so are the messages of a batch the
+ * broker did not acknowledge; once connected the outbox is delivered in order, a message removed
+ * only after its PUBACK (QoS 1), before any new batch. Delivery is at least once.
+ *
+ * Sparkplug B does not use the outbox (a host application discards DDATA of an older session):
+ * while the broker is unreachable nothing is selected, and the births of the next connection
+ * carry every current value; On Change then continues from there.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../clock.js';
+import { Outbox, type OutboxMessage } from '../../outbox/outbox.js';
 import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
@@ -52,6 +56,10 @@ export interface MqttPublisherDeps {
 export const mqttDeliveryFailedMessage = 'MQTT delivery failed - see log for details.';
 
 /** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+export const outboxUnusableReason =
+  'The outbox in the state directory could not be opened; the gateway log says why.';
+
+/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
 export const filesUnusableReason =
   'A file of the publisher (caFile, client certificate or key) could not be used; the gateway log says why.';
 
@@ -78,6 +86,9 @@ export function mqttHealthTagIds(name: string) {
     oldestQueuedAgeSeconds: `${base}/OldestQueuedAgeSeconds`,
   };
 }
+
+/** Messages read from the outbox and published at a time. */
+export const outboxChunk = 1_000;
 
 /** The reason an Off publisher gives after Stop. */
 export const stoppedReason = 'stopped';
@@ -107,6 +118,9 @@ export class MqttPublisher {
   private selector: BatchSelector | undefined;
   private connection: BrokerConnection | undefined;
   private sparkplug: SparkplugPublishing | undefined;
+  private outbox: Outbox | undefined;
+  /** Messages the outbox dropped during the current outage (logged once, totalled at its end). */
+  private outboxDrops = 0;
   private inFlight: Promise<void> | undefined;
   private inFlightSince = 0;
   private inFlightPending = 0;
@@ -178,7 +192,7 @@ export class MqttPublisher {
       counters: { ...this.counters },
       connected: this.connection?.connected !== undefined,
       messages: this.messages,
-      queueDepth: this.inFlightPending,
+      queueDepth: this.queueDepth(),
       oldestQueuedAgeSeconds: this.oldestAgeSeconds(),
     };
   }
@@ -224,6 +238,32 @@ export class MqttPublisher {
     });
     this.selector.start();
     this.droppedAtLastTick = this.counters.droppedSamples;
+    if (!sparkplug) {
+      const outbox = new Outbox({
+        file: join(this.deps.stateDir, 'outbox', `mqtt-${config.name}.db`),
+        limitBytes: config.bufferLimitMB * 1024 * 1024,
+        now: () => this.deps.clock.now(),
+      });
+      try {
+        outbox.open();
+      } catch (error) {
+        this.selector.stop();
+        this.selector = undefined;
+        this.setOff(outboxUnusableReason);
+        this.log.error(
+          { err: error },
+          `MQTT publisher '${this.name}' stays Off: its outbox cannot be opened.`,
+        );
+        return;
+      }
+      this.outbox = outbox;
+      if (outbox.depth > 0) {
+        this.log.info(
+          { queued: outbox.depth },
+          `MQTT publisher '${this.name}' has ${outbox.depth} messages in its outbox from before; they go first.`,
+        );
+      }
+    }
     if (sparkplug) {
       this.sparkplug = new SparkplugPublishing(config, {
         clock: this.deps.clock,
@@ -305,13 +345,18 @@ export class MqttPublisher {
     this.connection = undefined;
     this.sparkplug = undefined;
     this.updateQueueHealth();
+    this.outbox?.close();
+    this.outbox = undefined;
   }
 
   private onConnected(client: MqttClient): void {
     this.reason = undefined;
     this.setStatus('On');
     const sparkplug = this.sparkplug;
-    if (sparkplug === undefined) return;
+    if (sparkplug === undefined) {
+      this.pump();
+      return;
+    }
     // Births go out before any data of this connection: the first tick waits for them.
     const births = sparkplug
       .connected(client, this.current.qos, () => this.rebirth())
@@ -340,11 +385,12 @@ export class MqttPublisher {
     this.track(births);
   }
 
-  private track(flight: Promise<void>): void {
+  private track(flight: Promise<void>): Promise<void> {
     const tracked = flight.finally(() => {
       if (this.inFlight === tracked) this.inFlight = undefined;
     });
     this.inFlight = tracked;
+    return tracked;
   }
 
   private tick(): void {
@@ -353,7 +399,8 @@ export class MqttPublisher {
     this.logDrops();
     this.updateQueueHealth();
     const client = this.connection?.connected;
-    if (client === undefined) return;
+    const outbox = this.outbox;
+    if (client === undefined && outbox === undefined) return;
     if (this.inFlight !== undefined) {
       if (this.current.loggingMode === 'Snapshot') this.counters.skippedTicks++;
       return;
@@ -378,8 +425,108 @@ export class MqttPublisher {
       selector.delivered();
       return;
     }
-    this.track(this.publish(client, selector, messages));
+    if (outbox !== undefined && (client === undefined || outbox.depth > 0)) {
+      // Behind what waits already, or no broker: the batch is kept on disk, so it is the
+      // outbox's now, and the selector moves on as if it had been delivered.
+      this.enqueue(messages);
+      selector.delivered();
+      this.pump();
+    } else if (client !== undefined) {
+      this.track(this.publish(client, selector, messages));
+    }
     this.updateQueueHealth();
+  }
+
+  /** Appends messages to the outbox; drops are logged once per outage. */
+  private enqueue(messages: readonly OutgoingMessage[]): void {
+    const outbox = this.outbox as Outbox;
+    const dropped = outbox.append(messages);
+    if (dropped === 0) return;
+    if (this.outboxDrops === 0) {
+      this.log.warn(
+        { dropped, bufferLimitMB: this.current.bufferLimitMB },
+        `MQTT publisher '${this.name}': the outbox is full (${this.current.bufferLimitMB} MB); ` +
+          'the oldest messages are being dropped. The total is logged once the outbox drains.',
+      );
+    }
+    this.outboxDrops += dropped;
+  }
+
+  /**
+   * Delivers the outbox, oldest first, a chunk at a time, while connected and nothing else is
+   * in flight; a message leaves the outbox once acknowledged.
+   */
+  private pump(): void {
+    const client = this.connection?.connected;
+    const outbox = this.outbox;
+    if (client === undefined || outbox === undefined || this.inFlight !== undefined) return;
+    if (outbox.depth === 0) {
+      if (this.outboxDrops > 0) {
+        this.log.warn(
+          { dropped: this.outboxDrops },
+          `MQTT publisher '${this.name}': the outbox is delivered; ${this.outboxDrops} of the ` +
+            'oldest messages were dropped while it was full.',
+        );
+        this.outboxDrops = 0;
+      }
+      this.updateQueueHealth();
+      return;
+    }
+    const chunk = outbox.peek(outboxChunk);
+    void this.track(this.drain(client, outbox, chunk)).then(() => this.pump());
+  }
+
+  private drain(client: MqttClient, outbox: Outbox, chunk: OutboxMessage[]): Promise<void> {
+    const clock = this.deps.clock;
+    const startedAt = clock.now();
+    const qos = this.current.qos;
+    const retain = this.retain;
+    return new Promise<void>((resolveDrained) => {
+      let pending = chunk.length;
+      let failure: unknown;
+      const acked: number[] = [];
+      const refused: number[] = [];
+      const done = () => {
+        if (--pending > 0) return;
+        // A message the broker refused (a reason code: not authorized…) would be refused again:
+        // it leaves the outbox with the delivered ones, counted as lost.
+        outbox.remove([...acked, ...refused]);
+        this.messages += acked.length;
+        if (failure === undefined) {
+          this.lastDelivery = {
+            at: new Date(clock.now()).toISOString(),
+            ok: true,
+            attempts: 1,
+            durationMs: clock.now() - startedAt,
+            samples: acked.length,
+          };
+          this.counters.batches++;
+          this.delivered();
+        } else {
+          this.failed(
+            describeBrokerError(failure, new URL(this.current.brokerUrl)),
+            refused.length > 0,
+          );
+        }
+        this.updateQueueHealth();
+        resolveDrained();
+      };
+      for (const message of chunk) {
+        client.publish(message.topic, message.payload, { qos, retain }, (error) => {
+          if (error) failure ??= error;
+          if (!error) acked.push(message.id);
+          else if (isRefusal(error)) refused.push(message.id);
+          done();
+        });
+      }
+    });
+  }
+
+  private delivered(): void {
+    this.writeHealth(this.health.lastDeliverySuccess, true);
+    this.writeHealth(this.health.lastDeliveryError, '');
+    if (this.status === 'Error') this.reason = undefined;
+    this.setStatus('On');
   }
 
   private publish(
@@ -395,12 +542,14 @@ export class MqttPublisher {
     for (const message of messages) samples += message.samples;
     this.inFlightSince = startedAt;
     this.inFlightPending = messages.length;
+    const acked = new Set<OutgoingMessage>();
+    const refused = new Set<OutgoingMessage>();
     return new Promise<void>((resolvePublished) => {
       let failure: unknown;
-      const done = (error?: unknown) => {
-        if (error && failure === undefined) failure = error;
+      const finish = () => {
         this.inFlightPending--;
         if (this.inFlightPending > 0) return;
+        const unacked = messages.filter((message) => !acked.has(message) && !refused.has(message));
         const record: DeliveryRecord = {
           at: new Date(clock.now()).toISOString(),
           ok: failure === undefined,
@@ -414,27 +563,42 @@ export class MqttPublisher {
           this.counters.samples += samples;
           this.messages += messages.length;
           selector.delivered();
-          this.writeHealth(this.health.lastDeliverySuccess, true);
-          this.writeHealth(this.health.lastDeliveryError, '');
-          if (this.status === 'Error') this.reason = undefined;
-          this.setStatus('On');
+          this.delivered();
         } else {
           const text = describeBrokerError(failure, new URL(this.current.brokerUrl));
           this.lastDelivery = { ...record, error: text };
-          selector.dropped();
-          this.failed(text);
+          this.messages += messages.length - unacked.length;
+          if (this.outbox !== undefined) {
+            // Kept, in order, for the next connection; some may have arrived (at least once).
+            this.enqueue(unacked);
+            selector.delivered();
+            this.failed(text, refused.size > 0);
+          } else {
+            selector.dropped();
+            this.failed(text);
+          }
         }
         this.updateQueueHealth();
         resolvePublished();
       };
       for (const message of messages) {
-        client.publish(message.topic, message.payload, { qos, retain }, done);
+        client.publish(message.topic, message.payload, { qos, retain }, (error) => {
+          if (error) failure ??= error;
+          if (!error) acked.add(message);
+          else if (isRefusal(error)) refused.add(message);
+          finish();
+        });
       }
     });
   }
 
-  private failed(text: string): void {
-    this.counters.failures++;
+  /**
+   * A batch (or an outbox chunk) was not wholly delivered.
+   * @param lost whether messages were given up (refused by the broker, or no outbox to keep
+   *   them): counted in `failures`. Messages kept for a later attempt are not.
+   */
+  private failed(text: string, lost = true): void {
+    if (lost) this.counters.failures++;
     this.reason = text;
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, mqttDeliveryFailedMessage);
@@ -457,13 +621,21 @@ export class MqttPublisher {
     return samples;
   }
 
+  /** Messages not yet acknowledged: in the outbox, or of a batch in flight. */
+  private queueDepth(): number {
+    return (this.outbox?.depth ?? 0) + this.inFlightPending;
+  }
+
   private oldestAgeSeconds(): number {
-    if (this.inFlightPending === 0) return 0;
-    return Math.max(0, Math.floor((this.deps.clock.now() - this.inFlightSince) / 1000));
+    let oldest = this.inFlightPending > 0 ? this.inFlightSince : undefined;
+    const queued = this.outbox?.depth ? this.outbox.oldestQueuedAt() : undefined;
+    if (queued !== undefined && (oldest === undefined || queued < oldest)) oldest = queued;
+    if (oldest === undefined) return 0;
+    return Math.max(0, Math.floor((this.deps.clock.now() - oldest) / 1000));
   }
 
   private updateQueueHealth(): void {
-    this.writeHealth(this.health.queueDepth, this.inFlightPending);
+    this.writeHealth(this.health.queueDepth, this.queueDepth());
     this.writeHealth(this.health.oldestQueuedAgeSeconds, this.oldestAgeSeconds());
   }
 
@@ -562,4 +734,9 @@ export class MqttPublisher {
       },
     ]);
   }
+}
+
+/** True for an error carrying an MQTT reason code: the broker refused the message itself. */
+function isRefusal(error: unknown): boolean {
+  return typeof (error as { code?: unknown }).code === 'number';
 }

@@ -146,6 +146,14 @@ export const mqttConfigFields = z.strictObject({
     .regex(sparkplugIdPattern, 'must not hold / + or #')
     .optional()
     .describe('sparkplugB: the edge node id of this gateway.'),
+  bufferLimitMB: z
+    .int()
+    .min(1)
+    .max(4096)
+    .default(64)
+    .describe(
+      'json formats: most megabytes (topics and payloads) the durable outbox keeps while the broker is unreachable; beyond, the oldest messages are dropped and counted.',
+    ),
   everythingBufferSize: z
     .int()
     .min(1)
