@@ -209,6 +209,7 @@ export class Daemon {
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
+        stateDir,
       });
 
       const mqttPublishers = new MqttPublishers({

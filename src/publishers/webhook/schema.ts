@@ -106,6 +106,20 @@ export const webhookConfigSchema = z
       .optional()
       .describe('Beyond the spec: Standard Webhooks signing secret (whsec_…). Sealed at rest.'),
     gzip: z.boolean().default(false).describe('Beyond the spec: gzip request bodies.'),
+    storeAndForward: z
+      .boolean()
+      .optional()
+      .describe(
+        'Beyond the spec, default false: a batch whose 3 attempts failed is kept in the durable outbox (state directory) instead of dropped, and sent again, in order and before new batches, once the receiver answers.',
+      ),
+    bufferLimitMB: z
+      .int()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'storeAndForward: most megabytes the outbox keeps (default 64); beyond, the oldest batches are dropped and counted.',
+      ),
   })
   .meta({ id: 'WebhookPublisherConfig' });
 

@@ -31,6 +31,8 @@ export interface WebhookPublishersDeps {
   version: string;
   /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
   baseDir?: string;
+  /** The state directory (the storeAndForward outbox). */
+  stateDir?: string;
 }
 
 /** Reason of a publisher that stays Off because Auto Connect is off. */
@@ -122,7 +124,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
   }
 
   private create(config: WebhookConfig): WebhookPublisher {
-    const { store, collections, clock, logger, version, baseDir } = this.deps;
+    const { store, collections, clock, logger, version, baseDir, stateDir } = this.deps;
     const publisher = new WebhookPublisher(config, {
       store,
       collections,
@@ -130,6 +132,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
       logger,
       version,
       ...(baseDir !== undefined ? { baseDir } : {}),
+      ...(stateDir !== undefined ? { stateDir } : {}),
     });
     this.publishers.set(config.name, publisher);
     return publisher;
