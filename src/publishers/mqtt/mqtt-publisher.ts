@@ -123,6 +123,8 @@ export class MqttPublisher {
   private outboxDrops = 0;
   private inFlight: Promise<void> | undefined;
   private inFlightSince = 0;
+  /** On Change or Everything: a tick came while a batch was in flight. */
+  private tickMissed = false;
   private inFlightPending = 0;
   private members: string[] = [];
   private memberSet = new Set<string>();
@@ -333,6 +335,7 @@ export class MqttPublisher {
   private async teardown(): Promise<void> {
     this.deps.clock.clearTimer(this.timer);
     this.timer = undefined;
+    this.tickMissed = false;
     this.stopMembersAdded?.();
     this.stopMembersAdded = undefined;
     const sparkplug = this.sparkplug;
@@ -387,7 +390,13 @@ export class MqttPublisher {
 
   private track(flight: Promise<void>): Promise<void> {
     const tracked = flight.finally(() => {
-      if (this.inFlight === tracked) this.inFlight = undefined;
+      if (this.inFlight !== tracked) return;
+      this.inFlight = undefined;
+      // A change-driven tick that came while this was in flight runs now, not an interval later.
+      if (this.tickMissed) {
+        this.tickMissed = false;
+        this.tick();
+      }
     });
     this.inFlight = tracked;
     return tracked;
@@ -403,6 +412,7 @@ export class MqttPublisher {
     if (client === undefined && outbox === undefined) return;
     if (this.inFlight !== undefined) {
       if (this.current.loggingMode === 'Snapshot') this.counters.skippedTicks++;
+      else this.tickMissed = true;
       return;
     }
     this.refreshMembers();

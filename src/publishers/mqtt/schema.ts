@@ -124,6 +124,7 @@ export const mqttConfigFields = z.strictObject({
     .refine((prefix) => !prefix.startsWith('/') && !prefix.endsWith('/'), {
       error: 'must not begin or end with /',
     })
+    .refine((prefix) => !prefix.includes('\u0000'), { error: 'must not hold a NUL character' })
     .optional()
     .describe('Topic prefix of the json formats. Default: tagd/<host name>.'),
   format: z
