@@ -103,3 +103,22 @@ test('create, read masked, replace with the masks, start, stop and delete an MQT
   t.notRegex(text, new RegExp(`127\\.0\\.0\\.1:${broker.port}`));
   t.regex(text, /"event":"mqtt-publisher-created"/);
 });
+
+test('without the data relay license every MQTT publisher route is 403 feature-unavailable', async (t) => {
+  const { url, stateDir } = await demoDaemon(t, {
+    profile: (demo: Record<string, unknown>) => {
+      demo.license = undefined;
+    },
+  });
+  const token = await adminToken(url, stateDir);
+  const list = await api(url, token, base);
+  t.is(list.status, 403);
+  t.is(list.json.code, 'feature-unavailable');
+  t.regex(list.json.detail, /^The MQTT publisher needs the data relay feature/);
+  const create = await api(url, token, base, 'POST', {
+    name: 'x',
+    brokerUrl: 'mqtt://127.0.0.1:1',
+    collections: ['Line1'],
+  });
+  t.is(create.status, 403);
+});
