@@ -11,7 +11,7 @@
  * - Delivery is at least once: the owner removes a message only after the receiver acknowledged
  *   it, so a message acknowledged just before a crash is sent again after the restart.
  */
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -103,6 +103,14 @@ export class Outbox {
     }
     this.db = db;
     this.insert = db.prepare('INSERT INTO messages (topic, payload, size, t) VALUES (?, ?, ?, ?)');
+  }
+
+  /**
+   * Deletes an outbox's files (the database, its WAL and shared memory), when its publisher is
+   * deleted: its messages must not go to whatever publisher takes the name later.
+   */
+  static discard(file: string): void {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
   }
 
   /** Closes the file. Idempotent. */

@@ -242,7 +242,7 @@ export class MqttPublisher {
     this.droppedAtLastTick = this.counters.droppedSamples;
     if (!sparkplug) {
       const outbox = new Outbox({
-        file: join(this.deps.stateDir, 'outbox', `mqtt-${config.name}.db`),
+        file: this.outboxFile,
         limitBytes: config.bufferLimitMB * 1024 * 1024,
         now: () => this.deps.clock.now(),
       });
@@ -310,6 +310,11 @@ export class MqttPublisher {
       this.log.info(`MQTT publisher '${this.name}' stopped (${reason}).`);
     }
     this.setOff(reason);
+  }
+
+  /** The file of this publisher's outbox. */
+  get outboxFile(): string {
+    return join(this.deps.stateDir, 'outbox', `mqtt-${this.current.name}.db`);
   }
 
   /** Records why a publisher that does not run is Off. */

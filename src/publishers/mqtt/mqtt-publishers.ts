@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { NotFoundError } from '../../errors.js';
 import type { LicenseState } from '../../license/license.js';
+import { Outbox } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
 import type { PublisherManager } from '../publisher.js';
@@ -103,6 +104,8 @@ export class MqttPublishers implements PublisherManager<MqttConfig, MqttPublishe
     if (publisher === undefined) return false;
     await publisher.stop('removed');
     this.publishers.delete(name);
+    // Its undelivered messages go with it: a later publisher of that name starts empty.
+    Outbox.discard(publisher.outboxFile);
     return true;
   }
 

@@ -178,9 +178,10 @@ export class WebhookPublisher {
       if (this.running) return; // started meanwhile by a concurrent call
     }
     const config = this.current;
-    if (config.storeAndForward && this.deps.stateDir !== undefined) {
+    const outboxFile = this.outboxFile;
+    if (config.storeAndForward && outboxFile !== undefined) {
       const outbox = new Outbox({
-        file: join(this.deps.stateDir, 'outbox', `webhook-${config.name}.db`),
+        file: outboxFile,
         limitBytes: (config.bufferLimitMB ?? 64) * 1024 * 1024,
         now: () => this.deps.clock.now(),
       });
@@ -251,6 +252,14 @@ export class WebhookPublisher {
       );
     }
     this.setOff(reason);
+  }
+
+  /** The file of this publisher's storeAndForward outbox; undefined without a state directory. */
+  get outboxFile(): string | undefined {
+    const stateDir = this.deps.stateDir;
+    return stateDir === undefined
+      ? undefined
+      : join(stateDir, 'outbox', `webhook-${this.current.name}.db`);
   }
 
   /** Records why a publisher that does not run is Off (the manager's run conditions). */

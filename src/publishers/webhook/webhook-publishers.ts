@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { NotFoundError } from '../../errors.js';
 import type { LicenseState } from '../../license/license.js';
+import { Outbox } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
 import type { PublisherManager, PublisherState } from '../publisher.js';
@@ -106,6 +107,9 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
     if (publisher === undefined) return false;
     await publisher.stop('removed');
     this.publishers.delete(name);
+    // Its stored batches go with it: a later publisher of that name starts empty.
+    const outboxFile = publisher.outboxFile;
+    if (outboxFile !== undefined) Outbox.discard(outboxFile);
     return true;
   }
 

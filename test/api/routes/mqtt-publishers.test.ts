@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import test from 'ava';
 import { mqttHealthTagIds } from '../../../src/publishers/mqtt/mqtt-publisher.js';
 import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';
@@ -95,7 +97,11 @@ test('create, read masked, replace with the masks, start, stop and delete an MQT
     (list.json as unknown as { name: string }[]).map((p) => p.name),
     ['cloud'],
   );
+  const outboxFile = join(stateDir, 'outbox', 'mqtt-cloud.db');
+  t.true(existsSync(outboxFile));
   t.is((await api(url, token, `${base}/cloud`, 'DELETE')).status, 204);
+  // Its undelivered messages go with it.
+  t.false(existsSync(outboxFile));
   t.is((await api(url, token, `${base}/cloud`)).status, 404);
 
   const text = logs.text();
