@@ -165,7 +165,7 @@ function publishCase(qos: 0 | 1): MeasuredCase {
               if (state.counters.failures > 0) throw new Error('a batch failed');
             },
           },
-          { samples: 5, warmupMs: 300 },
+          { samples: 7, warmupMs: 500 },
         );
       } finally {
         await cleanUp();

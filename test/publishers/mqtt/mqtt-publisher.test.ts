@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import test, { type ExecutionContext } from 'ava';
+import { systemClock } from '../../../src/clock.js';
 import {
   MqttPublisher,
   mqttDeliveryFailedMessage,
@@ -293,4 +295,52 @@ test('ACL refusal: a publish the broker does not authorize is named, status Erro
   t.regex(publisher.state().reason ?? '', /not authorized by the broker \(MQTT reason 135\)/);
   t.is(publisher.state().counters.failures, 1);
   t.regex(logs.text(), /a batch was not delivered \(not authorized/);
+});
+
+test('real time: with updateIntervalMs 50 a change reaches a subscriber at the next tick', async (t) => {
+  const broker = await startMosquitto(t);
+  const store = new TagStore({ clock: systemClock });
+  const write = (value: number) =>
+    store.write([
+      {
+        fullTagId: 'Line1/Oven/Temp',
+        utcTimestamp: new Date().toISOString(),
+        quality: 'Good',
+        value,
+      },
+    ]);
+  write(1);
+  const collections = new Collections(store, [{ name: 'line1', members: ['Line1/**'] }]);
+  await collections.start();
+  t.teardown(() => collections.stop());
+  const publisher = new MqttPublisher(
+    mqttConfigSchema.parse({
+      name: 'plant',
+      brokerUrl: broker.url,
+      collections: ['line1'],
+      topicPrefix: 'tagd/gw1',
+      updateIntervalMs: 50,
+    }),
+    {
+      store,
+      collections,
+      clock: systemClock,
+      logger: captureLogs().logger,
+      stateDir: await tempDir(t),
+    },
+  );
+  t.teardown(() => publisher.stop());
+  const sub = await subscribe(t, broker.url, 'tagd/gw1/#');
+  await publisher.start();
+  await sub.waitForCount(1);
+  const written = performance.now();
+  write(2);
+  await sub.waitForCount(2);
+  const elapsed = performance.now() - written;
+  t.deepEqual(
+    (JSON.parse(String(sub.messages[1]?.payload)) as { value: number }[]).map((e) => e.value),
+    [2],
+  );
+  // One interval plus the broker's round trip; generous for a loaded machine.
+  t.true(elapsed < 1_000, `${elapsed} ms`);
 });
