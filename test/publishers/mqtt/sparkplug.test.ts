@@ -283,3 +283,30 @@ test('bdSeq: NDEATH (the Will, and a clean stop) carries the NBIRTH bdSeq; the n
   const cleanDeath = final.filter((m) => m.topic.includes('NDEATH'))[1];
   t.is(payloadOf(cleanDeath).metrics[0]?.value, 1);
 });
+
+test('a clean stop: DDEATH per device, then NDEATH, seq continuing', async (t) => {
+  const broker = await startMosquitto(t);
+  const sub = await subscribe(t, broker.url, 'spBv1.0/Plant1/#');
+  const { publisher, statusIs } = await setup(t, broker);
+  const on = statusIs('On');
+  await publisher.start();
+  await on;
+  await sub.waitForCount(3);
+  await publisher.idle();
+  await publisher.stop();
+  const all = await sub.waitForCount(6);
+  t.deepEqual(
+    all.slice(3).map((m) => m.topic),
+    [
+      'spBv1.0/Plant1/DDEATH/gw1/Boiler1',
+      'spBv1.0/Plant1/DDEATH/gw1/Press1',
+      'spBv1.0/Plant1/NDEATH/gw1',
+    ],
+  );
+  t.deepEqual(
+    all.slice(3, 5).map((m) => payloadOf(m).seq),
+    [3, 4],
+  );
+  t.is(payloadOf(all[5]).seq, undefined);
+  t.is(publisher.state().status, 'Off');
+});
