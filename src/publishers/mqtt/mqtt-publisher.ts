@@ -217,6 +217,31 @@ export class MqttPublisher {
       return;
     }
     if (this.running) return;
+    // The json formats keep what the broker has not acknowledged on disk (Sparkplug does not).
+    if (config.format !== 'sparkplugB') {
+      const outbox = new Outbox({
+        file: this.outboxFile,
+        limitBytes: config.bufferLimitMB * 1024 * 1024,
+        now: () => this.deps.clock.now(),
+      });
+      try {
+        outbox.open();
+      } catch (error) {
+        this.setOff(outboxUnusableReason);
+        this.log.error(
+          { err: error },
+          `MQTT publisher '${this.name}' stays Off: its outbox cannot be opened.`,
+        );
+        return;
+      }
+      this.outbox = outbox;
+      if (outbox.depth > 0) {
+        this.log.info(
+          { queued: outbox.depth },
+          `MQTT publisher '${this.name}' has ${outbox.depth} messages in its outbox from before; they go first.`,
+        );
+      }
+    }
     this.topicPrefix = topicPrefixOf(config);
     this.retain = retainOf(config);
     this.refreshMembers();
@@ -240,32 +265,6 @@ export class MqttPublisher {
     });
     this.selector.start();
     this.droppedAtLastTick = this.counters.droppedSamples;
-    if (!sparkplug) {
-      const outbox = new Outbox({
-        file: this.outboxFile,
-        limitBytes: config.bufferLimitMB * 1024 * 1024,
-        now: () => this.deps.clock.now(),
-      });
-      try {
-        outbox.open();
-      } catch (error) {
-        this.selector.stop();
-        this.selector = undefined;
-        this.setOff(outboxUnusableReason);
-        this.log.error(
-          { err: error },
-          `MQTT publisher '${this.name}' stays Off: its outbox cannot be opened.`,
-        );
-        return;
-      }
-      this.outbox = outbox;
-      if (outbox.depth > 0) {
-        this.log.info(
-          { queued: outbox.depth },
-          `MQTT publisher '${this.name}' has ${outbox.depth} messages in its outbox from before; they go first.`,
-        );
-      }
-    }
     if (sparkplug) {
       this.sparkplug = new SparkplugPublishing(config, {
         clock: this.deps.clock,
