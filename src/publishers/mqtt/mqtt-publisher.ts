@@ -249,7 +249,7 @@ export class MqttPublisher {
       this.stopMembersAdded = this.deps.collections.onMembersAdded((collection, ids) => {
         if (!this.current.collections.includes(collection)) return;
         for (const id of ids) {
-          if (this.memberSet.has(id)) continue;
+          if (this.memberSet.has(id) || id.startsWith(`Publishers/${this.current.name}/`)) continue;
           this.memberSet.add(id);
           this.members.push(id);
         }
@@ -691,8 +691,12 @@ export class MqttPublisher {
     const seen = new Set<string>();
     const byCollection = this.current.format === 'json' && present.length > 1;
     const memberOf = byCollection ? new Map<string, string[]>() : undefined;
+    // Its own health tags change with every publish (QueueDepth): publishing them would feed
+    // itself, a batch every tick. Other publishers' health tags are published as any tag.
+    const own = `Publishers/${this.current.name}/`;
     for (const name of present) {
       for (const id of collections.members(name)) {
+        if (id.startsWith(own)) continue;
         if (memberOf !== undefined) {
           const list = memberOf.get(id);
           if (list === undefined) memberOf.set(id, [name]);

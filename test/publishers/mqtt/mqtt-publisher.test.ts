@@ -344,3 +344,27 @@ test('real time: with updateIntervalMs 50 a change reaches a subscriber at the n
   // One interval plus the broker's round trip; generous for a loaded machine.
   t.true(elapsed < 1_000, `${elapsed} ms`);
 });
+
+test('its own health tags are not published, even by a collection of every tag', async (t) => {
+  const broker = await startMosquitto(t);
+  const { clock, store, collections, publisher, statusIs } = await setup(t, {
+    brokerUrl: broker.url,
+    format: 'json-per-tag',
+    collections: ['all'],
+  });
+  collections.put({ name: 'all', members: ['**'] });
+  const sub = await subscribe(t, broker.url, 'tagd/gw1/#');
+  const on = statusIs('On');
+  await publisher.start();
+  await on;
+  clock.advance(1000);
+  await publisher.idle();
+  clock.advance(1000);
+  await publisher.idle();
+  // A sentinel: once its message arrived, every earlier one has (one client, in order).
+  store.write([sample(clock, 'Line1/Oven/Temp', 999)]);
+  clock.advance(1000);
+  await sub.waitFor((list) => list.some((m) => String(m.payload).includes('"value":999')));
+  t.true(sub.messages.some((m) => m.topic === 'tagd/gw1/Line2/Oven/Temp'));
+  t.false(sub.messages.some((m) => m.topic.startsWith('tagd/gw1/Publishers/plant/')));
+});
