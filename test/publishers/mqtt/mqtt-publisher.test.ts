@@ -294,6 +294,8 @@ test('ACL refusal: a publish the broker does not authorize is named, status Erro
   await publisher.idle();
   t.regex(publisher.state().reason ?? '', /not authorized by the broker \(MQTT reason 135\)/);
   t.is(publisher.state().counters.failures, 1);
+  // Refused messages would be refused again: they are not kept in the outbox.
+  t.is(publisher.state().queueDepth, 0);
   t.regex(logs.text(), /a batch was not delivered \(not authorized/);
 });
 
