@@ -47,7 +47,12 @@ function payloadOf(message: ReceivedMessage | undefined) {
   };
 }
 
-async function setup(t: ExecutionContext, broker: Mosquitto, stateDir?: string) {
+async function setup(
+  t: ExecutionContext,
+  broker: Mosquitto,
+  stateDir?: string,
+  loggingMode = 'On Change',
+) {
   const clock = new ManualClock(t0);
   const store = new TagStore({ clock });
   store.write([
@@ -71,7 +76,7 @@ async function setup(t: ExecutionContext, broker: Mosquitto, stateDir?: string) 
       format: 'sparkplugB',
       groupId: 'Plant1',
       edgeNodeId: 'gw1',
-      loggingMode: 'On Change',
+      loggingMode,
       updateIntervalMs: 100,
     }),
     {
@@ -309,4 +314,27 @@ test('a clean stop: DDEATH per device, then NDEATH, seq continuing', async (t) =
   );
   t.is(payloadOf(all[5]).seq, undefined);
   t.is(publisher.state().status, 'Off');
+});
+
+test('Everything: every update of booleans and strings too, in order, by alias', async (t) => {
+  const broker = await startMosquitto(t);
+  const sub = await subscribe(t, broker.url, 'spBv1.0/Plant1/DDATA/#');
+  const { clock, store, publisher, statusIs } = await setup(t, broker, undefined, 'Everything');
+  const on = statusIs('On');
+  await publisher.start();
+  await on;
+  await publisher.idle();
+  store.write([sample(clock, 'Boiler1/Burner/Running', false)]);
+  store.write([sample(clock, 'Boiler1/Burner/Running', true)]);
+  store.write([sample(clock, 'Boiler1/Model', 'BX-300')]);
+  clock.advance(100);
+  const [ddata] = await sub.waitForCount(1);
+  t.deepEqual(
+    payloadOf(ddata).metrics.map((m) => [m.alias, m.type, m.value]),
+    [
+      [2, 'Boolean', false],
+      [2, 'Boolean', true],
+      [3, 'String', 'BX-300'],
+    ],
+  );
 });
