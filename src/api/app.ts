@@ -10,6 +10,7 @@ import { dbcRoutes } from './routes/dbc.js';
 import { docsRoutes } from './routes/docs.js';
 import { driverRoutes } from './routes/drivers.js';
 import { healthRoutes } from './routes/health.js';
+import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { publisherRoutes } from './routes/publishers.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
@@ -46,6 +47,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...dbcRoutes(deps),
     ...driverRoutes(deps),
     ...publisherRoutes(deps),
+    ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.
