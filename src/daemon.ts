@@ -11,10 +11,13 @@ import { SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
+import { loadConsoleBundle } from './console/console-bundle.js';
+import { defaultConsoleDir } from './console/console-manifest.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
+import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
@@ -45,6 +48,11 @@ export interface DaemonOptions {
    * (tests sign licenses with a key pair of their own and pass its public key).
    */
   licenseKeys?: KeyObject[];
+  /**
+   * Folder of the built console (build-console.ts). Default: `dist/console` in the package.
+   * Without a build there, `/` answers 404 and the rest runs as usual.
+   */
+  consoleDir?: string;
 }
 
 interface Component {
@@ -210,6 +218,12 @@ export class Daemon {
         baseDir: profileFolder,
       });
 
+      const consoleDir = this.options.consoleDir ?? join(packageRoot, defaultConsoleDir);
+      const consoleBundle = await loadConsoleBundle(consoleDir);
+      if (!consoleBundle) {
+        logger.info({ consoleDir }, 'no console build found: run `npm run build` to serve it at /');
+      }
+
       const http = { ...profile.server.http, ...this.options.listen };
       const app = createApp({
         store,
@@ -224,6 +238,7 @@ export class Daemon {
         license: () => license,
         dbc,
         ...(history ? { history } : {}),
+        ...(consoleBundle ? { console: consoleBundle } : {}),
       });
       // One request handler for both listeners: callback() composes the middleware anew.
       const handler = app.callback();

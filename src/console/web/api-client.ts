@@ -1,0 +1,116 @@
+/**
+ * The console's one way to the API: same-origin fetch with the session cookies, the CSRF
+ * double-submit header on unsafe methods, problem documents turned into {@link ApiError}, and
+ * one renewal attempt when the access cookie has expired before the session is declared over.
+ */
+import type { Problem } from './api-types';
+
+/** A failed API call with its problem document. */
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail ?? problem.title ?? `HTTP ${problem.status}`);
+  }
+
+  /** HTTP status. */
+  get status(): number {
+    return this.problem.status;
+  }
+
+  /** Field path → message, from the problem's `errors[]` (the first message per field). */
+  fieldErrors(): Record<string, string> {
+    const fields: Record<string, string> = {};
+    for (const error of this.problem.errors ?? []) fields[error.path] ??= error.message;
+    return fields;
+  }
+}
+
+/** Options of {@link api}. */
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  body?: unknown;
+  /** A pre-auth token (password change) sent as Bearer instead of the cookies. */
+  bearer?: string;
+  /** Do not renew the session on 401 (sign-in and renewal themselves). */
+  noRenew?: boolean;
+}
+
+const csrfCookie = 'tagd_csrf';
+
+/** The CSRF token the server set as a readable cookie at sign-in. */
+export function csrfToken(): string {
+  for (const part of document.cookie.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === csrfCookie) return decodeURIComponent(rest.join('='));
+  }
+  return '';
+}
+
+let renewing: Promise<boolean> | undefined;
+let onSessionEnded: () => void = () => undefined;
+
+/** Registers what happens when the session cannot be renewed (back to sign-in). */
+export function setSessionEndedHandler(handler: () => void): void {
+  onSessionEnded = handler;
+}
+
+/**
+ * Renews the access cookie with the refresh cookie. Single-flight: a refresh token works once,
+ * so two parallel renewals with the same one would look like a replay and end the sign-in.
+ */
+export function renewSession(): Promise<boolean> {
+  renewing ??= fetch('/api/v2/Users/Refresh', { credentials: 'same-origin' })
+    .then((response) => response.ok)
+    .catch(() => false)
+    .finally(() => {
+      renewing = undefined;
+    });
+  return renewing;
+}
+
+/** Calls the API; resolves with the parsed JSON body (undefined for 204). @throws ApiError */
+export async function api<T>(path: string, options: RequestOptions = {}): Promise<T> {
+  const response = await send(path, options);
+  if (response.status === 401 && !options.noRenew && !options.bearer) {
+    if (await renewSession()) {
+      const retried = await send(path, options);
+      if (retried.status !== 401) return parse<T>(retried);
+    }
+    onSessionEnded();
+  }
+  return parse<T>(response);
+}
+
+function send(path: string, options: RequestOptions): Promise<Response> {
+  const method = options.method ?? 'GET';
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  if (options.bearer) headers.Authorization = `Bearer ${options.bearer}`;
+  else if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken();
+  return fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+}
+
+async function parse<T>(response: Response): Promise<T> {
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  if (!response.ok) {
+    const problem = (body ?? {}) as Partial<Problem>;
+    throw new ApiError({ ...problem, status: response.status });
+  }
+  return body as T;
+}
+
+/** Encodes a tag path or name for a URL path (slashes kept as separators where wanted). */
+export function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}

@@ -1,0 +1,94 @@
+/**
+ * Live tag values from `GET /api/v2/Tags/Stream` (server-sent events): the first events carry
+ * every matching sample, each later one a store batch. Samples land in a plain Map (10,000 tags
+ * must not mean 10,000 signals); the page re-renders once per animation frame at most, through
+ * {@link feedTick}, however fast batches arrive.
+ */
+import { signal } from '@preact/signals';
+import { renewSession } from './api-client';
+import type { Sample } from './api-types';
+
+/** Latest sample per tag path. */
+export const samples = new Map<string, Sample>();
+
+/** Every known tag path, sorted; replaced only when tags appear. */
+export const tagPaths = signal<readonly string[]>([]);
+
+/** Bumped (at most once per frame) when samples changed. */
+export const feedTick = signal(0);
+
+/** Connection state shown to the user. */
+export const feedState = signal<'connecting' | 'live' | 'reconnecting' | 'stopped'>('stopped');
+
+let source: EventSource | undefined;
+let users = 0;
+let frame = 0;
+let pathsChanged = false;
+let retryTimer: ReturnType<typeof setTimeout> | undefined;
+let retryDelayMs = 1_000;
+
+/**
+ * Starts the feed (or joins it when already running).
+ * @returns the function that leaves it; the last one to leave closes the connection.
+ */
+export function joinFeed(): () => void {
+  users += 1;
+  if (users === 1) connect();
+  return () => {
+    users -= 1;
+    if (users === 0) disconnect();
+  };
+}
+
+function connect(): void {
+  feedState.value = source ? 'reconnecting' : 'connecting';
+  const stream = new EventSource(`/api/v2/Tags/Stream?pattern=${encodeURIComponent('**')}`);
+  source = stream;
+  stream.onopen = () => {
+    feedState.value = 'live';
+    retryDelayMs = 1_000;
+  };
+  stream.onmessage = (event: MessageEvent<string>) => {
+    let batch: Sample[];
+    try {
+      batch = JSON.parse(event.data) as Sample[];
+    } catch {
+      return;
+    }
+    for (const sample of batch) {
+      if (!samples.has(sample.fullTagId)) pathsChanged = true;
+      samples.set(sample.fullTagId, sample);
+    }
+    if (frame === 0) frame = requestAnimationFrame(publish);
+  };
+  stream.onerror = () => {
+    // EventSource retries a dropped stream by itself; a refused one (401 once the access
+    // cookie expired, a restart) is CLOSED: renew the session, then connect again.
+    if (stream.readyState !== EventSource.CLOSED || source !== stream) return;
+    feedState.value = 'reconnecting';
+    retryTimer = setTimeout(async () => {
+      retryTimer = undefined;
+      if (users === 0 || source !== stream) return;
+      await renewSession();
+      if (users > 0 && source === stream) connect();
+    }, retryDelayMs);
+    retryDelayMs = Math.min(retryDelayMs * 2, 10_000);
+  };
+}
+
+function publish(): void {
+  frame = 0;
+  if (pathsChanged) {
+    pathsChanged = false;
+    tagPaths.value = [...samples.keys()].sort();
+  }
+  feedTick.value += 1;
+}
+
+function disconnect(): void {
+  source?.close();
+  source = undefined;
+  if (retryTimer) clearTimeout(retryTimer);
+  retryTimer = undefined;
+  feedState.value = 'stopped';
+}
