@@ -1,14 +1,17 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { DriverDeps } from '../drivers/driver.js';
+import type { Driver, DriverDeps } from '../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../drivers/registry.js';
 import { createApp } from './api/app.js';
+import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
+import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
 import { SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
+import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { loadConsoleBundle } from './console/console-bundle.js';
@@ -78,6 +81,8 @@ export class Daemon {
   /** The history, when the profile has a history section; available after start(). */
   history: HistoryService | undefined;
   private readonly started: Component[] = [];
+  // The drivers that started, in profile order, for the Drivers routes.
+  private readonly drivers: Driver[] = [];
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
   private lock: StateDirLock | undefined;
@@ -223,6 +228,28 @@ export class Daemon {
       if (!consoleBundle) {
         logger.info({ consoleDir }, 'no console build found: run `npm run build` to serve it at /');
       }
+      const driverReports = new DriverReports({
+        drivers: () => this.drivers,
+        store,
+        clock,
+      });
+      await this.startComponent({
+        name: 'driver-reports',
+        start: () => driverReports.start(),
+        stop: () => driverReports.stop(),
+      });
+      const streams = new TagStreamHub({
+        store,
+        accounts,
+        clock,
+        logger: logger.child({ component: 'api' }),
+      });
+      const userManagement = new UserManagement({
+        users,
+        tokens: async () => tokens,
+        audit,
+        secretBox: async () => secretBox,
+      });
 
       const http = { ...profile.server.http, ...this.options.listen };
       const app = createApp({
@@ -237,6 +264,9 @@ export class Daemon {
         publishers,
         license: () => license,
         dbc,
+        drivers: driverReports,
+        streams,
+        userManagement,
         ...(history ? { history } : {}),
         ...(consoleBundle ? { console: consoleBundle } : {}),
       });
@@ -270,6 +300,14 @@ export class Daemon {
           stop: () => httpsListener.stop(),
         });
       }
+
+      // Stopped before the listeners: open tag streams never end by themselves, and the
+      // listeners would wait out their drain time for them.
+      await this.startComponent({
+        name: 'tag-streams',
+        start: async () => undefined,
+        stop: async () => streams.closeAll(),
+      });
 
       // Last to start, first to stop: no delivery is in flight while anything it reads stops.
       // The profile in force, not as loaded: the API is already listening and may have changed it.
@@ -422,6 +460,7 @@ export class Daemon {
         start: () => driver.start(),
         stop: () => driver.stop(),
       });
+      this.drivers.push(driver);
     } catch (error) {
       logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
     }

@@ -205,13 +205,17 @@ export class ForbiddenError extends TagdError {
 
 /**
  * Too many failed attempts (`too-many-requests`), or a capacity limit that frees up with time
- * (`query-capacity-reached`); retry after `retryAfterSeconds` (HTTP 429 with Retry-After).
+ * (`query-capacity-reached`, `stream-capacity-reached`); retry after `retryAfterSeconds` (HTTP
+ * 429 with Retry-After).
  */
 export class TooManyRequestsError extends TagdError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
-    code: 'too-many-requests' | 'query-capacity-reached' = 'too-many-requests',
+    code:
+      | 'too-many-requests'
+      | 'query-capacity-reached'
+      | 'stream-capacity-reached' = 'too-many-requests',
   ) {
     super(code, 429, message);
   }
@@ -220,7 +224,7 @@ export class TooManyRequestsError extends TagdError {
 /** The request conflicts with the state of the service (HTTP 409). */
 export class ConflictError extends TagdError {
   constructor(
-    code: 'history-not-configured' | 'already-exists' | 'limit-reached',
+    code: 'history-not-configured' | 'already-exists' | 'limit-reached' | 'last-administrator',
     message: string,
   ) {
     super(code, 409, message);
@@ -351,6 +355,11 @@ export const errorCodes = {
     meaning:
       'Query sets hold the most Delta bookkeeping allowed, or the most query requests run at once; see Retry-After.',
   },
+  'stream-capacity-reached': {
+    status: 429,
+    meaning:
+      'The account, or the gateway, has the most tag streams open that it allows; see Retry-After.',
+  },
   'history-not-configured': {
     status: 409,
     meaning: 'A Logged binding needs a history store in the profile.',
@@ -359,6 +368,10 @@ export const errorCodes = {
   'limit-reached': {
     status: 409,
     meaning: 'A per-account limit (e.g. 100 query sets) is reached.',
+  },
+  'last-administrator': {
+    status: 409,
+    meaning: 'The change would leave no enabled administrator who can sign in.',
   },
   busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
   'history-unavailable': {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AccountService } from '../auth/account-service.js';
+import type { UserManagement } from '../auth/user-management.js';
 import type { ConsoleBundle } from '../console/console-bundle.js';
 import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import type { HistoryService } from '../history/history-service.js';
@@ -9,6 +10,8 @@ import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
+import type { DriverReports } from './driver-reports.js';
+import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
 /** What the API reads and writes. */
 export interface ApiDeps {
@@ -51,4 +54,19 @@ export interface ApiDeps {
    * built (running from source without `npm run build`).
    */
   console?: ConsoleBundle;
+  /**
+   * The running drivers' states and counters for the Drivers routes. Absent: no driver is
+   * listed (and every `Drivers/{name}` answers 404).
+   */
+  drivers?: DriverReports;
+  /**
+   * The open tag streams, with their caps and timings. Absent: the API makes its own with the
+   * defaults (then nothing closes the streams before the listeners at a stop).
+   */
+  streams?: TagStreamHub;
+  /**
+   * Account administration for the Users management routes (shared with `tagd users`).
+   * Absent: those routes answer 500 (a wiring error).
+   */
+  userManagement?: UserManagement;
 }

@@ -9,11 +9,16 @@ import { buildRouter } from './router.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
 import { docsRoutes } from './routes/docs.js';
+import { driverRoutes } from './routes/drivers.js';
 import { healthRoutes } from './routes/health.js';
 import { publisherRoutes } from './routes/publishers.js';
+import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
+import { tagStreamRoutes } from './routes/tag-stream.js';
 import { tagsRoutes } from './routes/tags.js';
+import { userManagementRoutes } from './routes/user-management.js';
 import { userRoutes } from './routes/users.js';
+import { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
 export type { ApiDeps } from './api-deps.js';
 
@@ -22,12 +27,25 @@ export const maxBodyBytes = 256 * 1024;
 
 /** Every documented API route, in the order the OpenAPI document lists them. */
 export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
+  const streams =
+    deps.streams ??
+    new TagStreamHub({
+      store: deps.store,
+      accounts: deps.accounts,
+      logger: deps.logger.child({ component: 'api' }),
+    });
   const routes: RouteDefinition[] = [
     ...healthRoutes(deps),
+    // Before the management routes: `/api/v2/Users/{name}` must never shadow these fixed
+    // routes (the router runs the first match), and those names are reserved for accounts.
     ...userRoutes(deps),
+    ...userManagementRoutes(deps),
     ...tagsRoutes(deps),
+    ...tagBrowseRoutes(deps),
+    ...tagStreamRoutes(deps, streams),
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
+    ...driverRoutes(deps),
     ...publisherRoutes(deps),
     ...collectionRoutes(deps),
     ...consoleRoutes(deps),

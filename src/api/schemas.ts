@@ -3,6 +3,7 @@
  */
 import { z } from 'zod';
 import { qualities } from '../tags/sample.js';
+import { tagPathProblem } from '../tags/tag-path.js';
 
 /** Quality reasons. */
 export const qualityReasonSchema = z.enum([
@@ -36,3 +37,17 @@ export const sampleSchema = z
       .optional(),
   })
   .meta({ id: 'TagSample' });
+
+/**
+ * A `pattern` query parameter: a tag path or pattern (`*` one segment, `**` any depth),
+ * default `**` (every tag). An invalid one is a 400 naming `pattern`.
+ */
+export const tagPatternParameter = z
+  .string()
+  .default('**')
+  .superRefine((pattern, context) => {
+    const problem = tagPathProblem(pattern, true);
+    if (problem !== undefined)
+      context.addIssue({ code: 'custom', message: `Invalid pattern: ${problem}.` });
+  })
+  .describe('Tag path or pattern: `*` matches one segment, `**` any depth. Default `**`.');

@@ -291,6 +291,31 @@ export class AccountService {
     return { user, claims, permissions: this.permissionsOf(user) };
   }
 
+  /**
+   * Whether a caller resolved earlier by {@link authenticate} may still act, without verifying
+   * the token's signature again: the token has not expired, its account exists, is enabled and
+   * has the same token version (no role or password change, no disable since), and its sign-in
+   * is live (no sign-out, no reuse). Long-lived answers (tag streams) ask this on every batch.
+   */
+  stillValid(principal: Principal): boolean {
+    const { claims } = principal;
+    const now = this.deps.now();
+    if (claims.exp !== undefined && claims.exp * 1000 <= now) return false;
+    const user = this.deps.users.findById(claims.sub);
+    if (!user || user.disabled || user.tokenVersion !== claims.ver) return false;
+    if (claims.fam === undefined) return true;
+    const family = this.deps.users.findRefreshFamily(claims.fam);
+    return family !== undefined && family.userId === user.id && family.expiresAt > now;
+  }
+
+  /**
+   * Calls `listener` whenever the accounts change (here or, when the store watches its file,
+   * through `tagd users …`). Returns the function that unsubscribes.
+   */
+  onAccountsChange(listener: () => void): () => void {
+    return this.deps.users.onChange(listener);
+  }
+
   /** Expiry of an access or refresh token this service just issued, epoch ms (for cookies). */
   tokenExpiresAt(token: string): number {
     const { exp } = this.deps.tokens.verify(token, ['access', 'refresh']);

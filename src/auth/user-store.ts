@@ -66,6 +66,12 @@ interface UsersData {
   refreshFamilies: RefreshFamily[];
 }
 
+/**
+ * A check run under the lock on the accounts as they would be after a change, before it is
+ * saved; it throws to refuse the change (e.g. the last administrator), and nothing is written.
+ */
+export type AccountsGuard = (after: readonly UserRecord[], before: readonly UserRecord[]) => void;
+
 /** Options of {@link UserStore}. */
 export interface UserStoreOptions {
   stateDir: string;
@@ -89,6 +95,7 @@ export class UserStore {
   // Every request with an access token looks its family up: a map, not a scan.
   private families = new Map<string, RefreshFamily>();
   private readonly lockFile: string;
+  private readonly changeListeners = new Set<() => void>();
   // Serializes this process's own changes; the lock file serializes them with other processes.
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -122,6 +129,16 @@ export class UserStore {
   async stop(): Promise<void> {
     this.watcher?.close();
     this.watcher = undefined;
+  }
+
+  /**
+   * Calls `listener` after every (re)load of the accounts: a change made here, or by another
+   * process when watching. Open streams re-check their caller on it, so a sign-out or a
+   * disabled account ends them at once. Returns the function that unsubscribes.
+   */
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   /** Re-reads the file. */
@@ -188,10 +205,19 @@ export class UserStore {
     user: UserRecord,
     change: Partial<UserRecord>,
     revokeTokens: boolean,
+    guard?: AccountsGuard,
   ): Promise<UserRecord> {
     const saved = await this.mutate((data) => {
       const fresh = data.users.find((candidate) => candidate.id === user.id);
       if (!fresh) throw new NotFoundError(`No account named '${user.username}'.`);
+      if (guard) {
+        const projected = { ...fresh };
+        applyChange(projected, change);
+        guard(
+          data.users.map((candidate) => (candidate === fresh ? projected : candidate)),
+          data.users,
+        );
+      }
       applyChange(fresh, change);
       if (revokeTokens) {
         fresh.tokenVersion += 1;
@@ -204,6 +230,22 @@ export class UserStore {
       if (change[key] === undefined) delete user[key];
     }
     return user;
+  }
+
+  /**
+   * Deletes an account and its sign-ins, so its tokens stop working at once.
+   * @throws NotFoundError when it was removed meanwhile; whatever `guard` throws.
+   */
+  async remove(user: UserRecord, guard?: AccountsGuard): Promise<void> {
+    await this.mutate((data) => {
+      const remaining = data.users.filter((candidate) => candidate.id !== user.id);
+      if (remaining.length === data.users.length) {
+        throw new NotFoundError(`No account named '${user.username}'.`);
+      }
+      guard?.(remaining, data.users);
+      data.users = remaining;
+      data.refreshFamilies = data.refreshFamilies.filter((family) => family.userId !== user.id);
+    });
   }
 
   /**
@@ -309,6 +351,13 @@ export class UserStore {
         .filter((family) => !family.revoked)
         .map((family) => [family.id, family]),
     );
+    for (const listener of this.changeListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.options.logger?.error({ err: error }, 'users change listener failed');
+      }
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import { type Logger, pino } from 'pino';
 import { AccountService } from '../auth/account-service.js';
 import { SignInLimiter } from '../auth/sign-in-limiter.js';
 import { TokenService } from '../auth/token-service.js';
+import { UserManagement } from '../auth/user-management.js';
 import { UserStore } from '../auth/user-store.js';
 import { TagdError, ValidationError } from '../errors.js';
 import { createLogger } from '../logger.js';
@@ -142,6 +143,11 @@ export interface AccountTools {
   secretBox(): Promise<SecretBox>;
   /** Builds the account service (opens the JWT key, created on first use). */
   accounts(): Promise<AccountService>;
+  /**
+   * Account administration, the same service the API's Users routes use (keys are opened only
+   * when a change needs them: a token, a two-factor secret).
+   */
+  management: UserManagement;
   close(): Promise<void>;
 }
 
@@ -181,6 +187,13 @@ export async function openAccountTools(
     users,
     audit,
     secretBox,
+    management: new UserManagement({
+      users,
+      // Lifetimes do not matter: the CLI issues only service tokens, which do not expire.
+      tokens: () => TokenService.open(stateDir),
+      audit,
+      secretBox,
+    }),
     async accounts() {
       return new AccountService({
         users,

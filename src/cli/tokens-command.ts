@@ -58,7 +58,7 @@ async function generate(name: string): Promise<void> {
       );
     }
     // Voids the previous token (bumps the token version) and writes the audit line.
-    const token = await (await tools.accounts()).generateServiceToken(name);
+    const token = await tools.management.generateToken(name);
     process.stderr.write(
       `Token of service account '${name}' (${user.roles.join(', ')}), shown only this once; its previous token no longer works:\n`,
     );

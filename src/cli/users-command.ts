@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import qrcode from 'qrcode-terminal';
 import { passwordProblems } from '../auth/account-service.js';
-import { generatePassword, hashPassword } from '../auth/password.js';
+import { generatePassword } from '../auth/password.js';
 import { type RoleName, roleNames } from '../auth/permissions.js';
-import { newTotpSecret, totpUri } from '../auth/totp.js';
+import { usernamePattern } from '../auth/user-management.js';
 import {
   type AccountTools,
   CommandFailure,
@@ -42,10 +42,6 @@ export const usersUsage = `Usage:
 Roles: ${roleNames.join(', ')}
 State directory: TAGD_STATE_DIR (default ./var)
 `;
-
-// Names the API and the audit log can show without quoting trouble; no leading '-', which
-// would read as an option.
-const usernamePattern = /^[A-Za-z0-9_.@][A-Za-z0-9_.@-]{0,63}$/;
 
 /** Runs `tagd users ARGS…`; sets process.exitCode (0 ok, 1 failure, 2 usage error). */
 export function usersCommand(args: string[]): Promise<void> {
@@ -169,38 +165,30 @@ function parseAdd(args: string[]): AddRequest {
 }
 
 async function add(tools: AccountTools, { name, roles, service }: AddRequest): Promise<void> {
-  const { users, audit } = tools;
+  const { users, management } = tools;
   // Checked before reading a password, so a taken name fails without consuming stdin.
   if (users.findByName(name)) throw new CommandFailure(`An account named '${name}' exists.`);
   const firstAccount = users.list().length === 0;
 
   if (service) {
-    await users.add({ username: name, kind: 'service', roles });
-    audit.info(
-      { event: 'account-created', username: name, kind: 'service', roles },
-      'account created',
-    );
+    await management.create({ username: name, roles, service: true });
     note(
       `Created service account '${name}' (${roles.join(', ')}). Get its token with: tagd tokens generate ${name}`,
     );
   } else {
     const secret = await obtainPassword();
-    await users.add({
+    // A generated password is made by the service, which also requires its change.
+    const { oneTimePassword } = await management.create({
       username: name,
-      kind: 'user',
       roles,
-      passwordHash: await hashPassword(secret.password),
-      requiresPasswordChange: secret.generated,
+      service: false,
+      ...(secret.generated ? {} : { password: secret.password }),
     });
-    audit.info(
-      { event: 'account-created', username: name, kind: 'user', roles },
-      'account created',
-    );
-    if (secret.generated) {
+    if (oneTimePassword !== undefined) {
       note(
         `Created user '${name}' (${roles.join(', ')}). Its password, shown only this once (to be changed at first sign-in):`,
       );
-      process.stdout.write(`${secret.password}\n`);
+      process.stdout.write(`${oneTimePassword}\n`);
     } else {
       note(`Created user '${name}' (${roles.join(', ')}) with the password from stdin.`);
     }
@@ -236,24 +224,19 @@ async function setDisabled(tools: AccountTools, name: string, disabled: boolean)
     return;
   }
   // Enabling does not bump: tokens from before the disable were voided by the disable itself.
-  await tools.users.update(user, { disabled }, disabled);
-  tools.audit.info(
-    { event: disabled ? 'account-disabled' : 'account-enabled', username: name },
-    `account ${state}`,
-  );
+  await tools.management.update(name, { enabled: !disabled });
   note(disabled ? `Disabled '${name}'; its tokens no longer work.` : `Enabled '${name}'.`);
 }
 
 async function setRoles(tools: AccountTools, name: string, roles: RoleName[]): Promise<void> {
-  const user = tools.users.require(name);
-  const previous = user.roles;
+  const before = tools.users.require(name).tokenVersion;
   // Spec §3.2: a role change voids a service token; every other token goes too, so no session
   // keeps permissions it no longer has.
-  await tools.users.update(user, { roles }, true);
-  tools.audit.info(
-    { event: 'role-changed', username: name, roles, previousRoles: previous },
-    'roles changed',
-  );
+  const account = await tools.management.update(name, { roles });
+  if (tools.users.require(name).tokenVersion === before) {
+    note(`Roles of '${name}' unchanged: ${account.roles.join(', ')}.`);
+    return;
+  }
   note(`Roles of '${name}': ${roles.join(', ')}; its tokens no longer work.`);
 }
 
@@ -265,23 +248,15 @@ async function setPassword(tools: AccountTools, name: string): Promise<void> {
     );
   }
   const secret = await obtainPassword();
-  await tools.users.update(
-    user,
-    {
-      passwordHash: await hashPassword(secret.password),
-      requiresPasswordChange: secret.generated,
-    },
-    true,
+  const result = await tools.management.setPassword(
+    name,
+    secret.generated ? undefined : secret.password,
   );
-  tools.audit.info(
-    { event: 'password-reset', username: name, generated: secret.generated },
-    'password set',
-  );
-  if (secret.generated) {
+  if (result.generated) {
     note(
       `New password of '${name}', shown only this once (to be changed at first sign-in); its tokens no longer work:`,
     );
-    process.stdout.write(`${secret.password}\n`);
+    process.stdout.write(`${result.password}\n`);
   } else {
     note(`Password of '${name}' set from stdin; its tokens no longer work.`);
   }
@@ -311,31 +286,19 @@ async function enableTwoFactor(tools: AccountTools, name: string): Promise<void>
   if (user.kind !== 'user') {
     throw new CommandFailure(`'${name}' is a service account: it does not sign in with a code.`);
   }
-  const replacing = user.twoFactor !== undefined;
-  const secret = newTotpSecret();
-  const sealedSecret = (await tools.secretBox()).seal(secret);
-  // Bumped so a session opened without the second factor does not outlive the enrolment.
-  await tools.users.update(user, { twoFactor: { sealedSecret } }, true);
-  tools.audit.info(
-    { event: 'two-factor-enabled', username: name, replaced: replacing },
-    'two-factor enabled',
-  );
-  const uri = totpUri(name, secret);
+  const { uri, replaced } = await tools.management.enableTwoFactor(name);
   note(
-    `${replacing ? 'Replaced the' : 'Enabled'} two-factor of '${name}'; its tokens no longer work. Scan the code or enter the URI in an authenticator app (shown only this once):`,
+    `${replaced ? 'Replaced the' : 'Enabled'} two-factor of '${name}'; its tokens no longer work. Scan the code or enter the URI in an authenticator app (shown only this once):`,
   );
   process.stdout.write(`${uri}\n`);
   qrcode.generate(uri, { small: true }, (code) => process.stdout.write(`${code}\n`));
 }
 
 async function disableTwoFactor(tools: AccountTools, name: string): Promise<void> {
-  const user = tools.users.require(name);
-  if (user.twoFactor === undefined) {
+  if (!(await tools.management.removeTwoFactor(name))) {
     note(`'${name}' has no two-factor.`);
     return;
   }
-  await tools.users.update(user, { twoFactor: undefined }, true);
-  tools.audit.info({ event: 'two-factor-disabled', username: name }, 'two-factor disabled');
   note(`Removed two-factor of '${name}'; its tokens no longer work.`);
 }
 

@@ -12,6 +12,7 @@ import {
   type TokenLifetimes,
   TokenService,
 } from '../../src/auth/token-service.js';
+import { UserManagement } from '../../src/auth/user-management.js';
 import { type UserRecord, UserStore } from '../../src/auth/user-store.js';
 import { SecretBox } from '../../src/profile/secret-box.js';
 import { TagStore } from '../../src/tags/tag-store.js';
@@ -70,6 +71,7 @@ export interface ApiHarnessBase {
   audit: Logger;
   secretBox: SecretBox;
   stateDir: string;
+  accounts: AccountService;
 }
 
 /** Options of {@link startApi}. */
@@ -116,7 +118,7 @@ export async function startApi(
   const store = new TagStore({ clock });
   const extra =
     typeof options.deps === 'function'
-      ? await options.deps({ store, clock, logs, audit, secretBox, stateDir })
+      ? await options.deps({ store, clock, logs, audit, secretBox, stateDir, accounts })
       : options.deps;
   const deps: ApiDeps = {
     store,
@@ -125,6 +127,12 @@ export async function startApi(
     accounts,
     audit,
     now,
+    userManagement: new UserManagement({
+      users,
+      tokens: async () => tokens,
+      audit,
+      secretBox: async () => secretBox,
+    }),
     ...extra,
   };
   const server: Server = createServer(createApp(deps).callback());
