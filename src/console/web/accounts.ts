@@ -4,7 +4,8 @@ import type { UserView } from './api-types';
 /** The built-in roles (README "Roles"). */
 export const roleNames = ['Administrators', 'Operators', 'Viewers'] as const;
 
-/** Whether an account has two-factor enrolled. */
-export function twoFactorOf(user: UserView): boolean {
-  return Boolean(user.twoFactorEnabled ?? user.twoFactor);
+/** An account's state in words. */
+export function stateOf(user: UserView): string {
+  if (!user.enabled) return 'Disabled';
+  return user.requiresPasswordChange ? 'Enabled, password change due' : 'Enabled';
 }

@@ -85,31 +85,33 @@ export interface Collection {
   members: string[];
 }
 
-/** A driver as `GET /api/v2/Drivers` shows it (DriverView). */
+/** A driver as `GET /api/v2/Drivers` lists it (DriverReport). */
 export interface DriverView {
   name: string;
-  type?: string;
-  state?: string;
-  since?: string;
+  type: string;
+  /** `Running`, `Reconnecting`, `Stopped` or `Failed`. */
+  state: string;
+  /** The state as the driver itself reports it. */
+  driverState?: string;
+  since: string;
   message?: string;
-  lastError?: string;
-  tagCount?: number;
-  counters?: Record<string, number>;
-  [extra: string]: unknown;
+  lastError?: { message: string; utcTimestamp: string };
+  counters: Record<string, number>;
+  tagCount: number;
+  tagsByQuality?: Partial<Record<Quality, number>>;
 }
 
-/** An account as `GET /api/v2/Users` shows it (UserManage). */
+/** An account as `GET /api/v2/Users` lists it (UserAccount). */
 export interface UserView {
+  id: string;
   username: string;
-  id?: string;
-  kind: 'user' | 'service';
+  /** A service account: no password, a generated token. */
+  service: boolean;
   roles: string[];
-  disabled: boolean;
-  twoFactor?: boolean;
-  twoFactorEnabled?: boolean;
-  requiresPasswordChange?: boolean;
-  createdAt?: string;
-  [extra: string]: unknown;
+  enabled: boolean;
+  requiresPasswordChange: boolean;
+  twoFactor: boolean;
+  createdAt: string;
 }
 
 /** The value the API returns in place of a stored secret; sending it back keeps the secret. */

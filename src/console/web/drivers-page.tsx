@@ -6,15 +6,17 @@ import { usePoll } from './use-poll';
 
 const stateClass: Record<string, string> = {
   Running: 'ok',
-  Starting: 'pending',
   Reconnecting: 'warn',
-  Error: 'bad',
+  Failed: 'bad',
   Stopped: 'off',
 };
 
-/** Drivers: each driver's state, last error and counters, and a link to its tags. */
+/** Drivers: each driver's state, last error, counters and tags by quality, and a link to its tags. */
 export function DriversPage() {
-  const drivers = usePoll(() => api<DriverView[]>('/api/v2/Drivers'), 2_000);
+  const drivers = usePoll(
+    () => api<{ drivers: DriverView[] }>('/api/v2/Drivers').then((answer) => answer.drivers),
+    2_000,
+  );
   return (
     <section class="panel" aria-labelledby="drivers-title">
       <h1 id="drivers-title">Drivers</h1>
@@ -30,8 +32,8 @@ export function DriversPage() {
       ) : (
         <div class="cards">
           {drivers.data.map((driver) => {
-            const state = driver.state ?? 'Unknown';
-            const lastError = driver.lastError ?? driver.message;
+            const state = driver.state;
+            const lastError = driver.lastError;
             return (
               <article class="card" key={driver.name} aria-labelledby={`driver-${driver.name}`}>
                 <h2 id={`driver-${driver.name}`}>
@@ -44,17 +46,33 @@ export function DriversPage() {
                   ) : null}
                 </p>
                 <dl class="facts">
-                  <div>
-                    <dt>Last error</dt>
-                    <dd>{lastError || 'None'}</dd>
-                  </div>
-                  {driver.tagCount !== undefined ? (
+                  {driver.message ? (
                     <div>
-                      <dt>Tags</dt>
-                      <dd>{driver.tagCount}</dd>
+                      <dt>Why</dt>
+                      <dd>{driver.message}</dd>
                     </div>
                   ) : null}
-                  {Object.entries(driver.counters ?? {}).map(([name, value]) => (
+                  <div>
+                    <dt>Last error</dt>
+                    <dd>
+                      {lastError
+                        ? `${lastError.message} (${formatTime(lastError.utcTimestamp)})`
+                        : 'None'}
+                    </dd>
+                  </div>
+                  <div>
+                    <dt>Tags</dt>
+                    <dd>
+                      {driver.tagCount}
+                      {driver.tagsByQuality
+                        ? ` (${Object.entries(driver.tagsByQuality)
+                            .filter(([, count]) => count)
+                            .map(([quality, count]) => `${count} ${quality}`)
+                            .join(', ')})`
+                        : ''}
+                    </dd>
+                  </div>
+                  {Object.entries(driver.counters).map(([name, value]) => (
                     <div key={name}>
                       <dt>{name}</dt>
                       <dd>{value.toLocaleString()}</dd>

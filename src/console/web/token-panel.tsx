@@ -31,7 +31,7 @@ export function TokenPanel({
     try {
       const answer = await api<{ token: string }>(
         `/api/v2/Users/${encodeURIComponent(account ?? '')}/Token`,
-        { method: 'POST', body: {} },
+        { method: 'POST' },
       );
       token.value = answer.token;
     } catch (failure) {

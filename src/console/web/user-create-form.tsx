@@ -3,6 +3,7 @@ import { roleNames } from './accounts';
 import { ApiError, api } from './api-client';
 import { describedBy, Field } from './field';
 import { href } from './router';
+import { TokenPanel } from './token-panel';
 
 /** New account: a user with an initial password (changed at first sign-in) or a service account. */
 export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
@@ -12,22 +13,25 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
   const password = useSignal('');
   const errors = useSignal<Record<string, string>>({});
   const formError = useSignal('');
+  const oneTimePassword = useSignal('');
 
   const submit = async (event: Event) => {
     event.preventDefault();
     errors.value = {};
     formError.value = '';
     try {
-      await api('/api/v2/Users', {
+      const created = await api<{ username: string; oneTimePassword?: string }>('/api/v2/Users', {
         method: 'POST',
         body: {
           username: username.value.trim(),
-          kind: kind.value,
+          service: kind.value === 'service',
           roles: roles.value,
-          ...(kind.value === 'user' ? { password: password.value } : {}),
+          // Left empty, the server generates one and answers it once.
+          ...(kind.value === 'user' && password.value ? { password: password.value } : {}),
         },
       });
-      onDone(username.value.trim());
+      if (created.oneTimePassword) oneTimePassword.value = created.oneTimePassword;
+      else onDone(created.username);
     } catch (error) {
       if (error instanceof ApiError) {
         errors.value = error.fieldErrors();
@@ -111,7 +115,7 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
           id="new-password"
           label="Initial password"
           error={errorAt('password')}
-          hint="At least 10 characters; the user must change it at the first sign-in."
+          hint="At least 10 characters; the user must change it at the first sign-in. Leave empty to have one generated."
         >
           <input
             id="new-password"
@@ -129,6 +133,14 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
         <p class="form-error" role="alert">
           {formError.value}
         </p>
+      ) : null}
+      {oneTimePassword.value ? (
+        <>
+          <TokenPanel label="One-time password (shown once)" secret={oneTimePassword.value} />
+          <p>
+            <a href={href('users', username.value.trim())}>Open the account</a>
+          </p>
+        </>
       ) : null}
       <div class="buttons">
         <button type="submit" class="primary">

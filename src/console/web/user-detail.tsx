@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { roleNames, twoFactorOf } from './accounts';
+import { roleNames, stateOf } from './accounts';
 import { ApiError, api } from './api-client';
 import type { UserView } from './api-types';
 import { href } from './router';
@@ -24,7 +24,7 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
   const roles = useSignal<string[] | undefined>(undefined);
   const message = useSignal('');
   const error = useSignal('');
-  const temporaryPassword = useSignal('');
+  const oneTimePassword = useSignal('');
 
   const account = user.data;
   if (!account) {
@@ -46,18 +46,15 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
     }
   };
   const path = `/api/v2/Users/${encodeURIComponent(account.username)}`;
-  const save = (changes: Partial<UserView>, done: string) =>
+  const save = (changes: { roles?: string[]; enabled?: boolean }, done: string) =>
     run(async () => {
-      await api(path, {
-        method: 'PUT',
-        body: { roles: chosenRoles, disabled: account.disabled, ...changes },
-      });
+      await api(path, { method: 'PUT', body: changes });
       return done;
     });
 
   const tabs = [
     { id: 'account' as const, label: 'Account' },
-    ...(account.kind === 'service' ? [{ id: 'actions' as const, label: 'User Actions' }] : []),
+    ...(account.service ? [{ id: 'actions' as const, label: 'User Actions' }] : []),
   ];
   const onTabKey = (event: KeyboardEvent) => {
     if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
@@ -75,8 +72,7 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
         <a href={href('users')}>← All accounts</a>
       </p>
       <h1 id="user-title">
-        {account.username}{' '}
-        <span class="muted">{account.kind === 'service' ? 'service account' : 'user'}</span>
+        {account.username} <span class="muted">{account.service ? 'service account' : 'user'}</span>
       </h1>
       <div role="tablist" aria-label="Account sections" class="tabs" onKeyDown={onTabKey}>
         {tabs.map((entry) => (
@@ -137,11 +133,11 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
           <dl class="facts">
             <div>
               <dt>State</dt>
-              <dd>{account.disabled ? 'Disabled' : 'Enabled'}</dd>
+              <dd>{stateOf(account)}</dd>
             </div>
             <div>
               <dt>Two-factor</dt>
-              <dd>{twoFactorOf(account) ? 'On' : 'Off'}</dd>
+              <dd>{account.twoFactor ? 'On' : 'Off'}</dd>
             </div>
             {account.createdAt ? (
               <div>
@@ -156,26 +152,24 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
               disabled={isSelf}
               onClick={() =>
                 void save(
-                  { disabled: !account.disabled },
-                  account.disabled
+                  { enabled: !account.enabled },
+                  !account.enabled
                     ? 'Account enabled.'
                     : 'Account disabled: its tokens stop working.',
                 )
               }
             >
-              {account.disabled ? 'Enable account' : 'Disable account'}
+              {account.enabled ? 'Disable account' : 'Enable account'}
             </button>
-            {account.kind === 'user' ? (
+            {!account.service ? (
               <button
                 type="button"
                 onClick={() =>
                   void run(async () => {
-                    const answer = await api<Record<string, unknown> | undefined>(
-                      `${path}/ResetPassword`,
-                      { method: 'POST', body: {} },
-                    );
-                    const password = answer?.temporaryPassword ?? answer?.password;
-                    temporaryPassword.value = typeof password === 'string' ? password : '';
+                    const answer = await api<{ oneTimePassword: string }>(`${path}/ResetPassword`, {
+                      method: 'POST',
+                    });
+                    oneTimePassword.value = answer.oneTimePassword;
                     return 'Password reset: the account must choose a new one at its next sign-in.';
                   })
                 }
@@ -183,7 +177,7 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
                 Reset password
               </button>
             ) : null}
-            {account.kind === 'user' && twoFactorOf(account) ? (
+            {!account.service && account.twoFactor ? (
               <button
                 type="button"
                 onClick={() =>
@@ -197,8 +191,8 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
               </button>
             ) : null}
           </div>
-          {temporaryPassword.value ? (
-            <TokenPanel label="Temporary password (shown once)" secret={temporaryPassword.value} />
+          {oneTimePassword.value ? (
+            <TokenPanel label="One-time password (shown once)" secret={oneTimePassword.value} />
           ) : null}
         </div>
       ) : (

@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { twoFactorOf } from './accounts';
+import { stateOf } from './accounts';
 import { api } from './api-client';
 import type { UserView } from './api-types';
 import { href, navigate, route } from './router';
@@ -14,10 +14,16 @@ import { UserDetail } from './user-detail';
  */
 export function UsersPage() {
   const [, name] = route.value.segments;
-  const list = usePoll(() => api<UserView[]>('/api/v2/Users'), 0, name ?? '');
+  const list = usePoll(
+    () => api<{ users: UserView[] }>('/api/v2/Users').then((answer) => answer.users),
+    0,
+    name ?? '',
+  );
   const filter = useSignal('');
 
-  if (name === 'new') return <UserCreateForm onDone={(created) => navigate('users', created)} />;
+  if (name === 'new') {
+    return <UserCreateForm onDone={(created) => navigate('users', created)} />;
+  }
   if (name) {
     return <UserDetail name={name} onChanged={list.reload} />;
   }
@@ -68,14 +74,14 @@ export function UsersPage() {
                   <th scope="row">
                     <a href={href('users', user.username)}>{user.username}</a>
                   </th>
-                  <td>{user.kind === 'service' ? 'Service account' : 'User'}</td>
+                  <td>{user.service ? 'Service account' : 'User'}</td>
                   <td>{user.roles.join(', ') || 'None'}</td>
                   <td>
-                    <span class={`status status-${user.disabled ? 'off' : 'ok'}`}>
-                      {user.disabled ? 'Disabled' : 'Enabled'}
+                    <span class={`status status-${user.enabled ? 'ok' : 'off'}`}>
+                      {stateOf(user)}
                     </span>
                   </td>
-                  <td>{twoFactorOf(user) ? 'On' : 'Off'}</td>
+                  <td>{user.twoFactor ? 'On' : 'Off'}</td>
                 </tr>
               ))}
             </tbody>
