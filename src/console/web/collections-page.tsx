@@ -77,38 +77,40 @@ export function CollectionsPage() {
                       </code>
                     ))}
                   </td>
-                  <td class="actions">
-                    <a class="button" href={href('collections', 'edit', collection.name)}>
-                      Edit<span class="visually-hidden"> {collection.name}</span>
-                    </a>
-                    {confirming.value === collection.name ? (
-                      <>
-                        <button
-                          type="button"
-                          class="danger"
-                          onClick={() => void remove(collection.name)}
-                        >
-                          Confirm delete<span class="visually-hidden"> {collection.name}</span>
-                        </button>
+                  <td>
+                    <div class="actions">
+                      <a class="button" href={href('collections', 'edit', collection.name)}>
+                        Edit<span class="visually-hidden"> {collection.name}</span>
+                      </a>
+                      {confirming.value === collection.name ? (
+                        <>
+                          <button
+                            type="button"
+                            class="danger"
+                            onClick={() => void remove(collection.name)}
+                          >
+                            Confirm delete<span class="visually-hidden"> {collection.name}</span>
+                          </button>
+                          <button
+                            type="button"
+                            onClick={() => {
+                              confirming.value = undefined;
+                            }}
+                          >
+                            Keep
+                          </button>
+                        </>
+                      ) : (
                         <button
                           type="button"
                           onClick={() => {
-                            confirming.value = undefined;
+                            confirming.value = collection.name;
                           }}
                         >
-                          Keep
+                          Delete<span class="visually-hidden"> {collection.name}</span>
                         </button>
-                      </>
-                    ) : (
-                      <button
-                        type="button"
-                        onClick={() => {
-                          confirming.value = collection.name;
-                        }}
-                      >
-                        Delete<span class="visually-hidden"> {collection.name}</span>
-                      </button>
-                    )}
+                      )}
+                    </div>
                   </td>
                 </tr>
               ))}

@@ -151,25 +151,27 @@ export function PublishersPage() {
                       <code>{publisher.destinationUrl}</code>
                     </td>
                     {manage ? (
-                      <td class="actions">
-                        {state.status === 'Off' ? (
-                          <button
-                            type="button"
-                            onClick={() => void command(publisher.name, 'Start')}
-                          >
-                            Start<span class="visually-hidden"> {publisher.name}</span>
-                          </button>
-                        ) : (
-                          <button
-                            type="button"
-                            onClick={() => void command(publisher.name, 'Stop')}
-                          >
-                            Stop<span class="visually-hidden"> {publisher.name}</span>
-                          </button>
-                        )}
-                        <a class="button" href={href('publishers', 'edit', publisher.name)}>
-                          Edit<span class="visually-hidden"> {publisher.name}</span>
-                        </a>
+                      <td>
+                        <div class="actions">
+                          {state.status === 'Off' ? (
+                            <button
+                              type="button"
+                              onClick={() => void command(publisher.name, 'Start')}
+                            >
+                              Start<span class="visually-hidden"> {publisher.name}</span>
+                            </button>
+                          ) : (
+                            <button
+                              type="button"
+                              onClick={() => void command(publisher.name, 'Stop')}
+                            >
+                              Stop<span class="visually-hidden"> {publisher.name}</span>
+                            </button>
+                          )}
+                          <a class="button" href={href('publishers', 'edit', publisher.name)}>
+                            Edit<span class="visually-hidden"> {publisher.name}</span>
+                          </a>
+                        </div>
                       </td>
                     ) : null}
                   </tr>
