@@ -23,7 +23,6 @@ export function TagTreeRow({ row, index, sample, selected, onActivate }: TagTree
         class="tree-row tree-folder"
         style={indent}
         aria-expanded={row.open}
-        data-index={index}
         onClick={() => onActivate(index)}
       >
         <span aria-hidden="true" class="twisty">
@@ -41,7 +40,6 @@ export function TagTreeRow({ row, index, sample, selected, onActivate }: TagTree
       class={`tree-row tree-tag${selected ? ' selected' : ''}`}
       style={indent}
       aria-pressed={selected}
-      data-index={index}
       data-path={row.node.path}
       onClick={() => onActivate(index)}
     >

@@ -55,7 +55,8 @@ export function VirtualList({
     }
     // Focus follows the selection once its row is rendered (next frame).
     requestAnimationFrame(() => {
-      const target = element.querySelector<HTMLElement>(`[data-index="${focusIndex}"]`);
+      const row = element.querySelector<HTMLElement>(`.vrow[data-index="${focusIndex}"]`);
+      const target = row?.querySelector<HTMLElement>('button, a, [tabindex]');
       if (target && element.contains(document.activeElement)) target.focus();
     });
   }, [focusIndex, rowHeight]);
