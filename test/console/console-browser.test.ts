@@ -12,6 +12,10 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page } from 'playwright-core';
+import { totpCode } from '../../src/auth/totp.js';
+import { UserManagement } from '../../src/auth/user-management.js';
+import { UserStore } from '../../src/auth/user-store.js';
+import { SecretBox } from '../../src/profile/secret-box.js';
 import { chromiumSkipReason } from '../helpers/chromium.js';
 import {
   type ConsoleDaemon,
@@ -23,7 +27,29 @@ import {
   wait,
   watchPage,
 } from '../helpers/console-session.js';
+import { captureLogs } from '../helpers/log-capture.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+
+/**
+ * Enrols TOTP for an account of the running daemon the way `tagd users 2fa enable` does (the
+ * daemon watches users.json); returns the base32 secret.
+ */
+async function enrolTwoFactor(stateDir: string, username: string): Promise<string> {
+  const users = new UserStore({ stateDir });
+  await users.start();
+  try {
+    const management = new UserManagement({
+      users,
+      tokens: () => Promise.reject(new Error('no tokens here')),
+      audit: captureLogs().logger,
+      secretBox: () => SecretBox.open(stateDir),
+    });
+    const { uri } = await management.enableTwoFactor(username);
+    return new URL(uri).searchParams.get('secret') as string;
+  } finally {
+    await users.stop();
+  }
+}
 
 const skipReason = chromiumSkipReason();
 const adminPassword = 'a long new admin password';
@@ -371,6 +397,22 @@ if (skipReason) {
     t.is(refused.status, 403);
     t.is(refused.body.code, 'forbidden');
     t.deepEqual(viewerWatch.cspViolations(), []);
+
+    // Two-factor enrolled (as `tagd users 2fa enable` does): the Viewer's sign-in ends, the
+    // console says so on the sign-in page, and signing in again asks for the code.
+    await viewer.goto(`${url}/#/tags`, wait);
+    await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
+    const secret = await enrolTwoFactor((gateway as ConsoleDaemon).stateDir, 'watcher');
+    await viewer.getByText('Your session has ended. Sign in again.').waitFor(wait);
+    await viewer.getByLabel('Username').fill('watcher', wait);
+    await viewer.getByLabel('Password', { exact: true }).fill('watcher first password', wait);
+    await viewer.getByRole('button', { name: 'Sign in' }).click(wait);
+    await viewer.getByLabel('Two-factor code').waitFor(wait);
+    await expectAccessible(t, viewer, 'two-factor step');
+    await shot(viewer, '11-two-factor');
+    await viewer.getByLabel('Two-factor code').fill(totpCode('watcher', secret, Date.now()), wait);
+    await viewer.getByRole('button', { name: 'Verify code' }).click(wait);
+    await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
     await context.close();
   });
 

@@ -45,7 +45,10 @@ export function csrfToken(): string {
   return '';
 }
 
-let renewing: Promise<boolean> | undefined;
+/** How a renewal went: a new access cookie, refused (the sign-in is over), or no answer. */
+export type RenewOutcome = 'renewed' | 'refused' | 'unreachable';
+
+let renewing: Promise<RenewOutcome> | undefined;
 let onSessionEnded: () => void = () => undefined;
 
 /** Registers what happens when the session cannot be renewed (back to sign-in). */
@@ -53,14 +56,19 @@ export function setSessionEndedHandler(handler: () => void): void {
   onSessionEnded = handler;
 }
 
+/** Declares the session over (a renewal was refused): the console returns to sign-in. */
+export function endSession(): void {
+  onSessionEnded();
+}
+
 /**
  * Renews the access cookie with the refresh cookie. Single-flight: a refresh token works once,
  * so two parallel renewals with the same one would look like a replay and end the sign-in.
  */
-export function renewSession(): Promise<boolean> {
+export function renewSession(): Promise<RenewOutcome> {
   renewing ??= fetch('/api/v2/Users/Refresh', { credentials: 'same-origin' })
-    .then((response) => response.ok)
-    .catch(() => false)
+    .then((response): RenewOutcome => (response.ok ? 'renewed' : 'refused'))
+    .catch((): RenewOutcome => 'unreachable')
     .finally(() => {
       renewing = undefined;
     });
@@ -71,7 +79,7 @@ export function renewSession(): Promise<boolean> {
 export async function api<T>(path: string, options: RequestOptions = {}): Promise<T> {
   const response = await send(path, options);
   if (response.status === 401 && !options.noRenew && !options.bearer) {
-    if (await renewSession()) {
+    if ((await renewSession()) === 'renewed') {
       const retried = await send(path, options);
       if (retried.status !== 401) return parse<T>(retried);
     }

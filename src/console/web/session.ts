@@ -3,8 +3,9 @@
  * learns its account from the sign-in answers and, after a reload, from renewing the session.
  */
 import { signal } from '@preact/signals';
-import { api, renewSession, setSessionEndedHandler } from './api-client';
+import { api, setSessionEndedHandler } from './api-client';
 import type { SignInResponse } from './api-types';
+import { clearFeed } from './tag-feed';
 
 /** The signed-in account. */
 export interface Session {
@@ -50,12 +51,12 @@ export async function signOut(): Promise<void> {
   } catch {
     // Already ended: the cookies were cleared with the 401 too.
   }
+  clearFeed();
   session.value = null;
 }
 
 setSessionEndedHandler(() => {
   if (session.value) signInNotice.value = 'Your session has ended. Sign in again.';
+  clearFeed();
   session.value = null;
 });
-
-export { renewSession };

@@ -5,7 +5,7 @@
  * {@link feedTick}, however fast batches arrive.
  */
 import { signal } from '@preact/signals';
-import { renewSession } from './api-client';
+import { endSession, renewSession } from './api-client';
 import type { Sample } from './api-types';
 
 /** Latest sample per tag path. */
@@ -69,7 +69,13 @@ function connect(): void {
     retryTimer = setTimeout(async () => {
       retryTimer = undefined;
       if (users === 0 || source !== stream) return;
-      await renewSession();
+      // Refused: the sign-in is over (signed out elsewhere, disabled, expired): back to sign-in.
+      // Unreachable (a restart): keep trying on the growing delay.
+      if ((await renewSession()) === 'refused') {
+        disconnect();
+        endSession();
+        return;
+      }
       if (users > 0 && source === stream) connect();
     }, retryDelayMs);
     retryDelayMs = Math.min(retryDelayMs * 2, 10_000);
@@ -91,4 +97,15 @@ function disconnect(): void {
   if (retryTimer) clearTimeout(retryTimer);
   retryTimer = undefined;
   feedState.value = 'stopped';
+}
+
+/**
+ * Forgets every sample (at sign-out or when the session ends), so the next account to sign in
+ * on this page starts from what its own stream sends.
+ */
+export function clearFeed(): void {
+  disconnect();
+  samples.clear();
+  tagPaths.value = [];
+  feedTick.value += 1;
 }
