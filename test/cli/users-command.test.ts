@@ -607,3 +607,20 @@ for (const background of [false, true]) {
     t.true(await verifyPassword(generated, erin.passwordHash as string));
   });
 }
+
+test('the last administrator cannot be disabled, demoted by the CLI; reserved names are refused', async (t) => {
+  const stateDir = await seeded(t, [{ username: 'root', kind: 'user', roles: ['Administrators'] }]);
+  for (const args of [
+    ['users', 'disable', 'root'],
+    ['users', 'roles', 'root', 'Operators'],
+  ]) {
+    const run = await tagd(stateDir, args);
+    t.is(run.code, 1, args.join(' '));
+    t.regex(run.stderr, /^tagd: This is the last enabled administrator/);
+    t.deepEqual(run.audit, []);
+  }
+  t.like(await account(stateDir, 'root'), { disabled: false, tokenVersion: 1 });
+  const reserved = await tagd(stateDir, ['users', 'add', 'Refresh', '--service']);
+  t.is(reserved.code, 1);
+  t.regex(reserved.stderr, /username: 'Refresh' is reserved/);
+});

@@ -66,6 +66,11 @@ export class TagStreamConnection {
     this.options = options;
   }
 
+  /** True while the socket is backpressured and changes are being coalesced. */
+  get blocked(): boolean {
+    return this.blockedSince !== undefined;
+  }
+
   /** Number of tags waiting for the socket to drain (0 while the client keeps up). */
   get waiting(): number {
     return this.pending.size;

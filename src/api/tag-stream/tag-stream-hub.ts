@@ -68,6 +68,13 @@ export class TagStreamHub {
     return this.open.size;
   }
 
+  /** Streams whose client reads slower than the tags change (their changes are coalesced). */
+  backlogged(): number {
+    let count = 0;
+    for (const connection of this.open) if (connection.blocked) count += 1;
+    return count;
+  }
+
   /**
    * Starts a stream on the request's response.
    * @param pattern a validated tag path or pattern.
@@ -87,6 +94,12 @@ export class TagStreamHub {
         limits.retryAfterSeconds,
         'stream-capacity-reached',
       );
+    }
+    if (context.method === 'HEAD') {
+      // koa-router answers HEAD with the GET route: the head of a stream, and no stream.
+      context.status = 200;
+      context.type = 'text/event-stream';
+      return;
     }
     const { store, accounts } = this.options;
     const matches = cachedMatcher(pattern);
