@@ -106,6 +106,8 @@ if (skipReason) {
       const context = await (browser as Browser).newContext({
         viewport: { width: 1366, height: 768 },
       });
+      // The token's Copy button writes to the clipboard, which headless Chromium grants on request.
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
       const page = await context.newPage();
       adminWatch = watchPage(page);
       admin = page;
@@ -294,6 +296,13 @@ if (skipReason) {
       await status.filter({ hasText: /^Off$/ }).waitFor(wait);
       await row.getByRole('button', { name: /^Start/ }).click(wait);
       await status.filter({ hasText: /^On$/ }).waitFor(wait);
+
+      // Deleted from its edit form, asked twice.
+      await row.getByRole('link', { name: /Edit/ }).click(wait);
+      await page.getByRole('button', { name: 'Delete publisher' }).click(wait);
+      await page.getByRole('button', { name: 'Confirm: delete plant-hook' }).click(wait);
+      await page.getByRole('heading', { name: 'Publishers' }).waitFor(wait);
+      await row.waitFor({ state: 'detached', ...wait });
     },
   );
 
@@ -345,7 +354,9 @@ if (skipReason) {
       await field.waitFor(wait);
       const token = await field.inputValue();
       t.regex(token, /^eyJ/);
-      await page.getByRole('button', { name: 'Copy' }).waitFor(wait);
+      await page.getByRole('button', { name: 'Copy' }).click(wait);
+      await page.getByText('Copied to the clipboard.').waitFor(wait);
+      t.is(await page.evaluate('navigator.clipboard.readText()'), token);
       await expectAccessible(t, page, 'user actions');
       await shot(page, '09-user-actions-token');
 

@@ -6,9 +6,8 @@ export function formatValue(sample: Sample | undefined): string {
   if (!sample || sample.value === undefined) return '—';
   if (sample.metadata?.valueText) return sample.metadata.valueText;
   const { value } = sample;
-  if (typeof value === 'number') {
-    return Number.isInteger(value) ? String(value) : value.toFixed(Math.abs(value) < 10 ? 3 : 2);
-  }
+  // Up to 3 decimals, no trailing zeros, no grouping: 4.05 bar, 61.234 °C, 1048576 parts.
+  if (typeof value === 'number') return String(Number(value.toFixed(3)));
   return String(value);
 }
 

@@ -52,6 +52,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
   const errors = useSignal<Record<string, string>>({});
   const formError = useSignal('');
   const busy = useSignal(false);
+  const confirmingDelete = useSignal(false);
   const known = usePoll(
     () =>
       can('CollectionManage') ? api<Collection[]>('/api/v2/Collections') : Promise.resolve([]),
@@ -126,6 +127,17 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
       }
     } finally {
       busy.value = false;
+    }
+  };
+
+  const remove = async (publisher: string) => {
+    try {
+      await api(`/api/v2/Publishers/Webhooks/${encodeURIComponent(publisher)}`, {
+        method: 'DELETE',
+      });
+      onDone();
+    } catch (error) {
+      formError.value = error instanceof ApiError ? error.message : String(error);
     }
   };
 
@@ -310,6 +322,22 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         <button type="button" onClick={onDone}>
           Cancel
         </button>
+        {existing ? (
+          confirmingDelete.value ? (
+            <button type="button" class="danger" onClick={() => void remove(existing.name)}>
+              Confirm: delete {existing.name}
+            </button>
+          ) : (
+            <button
+              type="button"
+              onClick={() => {
+                confirmingDelete.value = true;
+              }}
+            >
+              Delete publisher
+            </button>
+          )
+        ) : null}
       </div>
     </form>
   );

@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { roleNames, stateOf } from './accounts';
 import { ApiError, api } from './api-client';
 import type { UserView } from './api-types';
-import { href } from './router';
+import { href, navigate } from './router';
 import { session } from './session';
 import { TokenPanel } from './token-panel';
 import { usePoll } from './use-poll';
@@ -25,6 +25,7 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
   const message = useSignal('');
   const error = useSignal('');
   const oneTimePassword = useSignal('');
+  const confirmingDelete = useSignal(false);
 
   const account = user.data;
   if (!account) {
@@ -190,6 +191,41 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
                 Reset two-factor
               </button>
             ) : null}
+            {confirmingDelete.value ? (
+              <>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() =>
+                    void run(async () => {
+                      await api(path, { method: 'DELETE' });
+                      navigate('users');
+                      return 'Account deleted.';
+                    })
+                  }
+                >
+                  Confirm: delete {account.username}
+                </button>
+                <button
+                  type="button"
+                  onClick={() => {
+                    confirmingDelete.value = false;
+                  }}
+                >
+                  Keep the account
+                </button>
+              </>
+            ) : (
+              <button
+                type="button"
+                disabled={isSelf}
+                onClick={() => {
+                  confirmingDelete.value = true;
+                }}
+              >
+                Delete account
+              </button>
+            )}
           </div>
           {oneTimePassword.value ? (
             <TokenPanel label="One-time password (shown once)" secret={oneTimePassword.value} />
