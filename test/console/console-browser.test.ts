@@ -149,6 +149,19 @@ if (skipReason) {
       // A reload resumes the session instead of asking again.
       await page.reload({ waitUntil: 'load', ...wait });
       await nav.waitFor(wait);
+      // Two tabs resuming at once renew one after the other: a refresh token works once, and
+      // a second use of it would end the sign-in.
+      const second = await context.newPage();
+      await Promise.all([
+        second.goto(`${url}/#/drivers`, { waitUntil: 'load', ...wait }),
+        page.reload({ waitUntil: 'load', ...wait }),
+      ]);
+      await second.getByRole('heading', { name: 'Drivers' }).waitFor(wait);
+      await nav.waitFor(wait);
+      await second.reload({ waitUntil: 'load', ...wait });
+      await second.getByRole('heading', { name: 'Drivers' }).waitFor(wait);
+      await second.close();
+      await page.bringToFront();
     },
   );
 

@@ -62,11 +62,21 @@ export function endSession(): void {
 }
 
 /**
- * Renews the access cookie with the refresh cookie. Single-flight: a refresh token works once,
- * so two parallel renewals with the same one would look like a replay and end the sign-in.
+ * `GET /api/v2/Users/Refresh` with the refresh cookie: a new access cookie and a rotated refresh
+ * cookie, and the account's sign-in answer. A refresh token works once, so two renewals with the
+ * same one would look like a replay and end the sign-in: renewals are single-flight in this page
+ * and, through the Web Locks API (secure contexts: HTTPS and loopback), across the console's
+ * tabs; a tab that waited sends the cookie the other one just received.
  */
+export async function refreshSession(): Promise<Response> {
+  const call = () => fetch('/api/v2/Users/Refresh', { credentials: 'same-origin' });
+  const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+  return locks ? await locks.request('tagd-session-renewal', call) : call();
+}
+
+/** Renews the access cookie (see {@link refreshSession}); single-flight within the page. */
 export function renewSession(): Promise<RenewOutcome> {
-  renewing ??= fetch('/api/v2/Users/Refresh', { credentials: 'same-origin' })
+  renewing ??= refreshSession()
     .then((response): RenewOutcome => (response.ok ? 'renewed' : 'refused'))
     .catch((): RenewOutcome => 'unreachable')
     .finally(() => {

@@ -3,7 +3,7 @@
  * learns its account from the sign-in answers and, after a reload, from renewing the session.
  */
 import { signal } from '@preact/signals';
-import { api, setSessionEndedHandler } from './api-client';
+import { api, refreshSession, setSessionEndedHandler } from './api-client';
 import type { SignInResponse } from './api-types';
 import { clearFeed } from './tag-feed';
 
@@ -33,7 +33,7 @@ export function establish(response: SignInResponse): void {
 /** At start: resumes a cookie session if one is alive (Refresh answers who it is). */
 export async function resumeSession(): Promise<void> {
   try {
-    const response = await fetch('/api/v2/Users/Refresh', { credentials: 'same-origin' });
+    const response = await refreshSession();
     if (response.ok) {
       establish((await response.json()) as SignInResponse);
       return;
