@@ -440,6 +440,39 @@ if (skipReason) {
     await context.close();
   });
 
+  test.serial(
+    'Users & Groups: roles, disable and enable, password and two-factor resets',
+    async (t) => {
+      t.timeout(120_000);
+      const page = adminPage();
+      await page.goto(`${(gateway as ConsoleDaemon).url}/#/users/watcher`, wait);
+      const facts = page.locator('.facts');
+      await facts.locator('dd', { hasText: /^On$/ }).waitFor(wait);
+      await expectAccessible(t, page, 'account tab');
+      await shot(page, '12-account');
+
+      await page.getByRole('checkbox', { name: 'Operators' }).check(wait);
+      await page.getByRole('button', { name: 'Save roles' }).click(wait);
+      await page.getByText('Roles saved.').waitFor(wait);
+      await page.reload({ waitUntil: 'load', ...wait });
+      t.true(await page.getByRole('checkbox', { name: 'Operators' }).isChecked(wait));
+
+      await page.getByRole('button', { name: 'Disable account' }).click(wait);
+      await facts.locator('dd', { hasText: /^Disabled$/ }).waitFor(wait);
+      await page.getByRole('button', { name: 'Enable account' }).click(wait);
+      await facts.locator('dd', { hasText: /^Enabled$/ }).waitFor(wait);
+
+      await page.getByRole('button', { name: 'Reset two-factor' }).click(wait);
+      await facts.locator('dd', { hasText: /^Off$/ }).waitFor(wait);
+
+      await page.getByRole('button', { name: 'Reset password' }).click(wait);
+      const oneTime = page.getByLabel('One-time password (shown once)');
+      await oneTime.waitFor(wait);
+      t.true((await oneTime.inputValue()).length >= 10);
+      await facts.locator('dd', { hasText: 'password change due' }).waitFor(wait);
+    },
+  );
+
   test.serial('the CSP blocked nothing the console needed, and it signs out', async (t) => {
     const page = adminPage();
     t.deepEqual((adminWatch as ReturnType<typeof watchPage>).cspViolations(), []);

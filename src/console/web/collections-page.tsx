@@ -19,7 +19,7 @@ export function CollectionsPage() {
   if (action === 'edit' && name) {
     const existing = list.data?.find((collection) => collection.name === name);
     if (!existing) return <p role="status">Loading…</p>;
-    return <CollectionForm existing={existing} onDone={() => navigate('collections')} />;
+    return <CollectionForm key={name} existing={existing} onDone={() => navigate('collections')} />;
   }
 
   const remove = async (collection: string) => {

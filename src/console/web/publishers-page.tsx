@@ -58,7 +58,7 @@ export function PublishersPage() {
   if (manage && action === 'edit' && name) {
     const existing = list.data?.find((row) => row.publisher.name === name)?.publisher;
     if (!existing) return <p role="status">Loading…</p>;
-    return <PublisherForm existing={existing} onDone={() => navigate('publishers')} />;
+    return <PublisherForm key={name} existing={existing} onDone={() => navigate('publishers')} />;
   }
 
   const command = async (publisher: string, verb: 'Start' | 'Stop') => {

@@ -19,7 +19,12 @@ export interface UserDetailProps {
  * service accounts, the User Actions tab that generates the account's token.
  */
 export function UserDetail({ name, onChanged }: UserDetailProps) {
-  const user = usePoll(() => api<UserView>(`/api/v2/Users/${encodeURIComponent(name)}`), 0, name);
+  // Polled: the CLI (tagd users …) and other administrators change accounts too.
+  const user = usePoll(
+    () => api<UserView>(`/api/v2/Users/${encodeURIComponent(name)}`),
+    5_000,
+    name,
+  );
   const tab = useSignal<'account' | 'actions'>('account');
   const roles = useSignal<string[] | undefined>(undefined);
   const message = useSignal('');

@@ -16,7 +16,8 @@ export function UsersPage() {
   const [, name] = route.value.segments;
   const list = usePoll(
     () => api<{ users: UserView[] }>('/api/v2/Users').then((answer) => answer.users),
-    0,
+    // The list is polled while shown: the CLI and other administrators change accounts too.
+    name ? 0 : 5_000,
     name ?? '',
   );
   const filter = useSignal('');
@@ -25,7 +26,8 @@ export function UsersPage() {
     return <UserCreateForm onDone={(created) => navigate('users', created)} />;
   }
   if (name) {
-    return <UserDetail name={name} onChanged={list.reload} />;
+    // Keyed: another account's page starts afresh (tab, pending roles, shown secrets).
+    return <UserDetail key={name} name={name} onChanged={list.reload} />;
   }
 
   const needle = filter.value.trim().toLowerCase();
