@@ -150,10 +150,15 @@ const tagsCase: MeasuredCase = {
       await page.getByText(`${tagCount} tags ·`).waitFor({ timeout: 60_000 });
       const firstRender = performance.now() - opened;
 
-      const filterStart = performance.now();
-      await page.getByLabel('Filter tags').fill('Tag');
+      // Input to the next painted frame, timed in the page (no test-driver round trips).
+      const filterMs = (await page.evaluate(`new Promise((resolve) => {
+        const input = document.querySelector('input[type=search]');
+        const start = performance.now();
+        input.value = 'Tag';
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - start)));
+      })`)) as number;
       await page.getByText(`${tagCount} of ${tagCount} tags match`).waitFor({ timeout: 60_000 });
-      const filterMs = performance.now() - filterStart;
       const rows = (await page.evaluate(
         "document.querySelector('.vlist-spacer').offsetHeight / document.querySelector('.vrow').offsetHeight",
       )) as number;
@@ -167,7 +172,7 @@ const tagsCase: MeasuredCase = {
       }
       const domRows = await page.locator('.vrow').count();
       log(
-        `tags page: ${tagCount} tags shown ${Math.round(firstRender)} ms after a fresh load of the page (script, session, stream); filter over ${Math.round(rows)} rows answered in ${Math.round(filterMs)} ms; ${domRows} rows in the DOM while scrolling`,
+        `tags page: ${tagCount} tags shown ${Math.round(firstRender)} ms after a fresh load of the page (script, session, stream); filter over ${Math.round(rows)} rows painted ${Math.round(filterMs)} ms after the keystroke; ${domRows} rows in the DOM while scrolling`,
       );
       return caseResult(
         tagsInfo,

@@ -14,7 +14,7 @@ const ranges = [
 type Mode = 'Raw' | 'Aggregated';
 type Status =
   | { kind: 'loading' }
-  | { kind: 'ready'; points: number }
+  | { kind: 'ready'; points: number; numeric: boolean }
   | { kind: 'not-configured' }
   | { kind: 'error'; message: string };
 
@@ -53,7 +53,11 @@ export function HistoryChart({ path }: { path: string }) {
           [times, values],
           host.current,
         );
-        setStatus({ kind: 'ready', points: times.length });
+        setStatus({
+          kind: 'ready',
+          points: times.length,
+          numeric: values.some((value) => value !== null),
+        });
       })
       .catch((error: unknown) => {
         if (cancelled) return;
@@ -106,7 +110,9 @@ export function HistoryChart({ path }: { path: string }) {
               ? `History could not be read: ${status.message}`
               : status.points === 0
                 ? 'No logged values in this range.'
-                : `${status.points} logged values.`}
+                : status.numeric
+                  ? `${status.points} logged values.`
+                  : `${status.points} logged values, none of them a number or boolean to chart.`}
       </p>
       <div ref={host} class="chart" />
     </section>

@@ -17,6 +17,10 @@ export interface TreeNode {
   tagCount: number;
 }
 
+// One collator for every comparison: localeCompare with options builds one per call, which
+// made filtering 10,000 tags take half a second.
+const collator = new Intl.Collator(undefined, { numeric: true });
+
 /** One visible row. */
 export interface TreeRow {
   node: TreeNode;
@@ -73,7 +77,7 @@ export function visibleRows(root: TreeNode, open: ReadonlySet<string>, filter: s
       const aFolder = a.children.size > 0;
       const bFolder = b.children.size > 0;
       if (aFolder !== bFolder) return aFolder ? -1 : 1;
-      return a.name.localeCompare(b.name, undefined, { numeric: true });
+      return collator.compare(a.name, b.name);
     });
     for (const child of children) {
       if (child.children.size > 0) {
