@@ -14,7 +14,7 @@ import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
-import { loadConsoleBundle } from './console/console-bundle.js';
+import { type ConsoleBundle, loadConsoleBundle } from './console/console-bundle.js';
 import { defaultConsoleDir } from './console/console-manifest.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
@@ -223,11 +223,7 @@ export class Daemon {
         baseDir: profileFolder,
       });
 
-      const consoleDir = this.options.consoleDir ?? join(packageRoot, defaultConsoleDir);
-      const consoleBundle = await loadConsoleBundle(consoleDir);
-      if (!consoleBundle) {
-        logger.info({ consoleDir }, 'no console build found: run `npm run build` to serve it at /');
-      }
+      const consoleBundle = await this.loadConsole();
       const driverReports = new DriverReports({
         drivers: () => this.drivers,
         store,
@@ -377,6 +373,23 @@ export class Daemon {
   /** URL of the HTTPS listener while running; undefined when the profile has none. */
   httpsUrl(): string | undefined {
     return this.httpsListener?.url();
+  }
+
+  // The console is a convenience: a missing or damaged build is logged, and the gateway goes on
+  // reading and delivering without it (`/` then answers 404 saying so).
+  private async loadConsole(): Promise<ConsoleBundle | undefined> {
+    const logger = this.options.logger.child({ component: 'console' });
+    const consoleDir = this.options.consoleDir ?? join(packageRoot, defaultConsoleDir);
+    try {
+      const bundle = await loadConsoleBundle(consoleDir);
+      if (!bundle) {
+        logger.info({ consoleDir }, 'no console build found: run `npm run build` to serve it at /');
+      }
+      return bundle;
+    } catch (error) {
+      logger.error({ err: error, consoleDir }, 'console build unreadable: serving no console');
+      return undefined;
+    }
   }
 
   // The license decides licensed features only: a missing or refused one never stops start-up.

@@ -26,11 +26,15 @@ export interface ConsoleDaemon {
   stop(): Promise<void>;
 }
 
-/** Starts the demo profile (changed by `edit`) with the console, on 127.0.0.1 port 0. */
+/**
+ * Starts the demo profile (changed by `edit`) with the console, on 127.0.0.1 port 0; the console
+ * comes from a fresh build unless `consoleDir` names another folder.
+ */
 export async function startConsoleDaemon(
   edit: (profile: Record<string, unknown>) => void = () => undefined,
+  consoleDir?: string,
 ): Promise<ConsoleDaemon> {
-  const { outDir } = await consoleBuild();
+  const outDir = consoleDir ?? (await consoleBuild()).outDir;
   const folder = await mkdtemp(join(tmpdir(), 'tagd-console-daemon-'));
   const profile = await demoProfileDocument();
   edit(profile);
