@@ -53,6 +53,13 @@ export interface RouteDefinition<Params = unknown, Query = unknown, Body = unkno
   body?: z.ZodType<Body>;
   /** Success responses by status. */
   responses: Record<number, RouteResponse>;
+  /**
+   * Whether this route serves a request its path matches, given the path parameters. false
+   * leaves the request to the other routes, as if this one did not match: `Users/{name}` does
+   * not claim `Users/Refresh` and the other fixed routes, so those keep answering 405 to a
+   * method they lack. Default: every match.
+   */
+  claims?(params: Record<string, string>): boolean;
   /** Statuses answered with a problem document (401/403/415/413/429 are added from `access` and `body`). */
   problems: number[];
   handle(input: RouteInput<Params, Query, Body>): unknown | Promise<unknown>;

@@ -19,32 +19,67 @@ import type { RouteDefinition } from './route.js';
  */
 export function buildRouter(routes: readonly RouteDefinition[], accounts: AccountService): Router {
   const router = new Router();
+  // Which definition each layer serves, for the routes that do not claim every match.
+  const owners = new Map<unknown, RouteDefinition>();
   for (const route of routes) {
     const successStatus = Number(Object.keys(route.responses)[0] ?? 200);
-    router[route.method](route.routerPath ?? koaPath(route.path), async (context: Context) => {
-      try {
-        const principal = authenticateRequest(context, route.access, accounts);
-        const params = parse(route.params, context.params, 'path');
-        // context.query parses the query string on first access: only for routes that take one.
-        const query = route.query ? parse(route.query, context.query, 'query') : undefined;
-        const body = route.body ? parse(route.body, jsonBody(context), 'body') : undefined;
-        const result = await route.handle({ context, params, query, body, principal });
-        if (result !== undefined) {
-          context.status = successStatus;
-          context.body = result;
+    router[route.method](
+      route.routerPath ?? koaPath(route.path),
+      async (context: Context, next: () => Promise<unknown>) => {
+        if (route.claims && !route.claims(context.params as Record<string, string>)) {
+          return notClaimed(router, owners, context, next);
         }
-      } catch (error) {
-        if (error instanceof UnauthorizedError) {
-          context.set('WWW-Authenticate', 'Bearer realm="tagd"');
-          route.onUnauthorized?.(context);
+        try {
+          const principal = authenticateRequest(context, route.access, accounts);
+          const params = parse(route.params, context.params, 'path');
+          // context.query parses the query string on first access: only for routes that take one.
+          const query = route.query ? parse(route.query, context.query, 'query') : undefined;
+          const body = route.body ? parse(route.body, jsonBody(context), 'body') : undefined;
+          const result = await route.handle({ context, params, query, body, principal });
+          if (result !== undefined) {
+            context.status = successStatus;
+            context.body = result;
+          }
+        } catch (error) {
+          if (error instanceof UnauthorizedError) {
+            context.set('WWW-Authenticate', 'Bearer realm="tagd"');
+            route.onUnauthorized?.(context);
+          }
+          if (error instanceof TooManyRequestsError)
+            context.set('Retry-After', String(error.retryAfterSeconds));
+          throw error;
         }
-        if (error instanceof TooManyRequestsError)
-          context.set('Retry-After', String(error.retryAfterSeconds));
-        throw error;
-      }
-    });
+      },
+    );
+    owners.set(router.stack[router.stack.length - 1], route);
   }
   return router;
+}
+
+/**
+ * A request a matching route does not claim: answered as if that route did not exist. 405
+ * with the methods of the routes that do claim the path, or, when none does, on to koa's 404.
+ */
+async function notClaimed(
+  router: Router,
+  owners: ReadonlyMap<unknown, RouteDefinition>,
+  context: Context,
+  next: () => Promise<unknown>,
+): Promise<unknown> {
+  const allowed = new Set<string>();
+  for (const layer of router.stack) {
+    if (!layer.match(context.path)) continue;
+    const owner = owners.get(layer);
+    if (owner?.claims) {
+      const params = layer.params(context.path, layer.captures(context.path), {});
+      if (!owner.claims(params as Record<string, string>)) continue;
+    }
+    for (const method of layer.methods) allowed.add(method);
+  }
+  if (allowed.size === 0 || allowed.has(context.method)) return next();
+  context.status = 405;
+  context.set('Allow', [...allowed].join(', '));
+  return undefined;
 }
 
 /** `{name}` → `:name` (koa-router syntax). */

@@ -638,7 +638,7 @@ function oddPaths(random: ReturnType<typeof prng>, credentials: Credentials): Ba
     '/api/v2/%2e%2e/healthz',
     '/api/v3/Tags/Sample/Demo/Line1/Temperature',
     '/api/v2/Tags/Sample',
-    '/api/v2/Tags',
+    '/api/v2/Tag',
     '/api/v2',
     '/api',
     '/favicon.ico',

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Principal } from '../../auth/account-service.js';
 import { maxPasswordLength } from '../../auth/password.js';
-import { roleNames } from '../../auth/permissions.js';
+import { type RoleName, roleNames } from '../../auth/permissions.js';
 import {
   reservedUsernames,
   type UserManagement,
@@ -12,10 +12,8 @@ import { ValidationError } from '../../errors.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
-const roles = z
-  .array(z.enum(roleNames as [string, ...string[]]))
-  .min(1)
-  .max(roleNames.length);
+const roleSchema = z.enum(roleNames as [RoleName, ...RoleName[]]);
+const roles = z.array(roleSchema).min(1).max(roleNames.length);
 
 /** An account as administrators see it: never a hash, secret or token. */
 export const userAccountSchema = z
@@ -23,7 +21,7 @@ export const userAccountSchema = z
     id: z.string(),
     username: z.string(),
     service: z.boolean().describe('A service account: no password, a generated token.'),
-    roles: z.array(z.enum(roleNames as [string, ...string[]])),
+    roles: z.array(roleSchema),
     enabled: z.boolean(),
     requiresPasswordChange: z.boolean(),
     twoFactor: z.boolean().describe('Whether TOTP two-factor is enrolled.'),
@@ -85,6 +83,12 @@ const createdSchema = userAccountSchema
   })
   .meta({ id: 'UserAccountCreated' });
 
+/** `{name}` is never one of the fixed routes' names (they are reserved for accounts). */
+function claimsName(params: Record<string, string>): boolean {
+  const name = (params.name ?? '').toLowerCase();
+  return !reservedUsernames.some((reserved) => reserved.toLowerCase() === name);
+}
+
 const nameParams = z.object({
   name: z.string().min(1).max(256).describe('Account name.'),
 });
@@ -135,7 +139,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
         const { account, oneTimePassword } = await management().create(
           {
             username: body.username,
-            roles: (body.roles ?? ['Viewers']) as never,
+            roles: body.roles ?? ['Viewers'],
             service: body.service ?? false,
             ...(body.password !== undefined ? { password: body.password } : {}),
             ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
@@ -155,6 +159,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `\`${reservedUsernames.join('`, `')}\` are fixed routes, never account names.`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: { 200: { description: 'The account.', schema: userAccountSchema } },
       problems: [404],
       handle: ({ params }) => management().get(params.name),
@@ -168,6 +173,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Fields left out stay as they are. Disabling, a role change and requiring a password change end the account's sign-ins and void its tokens at once (a service token too). The last enabled administrator who can sign in cannot be disabled or demoted (409 \`last-administrator\`). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       body: userChangeRequestSchema,
       responses: { 200: { description: 'The account as changed.', schema: userAccountSchema } },
       problems: [400, 404, 409],
@@ -185,7 +191,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
         return service.update(
           params.name,
           {
-            ...(body.roles !== undefined ? { roles: body.roles as never } : {}),
+            ...(body.roles !== undefined ? { roles: body.roles } : {}),
             ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
             ...(body.requiresPasswordChange !== undefined
               ? { requiresPasswordChange: body.requiresPasswordChange }
@@ -204,6 +210,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Its tokens stop working at once. The last enabled administrator who can sign in cannot be deleted (409 \`last-administrator\`). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: { 204: { description: 'Deleted.' } },
       problems: [404, 409],
       handle: async ({ params, principal, context }) => {
@@ -220,6 +227,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Answers a generated password once; the user must change it at the next sign-in, and every token of the account stops working. Not for service accounts (400). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: {
         200: {
           description: 'The one-time password.',
@@ -249,6 +257,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Answers the new token once (it never expires); the previous one stops working at once. Only for service accounts (400 otherwise). ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: {
         200: {
           description: 'The token.',
@@ -274,6 +283,7 @@ export function userManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `The user signs in with the password alone until enrolled again (\`tagd users 2fa enable NAME\`); the account's tokens stop working. 204 also when none was enrolled. ${audited}`,
       access,
       params: nameParams,
+      claims: claimsName,
       responses: { 204: { description: 'Removed (or there was none).' } },
       problems: [404],
       handle: async ({ params, principal, context }) => {

@@ -25,8 +25,11 @@ export interface TagStreamConnectionOptions {
   response: ServerResponse;
   /** Whether a tag belongs to the stream (its pattern). */
   matches: (fullTagId: string) => boolean;
-  /** The matching samples at the start, in the order they are sent. */
-  initial: readonly Sample[];
+  /**
+   * The matching samples at the start, in the order they are sent; called once, so the stream
+   * does not hold them for its lifetime.
+   */
+  initial: () => readonly Sample[];
   /** Subscribes to store batches; returns the function that unsubscribes. */
   subscribe: (listener: (updates: readonly TagUpdate[]) => void) => () => void;
   /** Subscribes to account changes (sign-out, disable, …); returns the unsubscribe function. */
@@ -101,7 +104,7 @@ export class TagStreamConnection {
       );
       this.cleanups.push(() => clock.clearTimer(timer));
     }
-    this.write(sseEvent(this.options.initial));
+    this.write(sseEvent(this.options.initial()));
   }
 
   /** Ends the stream (daemon stop): the client's EventSource reconnects once tagd is back. */

@@ -103,18 +103,18 @@ export class TagStreamHub {
     }
     const { store, accounts } = this.options;
     const matches = cachedMatcher(pattern);
-    const initial = store
-      .match(pattern)
-      .sort(comparePaths)
-      .map((id) => store.get(id))
-      .filter((sample) => sample !== undefined);
     // koa must neither buffer nor answer: the socket is written directly from here on.
     context.status = 200;
     context.respond = false;
     const connection = new TagStreamConnection({
       response: context.res,
       matches,
-      initial,
+      initial: () =>
+        store
+          .match(pattern)
+          .sort(comparePaths)
+          .map((id) => store.get(id))
+          .filter((sample) => sample !== undefined),
       subscribe: (listener) => store.subscribe(listener),
       onAccountsChange: (listener) => accounts.onAccountsChange(listener),
       stillValid: () => accounts.stillValid(principal),

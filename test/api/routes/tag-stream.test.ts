@@ -1,4 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
+import { createApp } from '../../../src/api/app.js';
+import { HttpListener } from '../../../src/api/http-listener.js';
 import { TagStreamHub, type TagStreamLimits } from '../../../src/api/tag-stream/tag-stream-hub.js';
 import { systemClock } from '../../../src/clock.js';
 import type { Sample } from '../../../src/tags/sample.js';
@@ -336,4 +338,29 @@ test('closeAll (daemon stop) ends every stream at once', async (t) => {
   await Promise.all(streams.map((stream) => stream.ended));
   t.is(api.hub.size, 0);
   t.is(api.clock.pendingTimers(), 0, 'no heartbeat or expiry timer left behind');
+});
+
+test("a stream outlives the listener's header and request timeouts", async (t) => {
+  const api = await streamApi(t, { heartbeatMs: 400 }, true);
+  const listener = new HttpListener({
+    host: '127.0.0.1',
+    port: 0,
+    handler: createApp(api.deps).callback(),
+    logger: api.logs.logger,
+    headersTimeoutMs: 300,
+    requestTimeoutMs: 300,
+  });
+  await listener.start();
+  t.teardown(() => listener.stop());
+  const token = await api.signIn((await api.addUser('olga', ['Viewers'])).username);
+  const stream = await openSse(`${listener.url()}${streamPath}`, bearer(token));
+  // Five heartbeats are 2 s: several times both timeouts, checked every 150 ms by node.
+  await stream.until(
+    (blocks) => blocks.filter((block) => block.comment === 'heartbeat').length >= 5,
+    'five heartbeats',
+  );
+  api.store.write([good('A/B', 1)]);
+  await stream.until((blocks) => dataBlocks(blocks).length === 2, 'an event after them');
+  t.pass();
+  stream.close();
 });

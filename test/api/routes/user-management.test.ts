@@ -173,6 +173,22 @@ test('fixed Users routes are reserved names: never created, never shadowed', asy
   t.is(refresh.status, 200);
   t.is(typeof refresh.json.token, 'string');
   t.is(refresh.json.username, 'root');
+  // The other methods of the fixed routes are not account routes either: 405 as before.
+  for (const [method, path, allow] of [
+    ['PUT', `${users}/Refresh`, 'HEAD, GET'],
+    ['DELETE', `${users}/SignOut`, 'POST'],
+    ['GET', `${users}/Authenticate`, 'POST'],
+    ['DELETE', `${users}/Authenticate/TwoFactor`, 'POST'],
+  ] as const) {
+    const response = await api.request(path, {
+      method,
+      token: api.admin,
+      ...(method === 'GET' ? {} : { body: {} }),
+    });
+    t.is(response.status, 405, `${method} ${path}`);
+    t.is(response.json.code, 'method-not-allowed');
+    t.is(response.headers.get('allow'), allow);
+  }
 });
 
 test("a role change and disabling void the account's tokens; a kind change is refused", async (t) => {

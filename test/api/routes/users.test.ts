@@ -43,7 +43,13 @@ test('sign-in answers token, refresh token, identity and permissions', async (t)
   ]);
   t.is(response.json.username, 'alice');
   t.is(response.json.id, user.id);
-  t.deepEqual(response.json.permissions, ['TagView', 'DBCView', 'PublisherView']);
+  t.deepEqual(response.json.permissions, [
+    'TagView',
+    'TagWrite',
+    'DBCView',
+    'DriverView',
+    'PublisherView',
+  ]);
   const read = await api.request(sample, { token: response.json.token as string });
   t.is(read.status, 200);
   t.is((read.json as { value?: number }).value, 61.5);
