@@ -22,6 +22,11 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, key = '')
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const tick = async () => {
+      // A hidden tab asks nothing (a panel PC may keep many open); it catches up when shown.
+      if (document.hidden && intervalMs > 0) {
+        timer = setTimeout(tick, intervalMs);
+        return;
+      }
       try {
         const result = await load();
         if (stopped) return;
