@@ -500,4 +500,23 @@ if (skipReason) {
       [],
     );
   });
+
+  test.serial(
+    'when the gateway stops, the Tags page says its values are the last received',
+    async (t) => {
+      t.timeout(120_000);
+      const page = adminPage();
+      await signIn(page, 'admin', adminPassword);
+      await page.goto(`${(gateway as ConsoleDaemon).url}/#/tags`, wait);
+      await page.getByText('Live', { exact: true }).waitFor(wait);
+      await (gateway as ConsoleDaemon).daemon.stop();
+      await page
+        .getByText(
+          'Not receiving updates from the gateway: the values shown are the last received.',
+        )
+        .waitFor(wait);
+      await page.locator('.tag-browser.feed-lost').waitFor(wait);
+      t.is(await page.locator('.feed').innerText(), 'Reconnecting…');
+    },
+  );
 }

@@ -62,10 +62,12 @@ function connect(): void {
     if (frame === 0) frame = requestAnimationFrame(publish);
   };
   stream.onerror = () => {
+    if (source !== stream) return;
+    // Not live from here until the next open, whatever happens next.
+    feedState.value = 'reconnecting';
     // EventSource retries a dropped stream by itself; a refused one (401 once the access
     // cookie expired, a restart) is CLOSED: renew the session, then connect again.
-    if (stream.readyState !== EventSource.CLOSED || source !== stream) return;
-    feedState.value = 'reconnecting';
+    if (stream.readyState !== EventSource.CLOSED) return;
     retryTimer = setTimeout(async () => {
       retryTimer = undefined;
       if (users === 0 || source !== stream) return;

@@ -47,12 +47,15 @@ export function TagsPage() {
   };
 
   const total = tagPaths.value.length;
+  // Values held while the stream is down are the last received, not the device's current ones:
+  // say so and dim them, so no stale Good passes for a live one.
+  const lost = total > 0 && feedState.value !== 'live';
   const shown = useMemo(() => rows.value.filter((row) => row.kind === 'tag').length, [rows.value]);
   const path = selected.value;
 
   return (
     <div class="tags-page">
-      <section class="panel tag-browser" aria-labelledby="tags-title">
+      <section class={`panel tag-browser${lost ? ' feed-lost' : ''}`} aria-labelledby="tags-title">
         <div class="panel-head">
           <h1 id="tags-title">Tags</h1>
           <span class={`feed feed-${feedState.value}`} role="status">
@@ -65,6 +68,11 @@ export function TagsPage() {
                   : 'Reconnecting…'}
           </span>
         </div>
+        {lost ? (
+          <p class="form-error" role="alert">
+            Not receiving updates from the gateway: the values shown are the last received.
+          </p>
+        ) : null}
         <label class="field">
           <span>Filter tags</span>
           <input
