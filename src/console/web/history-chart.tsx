@@ -36,6 +36,7 @@ export function HistoryChart({ path }: { path: string }) {
   useEffect(() => {
     let cancelled = false;
     let chart: uPlot | undefined;
+    let follow: ResizeObserver | undefined;
     const range = ranges[rangeIndex] ?? ranges[1];
     setStatus({ kind: 'loading' });
     load(path, range.start, mode, range.window)
@@ -53,6 +54,12 @@ export function HistoryChart({ path }: { path: string }) {
           [times, values],
           host.current,
         );
+        // Follows the panel's width (a rotated phone, a resized window).
+        follow = new ResizeObserver(() => {
+          if (chart && host.current)
+            chart.setSize({ width: Math.max(280, host.current.clientWidth), height: 220 });
+        });
+        follow.observe(host.current);
         setStatus({
           kind: 'ready',
           points: times.length,
@@ -69,6 +76,7 @@ export function HistoryChart({ path }: { path: string }) {
       });
     return () => {
       cancelled = true;
+      follow?.disconnect();
       chart?.destroy();
     };
   }, [path, rangeIndex, mode]);
