@@ -57,6 +57,8 @@ let gateway: ConsoleDaemon | undefined;
 let browser: Browser | undefined;
 let admin: Page | undefined;
 let adminWatch: ReturnType<typeof watchPage> | undefined;
+/** The one-time password the administrator's reset gave `watcher` (an Operator by then). */
+let watcherOneTimePassword = '';
 
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(await screenshotFolder(), `${name}.png`), fullPage: true });
@@ -491,8 +493,47 @@ if (skipReason) {
       await page.getByRole('button', { name: 'Reset password' }).click(wait);
       const oneTime = page.getByLabel('One-time password (shown once)');
       await oneTime.waitFor(wait);
-      t.true((await oneTime.inputValue()).length >= 10);
+      watcherOneTimePassword = await oneTime.inputValue();
+      t.true(watcherOneTimePassword.length >= 10);
       await facts.locator('dd', { hasText: 'password change due' }).waitFor(wait);
+    },
+  );
+
+  test.serial(
+    'an Operator, after the forced change of a reset password, reads publishers but cannot change them',
+    async (t) => {
+      t.timeout(120_000);
+      const { url } = gateway as ConsoleDaemon;
+      const context = await (browser as Browser).newContext({
+        viewport: { width: 1366, height: 768 },
+      });
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
+      await page.getByLabel('Username').fill('watcher', wait);
+      await page.getByLabel('Password', { exact: true }).fill(watcherOneTimePassword, wait);
+      await page.getByRole('button', { name: 'Sign in' }).click(wait);
+      await page.getByLabel('New password', { exact: true }).fill('watcher third password', wait);
+      await page.getByLabel('Repeat the new password').fill('watcher third password', wait);
+      await page.getByRole('button', { name: 'Change password' }).click(wait);
+      const nav = page.getByRole('navigation', { name: 'Console pages' });
+      await nav.getByRole('link', { name: 'Publishers' }).waitFor(wait);
+      t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Drivers', 'Publishers']);
+
+      await nav.getByRole('link', { name: 'Publishers' }).click(wait);
+      const row = page.locator('tr[data-publisher="demo-receiver"]');
+      await row.waitFor(wait);
+      t.is(await page.getByRole('link', { name: 'New webhook publisher' }).count(), 0);
+      t.is(await row.getByRole('button').count(), 0, 'no Start, Stop or Edit');
+      await expectAccessible(t, page, 'publishers page, read only');
+      const refused = (await page.evaluate(
+        `fetch('/api/v2/Publishers/Webhooks/demo-receiver/Stop', {
+        method: 'POST',
+        headers: { 'X-CSRF-Token': document.cookie.split('tagd_csrf=')[1]?.split(';')[0] ?? '' },
+      }).then(async (response) => ({ status: response.status, body: await response.json() }))`,
+      )) as { status: number; body: { code: string } };
+      t.is(refused.status, 403);
+      t.is(refused.body.code, 'forbidden');
+      await context.close();
     },
   );
 
