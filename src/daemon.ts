@@ -14,16 +14,20 @@ import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
+import { type ConsoleBundle, loadConsoleBundle } from './console/console-bundle.js';
+import { defaultConsoleDir } from './console/console-manifest.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
 import { ExtensionsServer } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
 import { TagdMetrics } from './metrics/tagd-metrics.js';
+import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
+import { MqttPublishers } from './publishers/mqtt/mqtt-publishers.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
 import { checkStartup } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
@@ -55,6 +59,11 @@ export interface DaemonOptions {
    * (tests sign licenses with a key pair of their own and pass its public key).
    */
   licenseKeys?: KeyObject[];
+  /**
+   * Folder of the built console (build-console.ts). Default: `dist/console` in the package.
+   * Without a build there, `/` answers 404 and the rest runs as usual.
+   */
+  consoleDir?: string;
 }
 
 interface Component {
@@ -66,8 +75,8 @@ interface Component {
 /**
  * The running gateway: loads the profile and the license, then starts the tag store,
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
- * then HTTPS when the profile has it), the extensions server (when the profile has it) and the
- * webhook publishers in that order, and stops them in reverse (publishers first).
+ * then HTTPS when the profile has it), the extensions server (when the profile has it), the
+ * webhook and the MQTT publishers in that order, and stops them in reverse (publishers first).
  * Constructing does nothing.
  */
 export class Daemon {
@@ -230,9 +239,22 @@ export class Daemon {
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
+        stateDir,
         metrics: metrics.publisherKind('webhook', (): WebhookPublishers => publishers),
       });
 
+      const mqttPublishers: MqttPublishers = new MqttPublishers({
+        store,
+        collections,
+        clock,
+        logger,
+        license: () => license,
+        baseDir: profileFolder,
+        stateDir,
+        metrics: metrics.publisherKind('mqtt', (): MqttPublishers => mqttPublishers),
+      });
+
+      const consoleBundle = await this.loadConsole();
       const driverReports = new DriverReports({
         drivers: () => this.drivers,
         store,
@@ -268,6 +290,7 @@ export class Daemon {
         profile: profileService,
         collections,
         publishers,
+        mqttPublishers,
         license: () => license,
         dbc,
         drivers: driverReports,
@@ -277,6 +300,7 @@ export class Daemon {
           () => profileService.current().server.metrics.allowLoopbackWithoutToken,
         ),
         ...(history ? { history } : {}),
+        ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
       // sets and their admission limits, the tag stream hub when deps has none) both must share.
@@ -359,6 +383,11 @@ export class Daemon {
         start: () => publishers.startAll(profileService.current().publishers.webhooks),
         stop: () => publishers.stopAll(),
       });
+      await this.startComponent({
+        name: 'mqtt publishers',
+        start: () => mqttPublishers.startAll(profileService.current().publishers.mqtt),
+        stop: () => mqttPublishers.stopAll(),
+      });
 
       logger.info(
         {
@@ -434,6 +463,23 @@ export class Daemon {
   /** URL of the extensions server's HTTPS listener while running; undefined without one. */
   extensionsHttpsUrl(): string | undefined {
     return this.extensions?.httpsUrl();
+  }
+
+  // The console is a convenience: a missing or damaged build is logged, and the gateway goes on
+  // reading and delivering without it (`/` then answers 404 saying so).
+  private async loadConsole(): Promise<ConsoleBundle | undefined> {
+    const logger = this.options.logger.child({ component: 'console' });
+    const consoleDir = this.options.consoleDir ?? join(packageRoot, defaultConsoleDir);
+    try {
+      const bundle = await loadConsoleBundle(consoleDir);
+      if (!bundle) {
+        logger.info({ consoleDir }, 'no console build found: run `npm run build` to serve it at /');
+      }
+      return bundle;
+    } catch (error) {
+      logger.error({ err: error, consoleDir }, 'console build unreadable: serving no console');
+      return undefined;
+    }
   }
 
   // The license decides licensed features only: a missing or refused one never stops start-up.

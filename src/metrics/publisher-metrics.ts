@@ -1,7 +1,7 @@
 /**
  * Per-publisher series. Status, delivery counts and queues are read from the publishers when
  * scraped; delivery durations are pushed through the {@link PublisherMetrics} port, once per
- * delivery. Labels: `publisher` (its name), `type` (`webhook`, and later `mqtt`) and, for
+ * delivery. Labels: `publisher` (its name), `type` (`webhook`, `mqtt`) and, for
  * deliveries, `outcome` (`success`, `failure`).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -24,6 +24,8 @@ export interface PublisherSource {
 }
 
 const statuses: readonly PublisherStatus[] = ['On', 'Off', 'Error'];
+
+type Outbox = NonNullable<PublisherQueue['outbox']>;
 
 /**
  * Upper bounds of the delivery-duration buckets, s: a loopback receiver answers in ms, a failing
@@ -103,7 +105,7 @@ export class PublisherMetricsCollector {
     });
     new Gauge({
       name: 'tagd_publisher_queue_depth',
-      help: 'Samples waiting for delivery.',
+      help: 'What waits for delivery: MQTT messages (outbox and unacknowledged); webhook batches in the outbox plus Everything-mode updates.',
       labelNames,
       registers,
       collect() {
@@ -126,6 +128,42 @@ export class PublisherMetricsCollector {
             { publisher: queue.name, type },
             since === undefined ? 0 : Math.max(0, (at - since) / 1000),
           );
+        }
+      },
+    });
+    // The durable outbox (MQTT json formats, webhook storeAndForward): only publishers with one.
+    const outboxGauge = (name: string, help: string, read: (outbox: Outbox) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const { type, queue } of queues()) {
+            if (queue.outbox) this.set({ publisher: queue.name, type }, read(queue.outbox));
+          }
+        },
+      });
+    outboxGauge(
+      'tagd_outbox_messages',
+      'Messages (webhook: batches) stored in the durable outbox, waiting for the receiver or broker.',
+      (outbox) => outbox.messages,
+    );
+    outboxGauge(
+      'tagd_outbox_bytes',
+      'Bytes of topics and payloads in the outbox (bounded by bufferLimitMB).',
+      (outbox) => outbox.bytes,
+    );
+    new Counter({
+      name: 'tagd_outbox_dropped_messages_total',
+      help: 'Messages dropped from a full outbox (the oldest first), since it was opened.',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const { type, queue } of queues()) {
+          if (queue.outbox) this.inc({ publisher: queue.name, type }, queue.outbox.dropped);
         }
       },
     });

@@ -51,12 +51,21 @@ export interface PublisherState {
 export interface PublisherQueue {
   /** The publisher's name. */
   name: string;
-  /** Samples waiting for a delivery. */
+  /** What waits for delivery: MQTT messages; webhook stored batches and Everything updates. */
   depth: number;
   /**
    * Since when the oldest of them has waited at most, epoch ms; undefined when none waits.
    */
   oldestQueuedAt?: number;
+  /** The durable outbox, when the publisher keeps one (MQTT json, webhook storeAndForward). */
+  outbox?: {
+    /** Messages (webhook: batches) stored. */
+    messages: number;
+    /** Bytes of their topics and payloads. */
+    bytes: number;
+    /** Messages dropped since the outbox was opened because it was full. */
+    dropped: number;
+  };
 }
 
 /**
@@ -74,24 +83,24 @@ export interface PublisherMetrics {
 export const deliveryFailedMessage = 'Webhook delivery failed - see log for details.';
 
 /**
- * The running webhook publishers, as the management API and the daemon drive them. Conditions
+ * The running publishers of one kind (webhook, MQTT), as the management API and the daemon drive them. Conditions
  * to run (spec §3.1): the data relay feature is licensed, at least one collection is selected,
  * and every selected collection exists; a publisher that cannot run stays Off with a reason.
  */
-export interface PublisherManager<Config> {
+export interface PublisherManager<Config, State extends PublisherState = PublisherState> {
   /** Every publisher's state, in configuration order. */
-  list(): PublisherState[];
+  list(): State[];
   /** One publisher's state, or undefined. */
-  get(name: string): PublisherState | undefined;
+  get(name: string): State | undefined;
   /**
    * Adds or replaces the publisher `config.name`. A new publisher with Auto Connect on starts
    * at once; a replaced one keeps running if it was running (with the new configuration).
    */
-  put(config: Config): Promise<PublisherState>;
+  put(config: Config): Promise<State>;
   /** Stops and removes a publisher. @returns whether it existed. */
   remove(name: string): Promise<boolean>;
   /** Starts a publisher; when a condition fails it stays Off and `reason` says why. */
-  start(name: string): Promise<PublisherState>;
+  start(name: string): Promise<State>;
   /** Stops a publisher (Off, reason "stopped"). */
-  stop(name: string): Promise<PublisherState>;
+  stop(name: string): Promise<State>;
 }

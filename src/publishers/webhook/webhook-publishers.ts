@@ -7,7 +7,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { NotFoundError } from '../../errors.js';
-import { editionsWith, type LicenseState } from '../../license/license.js';
+import type { LicenseState } from '../../license/license.js';
+import { Outbox } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
 import type {
@@ -16,6 +17,7 @@ import type {
   PublisherQueue,
   PublisherState,
 } from '../publisher.js';
+import { runBlocker } from '../run-conditions.js';
 import type { WebhookConfig } from './schema.js';
 import { WebhookPublisher } from './webhook-publisher.js';
 
@@ -35,6 +37,8 @@ export interface WebhookPublishersDeps {
   version: string;
   /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
   baseDir?: string;
+  /** The state directory (the storeAndForward outbox). */
+  stateDir?: string;
   /** Delivery durations for the metrics. Default: not measured. */
   metrics?: PublisherMetrics;
 }
@@ -78,11 +82,6 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
     return [...this.publishers.values()].map((publisher) => publisher.state());
   }
 
-  /** What waits for delivery in each publisher, in configuration order (metrics). */
-  queues(): PublisherQueue[] {
-    return [...this.publishers.values()].map((publisher) => publisher.queue());
-  }
-
   get(name: string): PublisherState | undefined {
     return this.publishers.get(name)?.state();
   }
@@ -113,12 +112,20 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
     return publisher.state();
   }
 
+  /** What waits for delivery in each publisher, in configuration order (metrics). */
+  queues(): PublisherQueue[] {
+    return [...this.publishers.values()].map((publisher) => publisher.queue());
+  }
+
   async remove(name: string): Promise<boolean> {
     const publisher = this.publishers.get(name);
     if (publisher === undefined) return false;
     await publisher.stop('removed');
     this.publishers.delete(name);
     this.deps.metrics?.removed(name);
+    // Its stored batches go with it: a later publisher of that name starts empty.
+    const outboxFile = publisher.outboxFile;
+    if (outboxFile !== undefined) Outbox.discard(outboxFile);
     return true;
   }
 
@@ -137,7 +144,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
   }
 
   private create(config: WebhookConfig): WebhookPublisher {
-    const { store, collections, clock, logger, version, baseDir, metrics } = this.deps;
+    const { store, collections, clock, logger, version, baseDir, stateDir, metrics } = this.deps;
     const publisher = new WebhookPublisher(config, {
       store,
       collections,
@@ -145,6 +152,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
       logger,
       version,
       ...(baseDir !== undefined ? { baseDir } : {}),
+      ...(stateDir !== undefined ? { stateDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
     });
     this.publishers.set(config.name, publisher);
@@ -171,21 +179,6 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
 
   /** Why a publisher with this configuration cannot run, or undefined when it can. */
   private blocker(config: WebhookConfig): string | undefined {
-    const license = this.deps.license();
-    if (!license.features.has('dataRelay')) {
-      const editions = editionsWith('dataRelay').join(' or ');
-      const held =
-        license.edition === 'unlicensed'
-          ? `no valid license is installed${license.problem ? ` (${license.problem})` : ''}`
-          : `the license is for the ${license.edition} edition`;
-      return `The data relay feature is not licensed: it needs the ${editions} edition, and ${held}.`;
-    }
-    if (config.collections.length === 0) return 'No collection is selected.';
-    const missing = config.collections.filter((name) => !this.deps.collections.has(name));
-    if (missing.length === 1) return `Collection '${missing[0]}' does not exist.`;
-    if (missing.length > 1) {
-      return `Collections ${missing.map((name) => `'${name}'`).join(', ')} do not exist.`;
-    }
-    return undefined;
+    return runBlocker(this.deps.license(), this.deps.collections, config.collections);
   }
 }
