@@ -183,6 +183,8 @@ test('publisher series: status, deliveries by outcome, queue, durations', async 
   body = await scrape(source);
   t.is(seriesValue(body, 'tagd_publisher_oldest_queued_age_seconds', labels), 0);
 
+  t.deepEqual(samplesOf(body, 'tagd_outbox_messages', labels), [], 'no outbox, no series');
+
   port.removed('mes');
   body = await scrape(source);
   t.deepEqual(samplesOf(body, 'tagd_publisher_delivery_duration_seconds_count', labels), []);
@@ -238,4 +240,28 @@ test('API requests by route template, method and status, with a duration histogr
   t.is(seriesValue(body, 'tagd_http_requests_total', { ...route, status: '404' }), 1);
   t.is(seriesValue(body, 'tagd_http_request_duration_seconds_count', route), 3);
   t.true(api.allowLoopbackWithoutToken());
+});
+
+test('outbox series for publishers that keep one (MQTT)', async (t) => {
+  const source = metrics();
+  const queues: PublisherQueue[] = [
+    { name: 'broker', depth: 3, outbox: { messages: 3, bytes: 420, dropped: 7 } },
+  ];
+  source.publisherKind('mqtt', () => ({
+    list: () => [
+      {
+        name: 'broker',
+        status: 'Error',
+        counters: { batches: 0, samples: 0, failures: 1, skippedTicks: 0, droppedSamples: 0 },
+      },
+    ],
+    queues: () => queues,
+  }));
+  const body = await scrape(source);
+  const labels = { publisher: 'broker', type: 'mqtt' };
+  t.is(seriesValue(body, 'tagd_publisher_status', { ...labels, status: 'Error' }), 1);
+  t.is(seriesValue(body, 'tagd_publisher_queue_depth', labels), 3);
+  t.is(seriesValue(body, 'tagd_outbox_messages', labels), 3);
+  t.is(seriesValue(body, 'tagd_outbox_bytes', labels), 420);
+  t.is(seriesValue(body, 'tagd_outbox_dropped_messages_total', labels), 7);
 });

@@ -1,0 +1,54 @@
+/**
+ * The daemon wires every area into `/metrics`: the demo profile's simulator and CAN replay
+ * drivers, its tag store, its SQLite history, its webhook publisher, the API and the sign-in
+ * limiter, each with its series.
+ */
+import test from 'ava';
+import { demoDaemon } from '../helpers/demo-daemon.js';
+import { samplesOf, seriesValue } from '../helpers/prometheus-text.js';
+
+test('the demo daemon serves every area at /metrics, without a token on loopback', async (t) => {
+  const { url, daemon } = await demoDaemon(t);
+  // A failed sign-in and a request, so the API and sign-in series have something to show.
+  const refused = await fetch(`${url}/api/v2/Users/Authenticate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'not the password' }),
+  });
+  t.is(refused.status, 401);
+  const response = await fetch(`${url}/metrics`);
+  t.is(response.status, 200);
+  const body = await response.text();
+  t.is(
+    seriesValue(body, 'tagd_driver_state', { driver: 'Demo', type: 'simulator', state: 'Running' }),
+    1,
+  );
+  t.true(samplesOf(body, 'tagd_driver_state', { driver: 'Vehicle', type: 'can' }).length > 0);
+  t.is(seriesValue(body, 'tagd_driver_tags', { driver: 'Demo', quality: 'Good' }), 7);
+  // The simulator scanned once at start: one cycle timed.
+  t.is(seriesValue(body, 'tagd_driver_poll_duration_seconds_count', { driver: 'Demo' }), 1);
+  t.is(seriesValue(body, 'tagd_store_tags'), daemon.store?.size);
+  t.true((seriesValue(body, 'tagd_store_updates_total') ?? 0) > 0);
+  t.not(seriesValue(body, 'tagd_history_buffered_samples'), undefined);
+  t.is(seriesValue(body, 'tagd_history_rejected_samples_total'), 0);
+  t.is(
+    seriesValue(body, 'tagd_publisher_status', {
+      publisher: 'demo-receiver',
+      type: 'webhook',
+      status: 'On',
+    }),
+    1,
+  );
+  t.is(seriesValue(body, 'tagd_publisher_queue_depth', { publisher: 'demo-receiver' }), 0);
+  t.is(seriesValue(body, 'tagd_signin_failures_total'), 1);
+  t.is(
+    seriesValue(body, 'tagd_http_requests_total', {
+      route: '/api/v2/Users/Authenticate',
+      method: 'POST',
+      status: '401',
+    }),
+    1,
+  );
+  t.true(samplesOf(body, 'nodejs_heap_size_used_bytes').length === 1);
+  t.notRegex(body, /not the password|"admin"/);
+});
