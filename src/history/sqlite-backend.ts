@@ -16,6 +16,7 @@ import { compileTagPattern } from '../tags/tag-pattern.js';
 import type {
   AggregateQuery,
   AggregateValue,
+  DeleteOptions,
   HistoryBackend,
   HistoryRange,
   LoggedSample,
@@ -411,13 +412,15 @@ class SqliteBackend implements HistoryBackend {
   }
 
   /**
-   * Deletes in chunks of `deleteChunkRows`, each its own transaction, yielding to the event
-   * loop between them (better-sqlite3 is synchronous: one statement deleting millions of rows
-   * would freeze the process for seconds). Appends may run between chunks. A stop between
-   * chunks ends it; what was deleted so far is returned.
+   * Deletes in slices of `deleteChunkRows`, each its own transaction (better-sqlite3 is
+   * synchronous: one statement deleting millions of rows would freeze the process for seconds).
+   * Between slices it awaits `options.betweenSlices` (the logger's appends run there), or else
+   * yields to the event loop. An aborted `options.signal` or a stop between slices ends it;
+   * what was deleted so far is returned.
    */
-  async deleteBefore(beforeMs: number): Promise<number | undefined> {
+  async deleteBefore(beforeMs: number, options: DeleteOptions = {}): Promise<number | undefined> {
     const db = this.open();
+    const { signal, betweenSlices } = options;
     const chunk = Math.max(1, this.options.deleteChunkRows ?? 10_000);
     // Per tag, so each delete walks the (tag, t) index instead of the whole table.
     const statement = this.prepare(
@@ -439,8 +442,10 @@ class SqliteBackend implements HistoryBackend {
       }
       return changes;
     });
+    const ended = () => signal?.aborted === true || this.db !== db;
+    if (ended()) return 0;
     let deleted = 0;
-    // Rows deleted since the last yield: many small tags share one, a big tag takes several.
+    // Rows deleted since the last pause: many small tags share one, a big tag takes several.
     let sinceYield = 0;
     for (const tag of [...this.tagIdsByPath.values()]) {
       for (;;) {
@@ -449,8 +454,9 @@ class SqliteBackend implements HistoryBackend {
         sinceYield += changes;
         if (sinceYield >= chunk) {
           sinceYield = 0;
-          await new Promise((resolve) => setImmediate(resolve));
-          if (this.db !== db) return deleted;
+          if (betweenSlices !== undefined) await betweenSlices();
+          else await new Promise((resolve) => setImmediate(resolve));
+          if (ended()) return deleted;
         }
         if (changes < chunk) break;
       }
