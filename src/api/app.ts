@@ -62,8 +62,7 @@ export function createApp(deps: ApiDeps): Koa {
  */
 function jsonBodies(): Koa.Middleware {
   let parser: Promise<Koa.Middleware> | undefined;
-  return async (context, next) => {
-    if (!parsedMethods.has(context.method)) return next();
+  const parseThenNext: Koa.Middleware = async (context, next) => {
     parser ??= loadBodyParser();
     const parse = await parser;
     try {
@@ -79,6 +78,9 @@ function jsonBodies(): Koa.Middleware {
     }
     await next();
   };
+  // Not async: a request without a body (every GET) passes with no frame of its own.
+  return (context, next) =>
+    parsedMethods.has(context.method) ? parseThenNext(context, next) : next();
 }
 
 /** The methods whose bodies @koa/bodyparser reads (its `parsedMethods` default). */
@@ -110,12 +112,19 @@ const commonHeaders: [string, string][] = [
 ];
 
 // Set on the raw response: these constant values need none of koa's per-call handling, and
-// this runs on every request.
-async function securityHeaders(context: Koa.Context, next: Koa.Next): Promise<void> {
+// this runs on every request (not async either: it hands next()'s promise on, one frame fewer).
+function securityHeaders(context: Koa.Context, next: Koa.Next): Promise<void> {
   const response = context.res;
   for (const [name, value] of commonHeaders) response.setHeader(name, value);
-  const swaggerUiPage = context.path === '/swagger' || context.path === '/swagger/';
+  // context.path parses the URL: only for a URL that can be the Swagger UI page.
+  const url = context.req.url ?? '';
+  const swaggerUiPage =
+    (url[0] !== '/' || url.startsWith('/swagger')) &&
+    (context.path === '/swagger' || context.path === '/swagger/');
   response.setHeader('Content-Security-Policy', swaggerUiPage ? swaggerUiPolicy : strictPolicy);
-  if (context.secure) response.setHeader('Strict-Transport-Security', 'max-age=31536000');
-  await next();
+  // What context.secure says with proxy: false (createApp): the socket is TLS.
+  if ((context.req.socket as { encrypted?: boolean }).encrypted === true) {
+    response.setHeader('Strict-Transport-Security', 'max-age=31536000');
+  }
+  return next();
 }
