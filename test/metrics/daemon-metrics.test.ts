@@ -3,8 +3,10 @@
  * drivers, its tag store, its SQLite history, its webhook publisher, the API and the sign-in
  * limiter, each with its series.
  */
+import { spawn } from 'node:child_process';
 import test from 'ava';
 import { demoDaemon } from '../helpers/demo-daemon.js';
+import { prometheusSkipReason, promtoolPath } from '../helpers/prometheus.js';
 import { samplesOf, seriesValue } from '../helpers/prometheus-text.js';
 
 test('the demo daemon serves every area at /metrics, without a token on loopback', async (t) => {
@@ -52,3 +54,27 @@ test('the demo daemon serves every area at /metrics, without a token on loopback
   t.true(samplesOf(body, 'nodejs_heap_size_used_bytes').length === 1);
   t.notRegex(body, /not the password|"admin"/);
 });
+
+const promtoolSkip = prometheusSkipReason();
+(promtoolSkip ? test.skip : test)(
+  "promtool's linter finds nothing to say about tagd's own series",
+  async (t) => {
+    const { url } = await demoDaemon(t);
+    await fetch(`${url}/api/v2/Tags/Sample/Demo/Line1/Temperature`);
+    const body = await (await fetch(`${url}/metrics`)).text();
+    const child = spawn(promtoolPath, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stdin.end(body);
+    await new Promise((resolve) => child.once('close', resolve));
+    // prom-client's own Node.js gauges named `…_total` are its choice; tagd's series must be clean.
+    const findings = output.split('\n').filter((line) => line.includes('tagd_'));
+    t.deepEqual(findings, []);
+    t.notRegex(output, /error|parse/i);
+  },
+);

@@ -239,6 +239,16 @@ test('API requests by route template, method and status, with a duration histogr
   t.is(seriesValue(body, 'tagd_http_requests_total', { ...route, status: '200' }), 2);
   t.is(seriesValue(body, 'tagd_http_requests_total', { ...route, status: '404' }), 1);
   t.is(seriesValue(body, 'tagd_http_request_duration_seconds_count', route), 3);
+  // Buckets are cumulative and their bound inclusive (le): 0.001 falls in le="0.001".
+  const bucket = (le: string) =>
+    seriesValue(body, 'tagd_http_request_duration_seconds_bucket', { ...route, le });
+  t.is(bucket('0.0005'), 1);
+  t.is(bucket('0.001'), 2);
+  t.is(bucket('0.0025'), 3);
+  t.is(bucket('+Inf'), 3);
+  const sum = seriesValue(body, 'tagd_http_request_duration_seconds_sum', route) ?? 0;
+  t.true(Math.abs(sum - 0.0034) < 1e-12);
+  t.regex(body, /# TYPE tagd_http_request_duration_seconds histogram/);
   t.true(api.allowLoopbackWithoutToken());
 });
 
