@@ -7,6 +7,7 @@ import type { LicenseState } from '../license/license.js';
 import type { ProfileService } from '../profile/profile-service.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
+import type { ProfileReloader } from '../reload/profile-reloader.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
 import type { DriverReports } from './driver-reports.js';
@@ -63,4 +64,9 @@ export interface ApiDeps {
    * Absent: those routes answer 500 (a wiring error).
    */
   userManagement?: UserManagement;
+  /**
+   * Applies profile changes to the running daemon: the Profile/Reload route and the Drivers
+   * routes that add, replace or remove a driver. Absent: those routes answer 500 (a wiring error).
+   */
+  reloader?: ProfileReloader;
 }
