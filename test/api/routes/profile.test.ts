@@ -1,0 +1,75 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import test from 'ava';
+import { type Json, managedDaemon } from '../../helpers/managed-daemon.js';
+
+async function editProfile(file: string, edit: (profile: Json & { drivers: Json[] }) => void) {
+  const profile = JSON.parse(await readFile(file, 'utf8'));
+  edit(profile);
+  await writeFile(file, JSON.stringify(profile, null, 2));
+}
+
+test('the profile routes need ProfileManage: Operators get 403', async (t) => {
+  const { request, operator } = await managedDaemon(t);
+  t.is((await request('/api/v2/Profile', { token: operator })).status, 403);
+  const reload = await request('/api/v2/Profile/Reload', { method: 'POST', token: operator });
+  t.is(reload.status, 403);
+});
+
+test('GET Profile answers the profile in force with every secret masked', async (t) => {
+  const { request } = await managedDaemon(t);
+  const profile = await request('/api/v2/Profile');
+  t.is(profile.status, 200);
+  const webhooks = (profile.json.publishers as { webhooks: Json[] }).webhooks;
+  t.is(webhooks[0]?.destinationUrl, '********');
+  t.is((profile.json.drivers as Json[])[0]?.name, 'Demo');
+  t.false(JSON.stringify(profile.json).includes('127.0.0.1:9000'));
+});
+
+test('Reload restarts the changed driver only, and lists what needs a restart', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  const vehicleSince = (await request('/api/v2/Drivers/Vehicle')).json.since;
+  const unchanged = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(unchanged.status, 200);
+  t.deepEqual(unchanged.json.restarted, []);
+  t.true((unchanged.json.unchanged as string[]).includes('drivers/Demo'));
+
+  await editProfile(profileFile, (profile) => {
+    (profile.drivers[0] as Json).scanIntervalMs = 500;
+    (profile.collections as Json[]).push({ name: 'Vehicle', members: ['Vehicle/**'] });
+    profile.security = { accessTokenMinutes: 30 };
+  });
+  const reloaded = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(reloaded.status, 200);
+  t.deepEqual(reloaded.json.restarted, ['drivers/Demo']);
+  t.deepEqual(reloaded.json.started, ['collections/Vehicle']);
+  t.deepEqual(reloaded.json.requiresRestart, ['security']);
+  t.deepEqual(reloaded.json.failed, []);
+  t.true((reloaded.json.unchanged as string[]).includes('drivers/Vehicle'));
+  t.is((await request('/api/v2/Drivers/Vehicle')).json.since, vehicleSince);
+  t.is((await request('/api/v2/Drivers/Demo')).json.state, 'Running');
+  const inForce = (await request('/api/v2/Profile')).json;
+  t.is((inForce.drivers as Json[])[0]?.scanIntervalMs, 500);
+  t.is((await request('/api/v2/Collections/Vehicle')).status, 200);
+});
+
+test('Reload refuses an invalid profile with every error and keeps the running configuration', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  await editProfile(profileFile, (profile) => {
+    (profile.drivers[0] as Json).scanIntervalMs = 'fast';
+    (profile.drivers[1] as Json).colour = 'red';
+    profile.history = { backend: 'sqlite', retentionDays: -1 };
+  });
+  const refused = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(refused.status, 400);
+  t.is(refused.json.code, 'profile-invalid');
+  const paths = (refused.json.errors as { path: string }[]).map((error) => error.path).sort();
+  t.deepEqual(paths, ['drivers[0].scanIntervalMs', 'drivers[1].colour', 'history.retentionDays']);
+  // Nothing changed: the API answers and the drivers run as before.
+  t.is((await request('/api/v2/Drivers/Demo')).json.state, 'Running');
+  t.is(((await request('/api/v2/Profile')).json.drivers as Json[])[0]?.scanIntervalMs, 1000);
+
+  await writeFile(profileFile, '{ "drivers": [');
+  const corrupt = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(corrupt.status, 400);
+  t.is((corrupt.json.errors as { path: string }[])[0]?.path, '(root)');
+});
