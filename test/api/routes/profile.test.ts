@@ -73,3 +73,45 @@ test('Reload refuses an invalid profile with every error and keeps the running c
   t.is(corrupt.status, 400);
   t.is((corrupt.json.errors as { path: string }[])[0]?.path, '(root)');
 });
+
+test('Reload restarts history, publishers and the extensions server that changed; a driver that cannot start is reported', async (t) => {
+  const { request, profileFile, daemon } = await managedDaemon(t);
+  const historyBefore = daemon.history;
+  await editProfile(profileFile, (profile) => {
+    (profile.history as Json).retentionDays = 3;
+    const webhooks = (profile.publishers as { webhooks: Json[] }).webhooks;
+    (webhooks[0] as Json).updateIntervalSeconds = 20;
+    (profile.extensions as Json).enableDocs = true;
+    // The CAN driver now names a DBC file that is not there: left out, the others run.
+    (profile.drivers[1] as Json).dbcFile = 'missing.dbc';
+  });
+  const reloaded = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(reloaded.status, 200);
+  t.deepEqual([...(reloaded.json.restarted as string[])].sort(), [
+    'extensions',
+    'history',
+    'publishers.webhooks/demo-receiver',
+  ]);
+  const failed = reloaded.json.failed as { component: string; message: string }[];
+  t.deepEqual(
+    failed.map((entry) => entry.component),
+    ['drivers/Vehicle'],
+  );
+  t.regex(failed[0]?.message ?? '', /dbcFile/);
+  t.not(daemon.history, historyBefore);
+  t.truthy(daemon.history);
+  // The extensions server answers on its new listener; the CAN tags left with their driver.
+  const extensions = daemon.extensionsUrl() as string;
+  t.is((await fetch(`${extensions}/swagger/v2/swagger.json`)).status, 200);
+  t.is((await request('/api/v2/Drivers/Vehicle')).status, 404);
+  t.deepEqual((await request('/api/v2/Tags?pattern=Vehicle/**')).json.tags, []);
+  t.is((await request('/api/v2/Drivers/Demo')).json.state, 'Running');
+
+  // Removing the section stops the history; its route then answers as without history.
+  await editProfile(profileFile, (profile) => {
+    delete profile.history;
+  });
+  const removed = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.true((removed.json.stopped as string[]).includes('history'));
+  t.is(daemon.history, undefined);
+});
