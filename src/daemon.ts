@@ -21,6 +21,7 @@ import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
+import { MqttPublishers } from './publishers/mqtt/mqtt-publishers.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
 import {
   ProfileReloader,
@@ -70,8 +71,8 @@ interface Component {
 /**
  * The running gateway: loads the profile and the license, then starts the tag store,
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
- * then HTTPS when the profile has it), the extensions server (when the profile has it) and the
- * webhook publishers in that order, and stops them in reverse (publishers first).
+ * then HTTPS when the profile has it), the extensions server (when the profile has it), the
+ * webhook and the MQTT publishers in that order, and stops them in reverse (publishers first).
  * Constructing does nothing.
  */
 export class Daemon {
@@ -243,6 +244,17 @@ export class Daemon {
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
+        stateDir,
+      });
+
+      const mqttPublishers = new MqttPublishers({
+        store,
+        collections,
+        clock,
+        logger,
+        license: () => this.license ?? unlicensed,
+        baseDir: profileFolder,
+        stateDir,
       });
 
       const driverReports = new DriverReports({
@@ -293,6 +305,7 @@ export class Daemon {
             await startExtensions(next, nextProblems);
           },
           publishers,
+          mqttPublishers,
           check: (next) => checkStartup(next, this.checkOptions(profileFolder, clock)),
         },
       });
@@ -313,6 +326,7 @@ export class Daemon {
         profile: profileService,
         collections,
         publishers,
+        mqttPublishers,
         license: () => this.license ?? unlicensed,
         dbc,
         drivers: driverReports,
@@ -394,6 +408,11 @@ export class Daemon {
         name: 'publishers',
         start: () => publishers.startAll(profileService.current().publishers.webhooks),
         stop: () => publishers.stopAll(),
+      });
+      await this.startComponent({
+        name: 'mqtt publishers',
+        start: () => mqttPublishers.startAll(profileService.current().publishers.mqtt),
+        stop: () => mqttPublishers.stopAll(),
       });
 
       reloader.accept();

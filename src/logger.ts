@@ -14,6 +14,7 @@ export const secretKeys = [
   'apiKeyHeaderValue',
   'basicAuthPassword',
   'destinationUrl',
+  'brokerUrl',
   'signingSecret',
   'keyPassphrase',
   'sealedSecret',

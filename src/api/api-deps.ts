@@ -5,6 +5,8 @@ import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
 import type { ProfileService } from '../profile/profile-service.js';
+import type { MqttPublisherState } from '../publishers/mqtt/mqtt-publisher.js';
+import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { ProfileReloader } from '../reload/profile-reloader.js';
@@ -39,6 +41,8 @@ export interface ApiDeps {
   collections?: Collections;
   /** The running webhook publishers, following every change made through the API. */
   publishers?: PublisherManager<WebhookConfig>;
+  /** The running MQTT publishers, following every change made through the API. */
+  mqttPublishers?: PublisherManager<MqttConfig, MqttPublisherState>;
   /**
    * The license in force, read on every publisher request. Default: unlicensed, so every
    * publisher route answers 403 `feature-unavailable`.

@@ -11,6 +11,7 @@ import { docsRoutes } from './routes/docs.js';
 import { driverManagementRoutes } from './routes/driver-management.js';
 import { driverRoutes } from './routes/drivers.js';
 import { healthRoutes } from './routes/health.js';
+import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { profileRoutes } from './routes/profile.js';
 import { publisherRoutes } from './routes/publishers.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
@@ -49,6 +50,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...driverRoutes(deps),
     ...driverManagementRoutes(deps),
     ...publisherRoutes(deps),
+    ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
     ...profileRoutes(deps),
   ];

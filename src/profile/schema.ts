@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
 import { extensionsSchema } from '../extensions/extensions-config.js';
 import { historyConfigSchema } from '../history/history-config.js';
+import { mqttConfigSchema } from '../publishers/mqtt/schema.js';
 import { webhookConfigSchema } from '../publishers/webhook/schema.js';
 import { queryLimitsSchema } from '../queries/query-limits.js';
 import { tagPathProblem } from '../tags/tag-path.js';
@@ -68,8 +69,9 @@ const licenseSchema = z
 const publishersSchema = z
   .strictObject({
     webhooks: z.array(webhookConfigSchema).default([]).describe('Webhook publishers.'),
+    mqtt: z.array(mqttConfigSchema).default([]).describe('MQTT publishers.'),
   })
-  .describe('Publishers pushing collections to receivers.');
+  .describe('Publishers pushing collections to receivers and brokers.');
 
 /** A named set of tags that publishers and history refer to. */
 export const collectionSchema = z.strictObject({

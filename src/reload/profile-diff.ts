@@ -1,6 +1,6 @@
 /**
- * What changed between two validated profiles, per component: each driver, collection and
- * webhook publisher by name, and the history, extensions and license sections as wholes. Two
+ * What changed between two validated profiles, per component: each driver, collection,
+ * webhook and MQTT publisher by name, and the history, extensions and license sections as wholes. Two
  * entries are the same when they are deeply equal after validation (defaults applied), so
  * writing a default out explicitly restarts nothing.
  *
@@ -11,6 +11,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { DriverConfig } from '../../drivers/registry.js';
 import type { Profile } from '../profile/schema.js';
+import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { CollectionDefinition } from '../tags/collections.js';
 
@@ -33,6 +34,7 @@ export interface ProfileDiff {
   drivers: EntryChange<DriverConfig>[];
   collections: EntryChange<CollectionDefinition>[];
   webhooks: EntryChange<WebhookConfig>[];
+  mqtt: EntryChange<MqttConfig>[];
   history: ChangeKind;
   extensions: ChangeKind;
   /** The `license` section itself; the file's content is re-read at every reload anyway. */
@@ -50,6 +52,7 @@ export function diffProfiles(before: Profile, after: Profile): ProfileDiff {
     drivers: diffEntries(before.drivers, after.drivers),
     collections: diffEntries(before.collections, after.collections),
     webhooks: diffEntries(before.publishers.webhooks, after.publishers.webhooks),
+    mqtt: diffEntries(before.publishers.mqtt, after.publishers.mqtt),
     history: diffSection(before.history, after.history),
     extensions: diffSection(before.extensions, after.extensions),
     license: diffSection(before.license, after.license),

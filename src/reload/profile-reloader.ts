@@ -13,7 +13,8 @@
  * history section restarts when it changed; drivers that were removed or changed stop (their
  * tags leave the store) and changed or added ones start; the extensions server restarts when
  * its section changed; last, publishers that were added or changed start, and those whose
- * conditions changed (the license, a collection they select appeared or went) are restarted.
+ * conditions changed (the license, a collection they select appeared or went) are restarted;
+ * webhook and MQTT publishers alike.
  * A component that fails to start is reported in `failed`; the others go on.
  */
 import type { Logger } from 'pino';
@@ -28,12 +29,13 @@ import {
 import type { ProfileService } from '../profile/profile-service.js';
 import type { ProfileStore } from '../profile/profile-store.js';
 import type { Profile, ProfileInput } from '../profile/schema.js';
-import type { PublisherManager } from '../publishers/publisher.js';
+import type { MqttConfig } from '../publishers/mqtt/schema.js';
+import type { PublisherManager, PublisherState } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { RunningDrivers } from '../runtime/running-drivers.js';
 import type { StartupProblem } from '../startup-checks.js';
 import type { Collections } from '../tags/collections.js';
-import { diffProfiles, type ProfileDiff } from './profile-diff.js';
+import { diffProfiles, type EntryChange, type ProfileDiff } from './profile-diff.js';
 
 /** What a reload did, component by component (`drivers/<name>`, `collections/<name>`, …). */
 export interface ReloadSummary {
@@ -75,6 +77,7 @@ export interface ReloadTargets {
   /** Stops the extensions server, if any, and starts the one `profile` configures, if any. */
   restartExtensions(profile: Profile, problems: readonly StartupProblem[]): Promise<void>;
   publishers: PublisherManager<WebhookConfig>;
+  mqttPublishers: PublisherManager<MqttConfig, PublisherState>;
   /** The start-up checks (startup-checks.ts) on a profile, as `tagd start` runs them. */
   check(profile: Profile): Promise<StartupProblem[]>;
 }
@@ -236,10 +239,16 @@ export class ProfileReloader {
       (licenseChanged ? summary.restarted : summary.unchanged).push('license');
     }
 
+    const publisherKinds = [
+      { section: 'publishers.webhooks', changes: diff.webhooks, manager: targets.publishers },
+      { section: 'publishers.mqtt', changes: diff.mqtt, manager: targets.mqttPublishers },
+    ] as const;
     // Publishers that go stop first: nothing they read is stopped under a delivery.
-    for (const change of diff.webhooks.filter((change) => change.kind === 'removed')) {
-      await targets.publishers.remove(change.name);
-      summary.stopped.push(`publishers.webhooks/${change.name}`);
+    for (const { section, changes, manager } of publisherKinds) {
+      for (const change of changes.filter((change) => change.kind === 'removed')) {
+        await manager.remove(change.name);
+        summary.stopped.push(`${section}/${change.name}`);
+      }
     }
 
     // Before history and drivers: entries and tags join the collections they name at once.
@@ -276,23 +285,25 @@ export class ProfileReloader {
       listFor(summary, diff.extensions).push('extensions');
     }
 
-    for (const change of diff.webhooks) {
-      const config = change.after;
-      if (config === undefined) continue;
-      const id = `publishers.webhooks/${config.name}`;
-      if (change.kind === 'added' || change.kind === 'changed') {
-        if (await attempt(id, () => targets.publishers.put(config))) {
-          listFor(summary, change.kind).push(id);
+    for (const { section, changes, manager } of publisherKinds) {
+      // One loop for both kinds: a publisher is a name, collections and the manager's put/remove.
+      const put = manager.put.bind(manager) as (config: unknown) => Promise<unknown>;
+      for (const change of changes as readonly EntryChange<WebhookConfig | MqttConfig>[]) {
+        const config = change.after;
+        if (config === undefined) continue;
+        const id = `${section}/${config.name}`;
+        if (change.kind === 'added' || change.kind === 'changed') {
+          if (await attempt(id, () => put(config))) listFor(summary, change.kind).push(id);
+        } else if (
+          licenseChanged ||
+          config.collections.some((name) => collectionsAddedOrRemoved.has(name))
+        ) {
+          // Its run conditions changed: start it afresh, as at daemon start.
+          await manager.remove(config.name);
+          if (await attempt(id, () => put(config))) summary.restarted.push(id);
+        } else {
+          summary.unchanged.push(id);
         }
-      } else if (
-        licenseChanged ||
-        config.collections.some((name) => collectionsAddedOrRemoved.has(name))
-      ) {
-        // Its run conditions changed: start it afresh, as at daemon start.
-        await targets.publishers.remove(config.name);
-        if (await attempt(id, () => targets.publishers.put(config))) summary.restarted.push(id);
-      } else {
-        summary.unchanged.push(id);
       }
     }
     return summary;

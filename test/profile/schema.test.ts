@@ -76,7 +76,7 @@ test('an empty document is a valid profile with every default', (t) => {
     },
     drivers: [],
     collections: [],
-    publishers: { webhooks: [] },
+    publishers: { webhooks: [], mqtt: [] },
   });
 });
 

@@ -22,7 +22,7 @@ export const reloadSummarySchema = z
     started: z
       .array(z.string())
       .describe(
-        'Components the new profile added, now running: `drivers/<name>`, `collections/<name>`, `publishers.webhooks/<name>`, `history`, `extensions`.',
+        'Components the new profile added, now running: `drivers/<name>`, `collections/<name>`, `publishers.webhooks/<name>`, `publishers.mqtt/<name>`, `history`, `extensions`.',
       ),
     restarted: z
       .array(z.string())
@@ -78,7 +78,7 @@ export function profileRoutes(deps: ApiDeps): RouteDefinition[] {
       tag,
       summary: 'Re-read the profile file and restart what changed',
       description:
-        'What `systemctl reload tagd` does: the profile file is read and validated as at start. Changed drivers, collections, webhook publishers, the history section and the extensions server restart; the rest keeps running, and the API answers throughout. The license file is read again. Changes to `server`, `security` or `queries` are listed in `requiresRestart`. An invalid profile is refused with 400 `profile-invalid` listing every error with its path; the running configuration stays. A reload asked for while another runs waits for it; 503 `busy` while tagd starts or stops.',
+        'What `systemctl reload tagd` does: the profile file is read and validated as at start. Changed drivers, collections, webhook and MQTT publishers, the history section and the extensions server restart; the rest keeps running, and the API answers throughout. The license file is read again. Changes to `server`, `security` or `queries` are listed in `requiresRestart`. An invalid profile is refused with 400 `profile-invalid` listing every error with its path; the running configuration stays. A reload asked for while another runs waits for it; 503 `busy` while tagd starts or stops.',
       access,
       responses: { 200: { description: 'What the reload did.', schema: reloadSummarySchema } },
       problems: [400, 503],

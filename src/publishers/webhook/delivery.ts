@@ -24,7 +24,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import got, { type Response } from 'got';
 import type { Clock } from '../../clock.js';
-import type { PayloadEntry } from './payload.js';
+import type { PayloadEntry } from '../trigger/payload.js';
 import type { WebhookConfig } from './schema.js';
 
 const gzipAsync = promisify(gzip);
