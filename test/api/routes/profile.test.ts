@@ -115,3 +115,33 @@ test('Reload restarts history, publishers and the extensions server that changed
   t.true((removed.json.stopped as string[]).includes('history'));
   t.is(daemon.history, undefined);
 });
+
+test('Reload starts, restarts and stops MQTT publishers like webhooks', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  const mqtt = {
+    name: 'site-broker',
+    // Nothing listens there: the publisher runs and keeps retrying, which is all reload needs.
+    brokerUrl: 'mqtt://127.0.0.1:9',
+    collections: ['Line1'],
+    format: 'json',
+    loggingMode: 'On Change',
+    updateIntervalMs: 1000,
+    topicPrefix: 'plant/line1',
+  };
+  await editProfile(profileFile, (profile) => {
+    (profile.publishers as Json).mqtt = [mqtt];
+  });
+  const added = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.deepEqual(added.json.started, ['publishers.mqtt/site-broker']);
+  await editProfile(profileFile, (profile) => {
+    (profile.publishers as Json).mqtt = [{ ...mqtt, topicPrefix: 'plant/line1b' }];
+  });
+  const changed = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.deepEqual(changed.json.restarted, ['publishers.mqtt/site-broker']);
+  t.true((changed.json.unchanged as string[]).includes('publishers.webhooks/demo-receiver'));
+  await editProfile(profileFile, (profile) => {
+    (profile.publishers as Json).mqtt = [];
+  });
+  const removed = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.deepEqual(removed.json.stopped, ['publishers.mqtt/site-broker']);
+});
