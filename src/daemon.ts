@@ -12,11 +12,14 @@ import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
+import { type ConsoleBundle, loadConsoleBundle } from './console/console-bundle.js';
+import { defaultConsoleDir } from './console/console-manifest.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
 import { ExtensionsServer, type ExtensionsServerOptions } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, unlicensed, vendorPublicKey } from './license/license.js';
+import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
@@ -60,6 +63,11 @@ export interface DaemonOptions {
    * (tests sign licenses with a key pair of their own and pass its public key).
    */
   licenseKeys?: KeyObject[];
+  /**
+   * Folder of the built console (build-console.ts). Default: `dist/console` in the package.
+   * Without a build there, `/` answers 404 and the rest runs as usual.
+   */
+  consoleDir?: string;
 }
 
 interface Component {
@@ -257,6 +265,7 @@ export class Daemon {
         stateDir,
       });
 
+      const consoleBundle = await this.loadConsole();
       const driverReports = new DriverReports({
         drivers: () => drivers.list(),
         store,
@@ -337,6 +346,7 @@ export class Daemon {
         get history() {
           return daemon.history;
         },
+        ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
       // sets and their admission limits, the tag stream hub when deps has none) both must share.
@@ -491,6 +501,23 @@ export class Daemon {
   /** URL of the extensions server's HTTPS listener while running; undefined without one. */
   extensionsHttpsUrl(): string | undefined {
     return this.extensions?.httpsUrl();
+  }
+
+  // The console is a convenience: a missing or damaged build is logged, and the gateway goes on
+  // reading and delivering without it (`/` then answers 404 saying so).
+  private async loadConsole(): Promise<ConsoleBundle | undefined> {
+    const logger = this.options.logger.child({ component: 'console' });
+    const consoleDir = this.options.consoleDir ?? join(packageRoot, defaultConsoleDir);
+    try {
+      const bundle = await loadConsoleBundle(consoleDir);
+      if (!bundle) {
+        logger.info({ consoleDir }, 'no console build found: run `npm run build` to serve it at /');
+      }
+      return bundle;
+    } catch (error) {
+      logger.error({ err: error, consoleDir }, 'console build unreadable: serving no console');
+      return undefined;
+    }
   }
 
   // The license decides licensed features only: a missing or refused one never stops start-up.

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
+import type { ConsoleBundle } from '../console/console-bundle.js';
 import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
@@ -53,6 +54,11 @@ export interface ApiDeps {
    * `history-not-configured`.
    */
   history?: HistoryService;
+  /**
+   * The built browser console served at `/`. Absent: `/` answers 404 saying the console is not
+   * built (running from source without `npm run build`).
+   */
+  console?: ConsoleBundle;
   /**
    * The running drivers' states and counters for the Drivers routes. Absent: no driver is
    * listed (and every `Drivers/{name}` answers 404).

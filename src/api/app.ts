@@ -1,5 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
+import { consolePagePath, consoleRoutes } from '../console/console-routes.js';
 import { RequestError } from '../errors.js';
 import type { ApiDeps } from './api-deps.js';
 import { problemMiddleware } from './problem.js';
@@ -53,6 +54,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
     ...profileRoutes(deps),
+    ...consoleRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.
   routes.push(...docsRoutes(deps, () => routes));
@@ -127,11 +129,15 @@ function jsonBodies(): Koa.Middleware {
 }
 
 const strictPolicy = "default-src 'none'; frame-ancestors 'none'";
-// The Swagger UI page is the one HTML document served: it may load its same-origin script
+// The Swagger UI page is one of the two HTML documents served: it may load its same-origin script
 // and stylesheet, show the stylesheet's data: images and call this API; nothing external, no
 // inline script. (React's style props go through the CSSOM, which style-src does not block.)
 const swaggerUiPolicy =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+// The console page: its own hashed script and stylesheet, uPlot's canvas, the API (fetch and
+// the Tags/Stream event source); no inline script or style, no other origin.
+const consolePolicy =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 const commonHeaders: [string, string][] = [
   ['X-Content-Type-Options', 'nosniff'],
   ['X-Frame-Options', 'DENY'],
@@ -146,7 +152,12 @@ async function securityHeaders(context: Koa.Context, next: Koa.Next): Promise<vo
   const response = context.res;
   for (const [name, value] of commonHeaders) response.setHeader(name, value);
   const swaggerUiPage = context.path === '/swagger' || context.path === '/swagger/';
-  response.setHeader('Content-Security-Policy', swaggerUiPage ? swaggerUiPolicy : strictPolicy);
+  const policy = swaggerUiPage
+    ? swaggerUiPolicy
+    : context.path === consolePagePath
+      ? consolePolicy
+      : strictPolicy;
+  response.setHeader('Content-Security-Policy', policy);
   if (context.secure) response.setHeader('Strict-Transport-Security', 'max-age=31536000');
   await next();
 }
