@@ -145,3 +145,30 @@ test('Reload starts, restarts and stops MQTT publishers like webhooks', async (t
   const removed = await request('/api/v2/Profile/Reload', { method: 'POST' });
   t.deepEqual(removed.json.stopped, ['publishers.mqtt/site-broker']);
 });
+
+test('reloads run one at a time, and onReload tells start and end of each', async (t) => {
+  const { request, profileFile, daemon } = await managedDaemon(t);
+  const events: string[] = [];
+  daemon.onReload((event) => {
+    events.push(
+      `${event.phase}:${event.source}${event.phase === 'end' && event.error ? ':error' : ''}`,
+    );
+  });
+  await editProfile(profileFile, (profile) => {
+    (profile.drivers[0] as Json).scanIntervalMs = 750;
+  });
+  const [first, second] = await Promise.all([
+    request('/api/v2/Profile/Reload', { method: 'POST' }),
+    daemon.reload('signal'),
+  ]);
+  t.is(first.status, 200);
+  // Whichever ran second found nothing left to change.
+  const restarted = [first.json.restarted, second.restarted] as string[][];
+  t.deepEqual(restarted.map((list) => list.length).sort(), [0, 1]);
+  t.deepEqual(events.filter((event) => event.startsWith('end')).length, 2);
+  t.true(events.includes('start:api') && events.includes('start:signal'));
+
+  await writeFile(profileFile, '[]');
+  await t.throwsAsync(daemon.reload('signal'), { code: 'profile-invalid' });
+  t.is(events.at(-1), 'end:signal:error');
+});
