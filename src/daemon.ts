@@ -168,10 +168,12 @@ export class Daemon {
       // the last batch is stored once nothing can write any more. Registered even without a
       // history section: a reload may add one, and it stops in this place then.
       const startHistory = async (config: Profile['history']) => {
-        this.history = config
+        const history = config
           ? await this.createHistory(config, store, collections, clock)
           : undefined;
-        await this.history?.start();
+        await history?.start();
+        // Only a started history is served: one that failed at a reload is reported, not read.
+        this.history = history;
       };
       await this.startComponent({
         name: 'history',
