@@ -5,7 +5,9 @@
  * Export prints the profile file as written (not with defaults filled in), every secret, sealed
  * or not, replaced by `********`. It needs no key.
  *
- * Import validates a document and saves it over the target profile atomically. A secret that
+ * Import validates a document (the schema, and the start-up checks that would refuse a start,
+ * with relative paths resolved from the target's folder) and saves it over the target profile
+ * atomically. A secret that
  * holds `********` keeps the value the target has at the same path (sealed as it is), so an
  * export imported again on the same gateway round-trips. Where the target has nothing at that
  * path (another gateway, a publisher added since), the import is refused listing every secret
@@ -16,6 +18,7 @@
  * with, so import into that file (`--profile`, or TAGD_PROFILE as for `tagd start`).
  */
 
+import { dirname } from 'node:path';
 import { ProfileNotFoundError } from '../errors.js';
 import { checkProfile } from '../profile/check-profile.js';
 import { DurableJsonFile } from '../profile/durable-json-file.js';
@@ -24,6 +27,7 @@ import type { SecretBox } from '../profile/secret-box.js';
 import { isSealed } from '../profile/secret-box.js';
 import { findSecrets, maskSecrets, secretMask, setAtPath } from '../profile/secret-fields.js';
 import { formatPath } from '../profile/validate-profile.js';
+import { checkStartup } from '../startup-checks.js';
 import { runningDaemonPid } from '../state/state-dir-lock.js';
 import { CommandFailure } from './state-dir.js';
 
@@ -89,7 +93,15 @@ export async function importProfile(
       missing,
     );
   }
-  const { errors } = checkProfile(incoming, options.secretBox);
+  const { errors, profile } = checkProfile(incoming, options.secretBox);
+  // What would refuse the reload (and the next start) refuses the import; the rest (a driver
+  // left out for a missing file) is the daemon's to report, as at start.
+  if (profile) {
+    const found = await checkStartup(profile, { profileFolder: dirname(target) });
+    for (const problem of found.filter((problem) => problem.effect === 'refused')) {
+      errors.push({ path: problem.path, message: problem.message });
+    }
+  }
   if (errors.length > 0) {
     throw new CommandFailure(
       `The import is invalid (${errors.length} error${errors.length === 1 ? '' : 's'}); nothing was changed.`,

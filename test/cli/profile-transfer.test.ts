@@ -106,3 +106,14 @@ test('an invalid import is refused with every error, and nothing is written', as
   );
   t.is(await readFile(file, 'utf8'), before);
 });
+
+test('an import that tagd start would refuse (plain HTTP on the network) is refused', async (t) => {
+  const folder = await tempDir(t);
+  const { stateDir, secretBox, file } = await gateway(folder, 'a');
+  const exported = (await exportProfile(file)) as { server: unknown };
+  exported.server = { http: { host: '0.0.0.0', port: 8080 } };
+  const error = await t.throwsAsync(importProfile(exported, file, { stateDir, secretBox }), {
+    instanceOf: CommandFailure,
+  });
+  t.regex(error?.details.join('\n') ?? '', /^server\.http\.host: Plain HTTP/);
+});
