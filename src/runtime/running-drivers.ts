@@ -22,6 +22,11 @@ export interface RunningDriversOptions {
   store: TagStore;
   /** The daemon's logger; each driver logs as `component: <name>, driver: <type>`. */
   logger: Logger;
+  /**
+   * Called once a driver has started, and before it stops: where the daemon keeps what maps
+   * tags to drivers in step (the TagWriter's routes to writable tags). Default: nothing.
+   */
+  hooks?: { started?(driver: Driver): void; stopping?(driver: Driver): void };
 }
 
 /** What became of a driver that was asked to start. */
@@ -75,6 +80,7 @@ export class RunningDrivers {
       });
       await driver.start();
       this.drivers.set(config.name, driver);
+      this.options.hooks?.started?.(driver);
       return { ok: true, driver };
     } catch (error) {
       logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
@@ -92,6 +98,7 @@ export class RunningDrivers {
     const driver = this.drivers.get(name);
     this.drivers.delete(name);
     if (driver) {
+      this.options.hooks?.stopping?.(driver);
       try {
         await driver.stop();
       } catch (error) {
@@ -107,6 +114,7 @@ export class RunningDrivers {
   async stopAll(): Promise<void> {
     for (const driver of this.list().reverse()) {
       this.drivers.delete(driver.name);
+      this.options.hooks?.stopping?.(driver);
       try {
         await driver.stop();
       } catch (error) {

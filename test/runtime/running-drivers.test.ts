@@ -72,3 +72,22 @@ test('stopAll keeps the tags, Unavailable, as a daemon stop always did', async (
   t.is(store.get('A/x')?.quality, 'Unavailable');
   t.deepEqual(drivers.list(), []);
 });
+
+test('hooks hear of each driver started and of each before it stops', async (t) => {
+  const clock = new ManualClock();
+  const store = new TagStore({ clock });
+  const heard: string[] = [];
+  const drivers = new RunningDrivers({
+    store,
+    logger: captureLogs().logger,
+    shared: { clock, stateDir: '/nonexistent' },
+    hooks: {
+      started: (driver) => heard.push(`started ${driver.name}`),
+      stopping: (driver) => heard.push(`stopping ${driver.name} ${driver.status().state}`),
+    },
+  });
+  await drivers.start(simulator('A', ['x']));
+  await drivers.start(simulator('A', ['y']));
+  await drivers.stopAll();
+  t.deepEqual(heard, ['started A', 'stopping A Running', 'started A', 'stopping A Running']);
+});
