@@ -4,7 +4,13 @@
  */
 import type { Logger } from 'pino';
 import { Daemon, type DaemonOptions } from './daemon.js';
-import { ListenerError, ProfileFileError, ProfileInvalidError, TagdError } from './errors.js';
+import {
+  ListenerError,
+  ProfileFileError,
+  ProfileInvalidError,
+  ServiceBusyError,
+  TagdError,
+} from './errors.js';
 import { exitCodes } from './exit-codes.js';
 
 export { exitCodes };
@@ -53,7 +59,12 @@ export async function runDaemon(options: DaemonOptions, setup?: DaemonSetup): Pr
   // fails must not become an unhandled rejection, which would stop the daemon.
   process.on('SIGHUP', () => {
     if (stopping) return;
-    daemon.reload('signal').catch(() => undefined);
+    daemon.reload('signal').catch((error: unknown) => {
+      // The reloader logged every other failure; this one it refused before reading anything.
+      if (error instanceof ServiceBusyError) {
+        logger.warn('reload requested (SIGHUP) while starting or stopping: ignored');
+      }
+    });
   });
   // Nothing is swallowed: an error nobody handled is logged with its stack and ends the process
   // through an orderly stop, so systemd restarts a daemon in a known state.
