@@ -91,7 +91,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       access,
       body: driverEntrySchema,
       responses: { 201: changed },
-      problems: [409],
+      problems: [409, 503],
       handle: async ({ context, body, principal }) => {
         rejectMasks(body);
         const reload = await saved(() =>
@@ -138,7 +138,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       params: nameParams,
       body: driverEntrySchema,
       responses: { 200: changed },
-      problems: [404],
+      problems: [404, 503],
       handle: async ({ params, body, principal }) => {
         if (body.name !== params.name) {
           throw new ValidationError('The request body is invalid.', [
@@ -178,7 +178,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       access,
       params: nameParams,
       responses: { 204: { description: 'Removed.' } },
-      problems: [404],
+      problems: [404, 503],
       handle: async ({ context, params, principal }) => {
         const entry = entryOf(params.name);
         await reloaderOf(deps).edit(
