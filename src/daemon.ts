@@ -81,7 +81,8 @@ interface Component {
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
  * then HTTPS when the profile has it), the extensions server (when the profile has it), the
  * webhook and the MQTT publishers in that order, and stops them in reverse (publishers first).
- * Constructing does nothing.
+ * {@link Daemon.reload} re-reads the profile and restarts only the parts that changed
+ * (src/reload/), through the same start and stop. Constructing does nothing.
  */
 export class Daemon {
   /** The tag store; available after start(). */
