@@ -117,6 +117,10 @@ async function importInto(file: string, target: string, reload: boolean): Promis
     lines.push(
       `tagd (pid ${outcome.reloadedPid}) is reloading the profile; its log says what restarted (journalctl -u tagd).`,
     );
+  } else if (outcome.unsignalledPid !== undefined) {
+    lines.push(
+      `tagd (pid ${outcome.unsignalledPid}) runs as another account: apply the profile with sudo systemctl reload tagd.`,
+    );
   } else if (reload) {
     lines.push(`No tagd runs on ${stateDir}: the profile applies at its next start.`);
   }

@@ -47,6 +47,8 @@ export interface ImportOutcome {
   leftPlain: string[];
   /** The pid of the daemon told to reload (SIGHUP), or undefined when none runs. */
   reloadedPid: number | undefined;
+  /** The pid of a running daemon this account may not signal (EPERM): reload it otherwise. */
+  unsignalledPid?: number;
 }
 
 /** Options of {@link importProfile}. */
@@ -122,8 +124,17 @@ export async function importProfile(
   await file.write(incoming);
   let reloadedPid: number | undefined;
   if (options.reload ?? true) {
-    reloadedPid = await runningDaemonPid(options.stateDir);
-    if (reloadedPid !== undefined) process.kill(reloadedPid, 'SIGHUP');
+    const pid = await runningDaemonPid(options.stateDir);
+    if (pid !== undefined) {
+      try {
+        process.kill(pid, 'SIGHUP');
+        reloadedPid = pid;
+      } catch (error) {
+        // Saved all the same: another account's daemon is reloaded by systemctl reload tagd.
+        if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+        return { kept, sealed, leftPlain, reloadedPid, unsignalledPid: pid };
+      }
+    }
   }
   return { kept, sealed, leftPlain, reloadedPid };
 }
