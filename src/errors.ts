@@ -204,14 +204,18 @@ export class ForbiddenError extends TagdError {
 }
 
 /**
- * Too many failed attempts (`too-many-requests`), or a capacity limit that frees up with time
- * (`query-capacity-reached`); retry after `retryAfterSeconds` (HTTP 429 with Retry-After).
+ * Too many failed attempts (`too-many-requests`), a capacity limit that frees up with time
+ * (`query-capacity-reached`), or an account writing tags faster than allowed
+ * (`write-rate-exceeded`); retry after `retryAfterSeconds` (HTTP 429 with Retry-After).
  */
 export class TooManyRequestsError extends TagdError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
-    code: 'too-many-requests' | 'query-capacity-reached' = 'too-many-requests',
+    code:
+      | 'too-many-requests'
+      | 'query-capacity-reached'
+      | 'write-rate-exceeded' = 'too-many-requests',
   ) {
     super(code, 429, message);
   }
@@ -350,6 +354,10 @@ export const errorCodes = {
     status: 429,
     meaning:
       'Query sets hold the most Delta bookkeeping allowed, or the most query requests run at once; see Retry-After.',
+  },
+  'write-rate-exceeded': {
+    status: 429,
+    meaning: 'The account wrote more tag values per second than allowed; see Retry-After.',
   },
   'history-not-configured': {
     status: 409,

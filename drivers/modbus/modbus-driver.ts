@@ -13,7 +13,15 @@
 import type { TimerHandle } from '../../src/clock.js';
 import type { QualityReason, Sample } from '../../src/tags/sample.js';
 import { ConnectionLifecycle } from '../connection-lifecycle.js';
-import { type Driver, type DriverDeps, type DriverStatus, pollRefreshBoundMs } from '../driver.js';
+import {
+  type Driver,
+  type DriverDeps,
+  type DriverStatus,
+  pollRefreshBoundMs,
+  type WritableTag,
+  type WriteRequest,
+  type WriteResult,
+} from '../driver.js';
 import { decodeBit, decodeRegisters, exactInteger } from './codec.js';
 import {
   longestPollMs,
@@ -26,6 +34,7 @@ import {
 } from './poll-plan.js';
 import { illegalDataAddress, ModbusRequestError } from './request-error.js';
 import type { ModbusDriverConfig, ModbusTransportConfig } from './schema.js';
+import { type WriteOptions, writeTag } from './tag-write.js';
 import { type ConnectionEvents, ModbusConnection } from './transports/connection.js';
 import type { ModbusFramer } from './transports/framer.js';
 import { MbapFramer } from './transports/mbap-framer.js';
@@ -33,6 +42,7 @@ import { RtuFramer } from './transports/rtu-framer.js';
 import { serialStreamOpener } from './transports/serial-stream.js';
 import type { StreamOpener } from './transports/stream.js';
 import { tcpStreamOpener } from './transports/tcp-stream.js';
+import { rawWrite } from './value-encoder.js';
 
 /** The running totals a Modbus driver reports in its status `counters`. */
 export interface ModbusCounters {
@@ -65,6 +75,10 @@ export interface ModbusCounters {
   disconnects: number;
   /** Connection attempts that failed (refused, timed out, no such port). */
   connectsFailed: number;
+  /** Write requests sent (FC 5, 6, 15, 16, 22; a read-modify-write counts its write). */
+  writeRequests: number;
+  /** Writes whose outcome is unknown: sent, and not acknowledged. */
+  writesUncertain: number;
 }
 
 /** Optional collaborators of {@link ModbusDriver}, for tests. */
@@ -89,6 +103,8 @@ export class ModbusDriver implements Driver {
     blocksSplit: 0,
     disconnects: 0,
     connectsFailed: 0,
+    writeRequests: 0,
+    writesUncertain: 0,
   };
   private readonly connectionEvents: ConnectionEvents = {
     malformedFrame: (reason) => {
@@ -100,6 +116,7 @@ export class ModbusDriver implements Driver {
     },
   };
   private tags: ModbusTagState[] = [];
+  private byId = new Map<string, ModbusTagState>();
   private groups: PollGroup[] = [];
   private connection: ModbusConnection | undefined;
   private pollTimers: TimerHandle[] = [];
@@ -111,6 +128,10 @@ export class ModbusDriver implements Driver {
   private consecutiveTimeouts = 0;
   /** Bumped whenever the tags are written Unavailable: a poll that began before is dropped. */
   private outage = 0;
+  /** The writes under way: each batch starts when the previous one is done. */
+  private writing: Promise<unknown> = Promise.resolve();
+  /** Units that answered FC 22 with "illegal function": bit tags get a read-modify-write. */
+  private readonly noMaskWrite = new Set<number>();
 
   constructor(
     private readonly config: ModbusDriverConfig,
@@ -141,6 +162,111 @@ export class ModbusDriver implements Driver {
     return this.lifecycle.status(this.tags.length);
   }
 
+  writableTags(): WritableTag[] {
+    const allowWrites = this.config.allowWrites;
+    return this.tags
+      .filter((tag) => tag.config.writable)
+      .map((tag) => ({
+        fullTagId: tag.fullTagId,
+        allowWrites,
+        ...(tag.config.writeMin !== undefined ? { writeMin: tag.config.writeMin } : {}),
+        ...(tag.config.writeMax !== undefined ? { writeMax: tag.config.writeMax } : {}),
+        check: (value) => {
+          const raw = rawWrite(this.encodable(tag), value);
+          return typeof raw === 'string' ? raw : undefined;
+        },
+      }));
+  }
+
+  /**
+   * Writes each value once, in order, after the writes already under way (so a bit's
+   * read-modify-write never races another write of tagd's). The requests share the connection's
+   * queue with the polls, in the order they are made.
+   */
+  write(requests: readonly WriteRequest[]): Promise<WriteResult[]> {
+    const batch = this.writing.then(() => this.writeEach(requests));
+    this.writing = batch.catch(() => {});
+    return batch;
+  }
+
+  private async writeEach(requests: readonly WriteRequest[]): Promise<WriteResult[]> {
+    const results: WriteResult[] = [];
+    for (const request of requests) results.push(await this.writeOne(request));
+    return results;
+  }
+
+  private async writeOne(request: WriteRequest): Promise<WriteResult> {
+    const tag = this.byId.get(request.fullTagId);
+    if (tag === undefined || !tag.config.writable)
+      return { status: 'Bad', reason: 'NotSupported', message: 'The tag is not writable.' };
+    const raw = rawWrite(this.encodable(tag), request.value);
+    if (typeof raw === 'string') return { status: 'Bad', reason: 'NotSupported', message: raw };
+    const connection = this.connection;
+    if (connection === undefined)
+      return {
+        status: 'Bad',
+        reason: 'Disconnected',
+        message: 'The device is not connected; nothing was sent.',
+      };
+    const result = await writeTag(connection, tag, raw, this.writeOptions());
+    if (result.status === 'Uncertain') this.counters.writesUncertain++;
+    if (result.reason === 'DeviceException') this.counters.exceptions++;
+    if (result.status === 'Good') this.readBack(tag, connection);
+    return result;
+  }
+
+  private writeOptions(): WriteOptions {
+    return {
+      multiple: this.config.writeFunctions === 'multiple',
+      noMaskWrite: this.noMaskWrite,
+      maskWriteRefused: (unit) =>
+        this.deps.logger.warn(
+          { unitId: unit },
+          'the device refused FC 22 (Mask Write Register) with illegal function: bit tags are ' +
+            'written by read-modify-write (FC 3, then FC 6) from now on',
+        ),
+      sent: () => {
+        this.counters.writeRequests++;
+      },
+    };
+  }
+
+  private encodable(tag: ModbusTagState) {
+    const { order, scale, offset, length } = tag.config;
+    return { type: tag.type, order, scale, offset, length };
+  }
+
+  /**
+   * Reads the block holding `tag` at once after a Good write, so the value the device now
+   * holds reaches the store without waiting for the next poll. Queued right behind the write.
+   */
+  private readBack(tag: ModbusTagState, connection: ModbusConnection): void {
+    const request = this.requestOf(tag);
+    if (request === undefined) return;
+    const outage = this.outage;
+    const samples: Sample[] = [];
+    this.execute(connection, request, samples)
+      .then(() => {
+        if (outage !== this.outage || samples.length === 0 || connection !== this.connection)
+          return;
+        this.deps.store.write(samples);
+      })
+      .catch((error: unknown) =>
+        this.deps.logger.error({ err: error }, 'Modbus read after a write failed'),
+      );
+  }
+
+  /** The read request (or, for a split block, the part) that reads `tag`. */
+  private requestOf(tag: ModbusTagState): PlannedRequest | undefined {
+    for (const group of this.groups) {
+      for (const request of group.requests) {
+        if (!request.tags.includes(tag)) continue;
+        return request.parts?.find((part) => part.tags.includes(tag)) ?? request;
+      }
+    }
+    return undefined;
+  }
+
   /** The requests of each poll group, in planning order (for tests and the benchmark). */
   plannedRequests(): {
     intervalMs: number;
@@ -155,6 +281,7 @@ export class ModbusDriver implements Driver {
   private async begin(): Promise<void> {
     const { logger } = this.deps;
     this.tags = tagStates(this.config);
+    this.byId = new Map(this.tags.map((tag) => [tag.fullTagId, tag]));
     this.groups = planPolls(this.config, this.tags);
     const pollMs = this.declareTags();
     const run = this.lifecycle.started();

@@ -8,6 +8,7 @@ import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
+import type { TagWriter } from '../tags/tag-writer.js';
 
 /** What the API reads and writes. */
 export interface ApiDeps {
@@ -45,4 +46,9 @@ export interface ApiDeps {
    * `history-not-configured`.
    */
   history?: HistoryService;
+  /**
+   * Routes tag writes to the drivers (filled as drivers start). Default: a writer with no
+   * drivers, so every write is refused as not writable.
+   */
+  writer?: TagWriter;
 }

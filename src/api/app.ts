@@ -11,6 +11,7 @@ import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { publisherRoutes } from './routes/publishers.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
+import { tagWriteRoutes } from './routes/tag-writes.js';
 import { tagsRoutes } from './routes/tags.js';
 import { userRoutes } from './routes/users.js';
 
@@ -25,6 +26,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...healthRoutes(deps),
     ...userRoutes(deps),
     ...tagsRoutes(deps),
+    ...tagWriteRoutes(deps),
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
     ...publisherRoutes(deps),
