@@ -42,10 +42,12 @@ async function setup(
       return { writer };
     },
   });
-  const driver = createSimulatorDriver(
-    simulatorDriverSchema.parse(options.config ?? simulator),
-    { store: api.store, clock: api.clock, logger: api.logs.logger, stateDir: api.stateDir },
-  );
+  const driver = createSimulatorDriver(simulatorDriverSchema.parse(options.config ?? simulator), {
+    store: api.store,
+    clock: api.clock,
+    logger: api.logs.logger,
+    stateDir: api.stateDir,
+  });
   await driver.start();
   (writer as TagWriter).register(driver);
   t.teardown(() => driver.stop());
