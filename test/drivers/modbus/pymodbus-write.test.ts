@@ -353,6 +353,41 @@ peerTest(
   },
 );
 
+peerTest(
+  'TCP: a connection that drops with a write in flight: Uncertain, never re-sent on reconnect',
+  async (t) => {
+    let peer = await ModbusPeer.start({ kind: 'tcp' }, { hr: [1] });
+    const port = peer.port;
+    t.teardown(() => peer.kill());
+    const h = await modbusWrites(
+      t,
+      { kind: 'tcp', host: '127.0.0.1', port },
+      {
+        reconnectDelayMs: 100,
+        tags: [{ name: 'A', table: 'holdingRegister', address: 0, writable: true }],
+      },
+    );
+    const store = h.api.store;
+    await until(() => store.get('Dev/A')?.quality === 'Good', 'the first poll');
+    peer.pause();
+    const pending = h.results([{ fullTagId: 'Dev/A', value: 55 }]);
+    await until(() => h.driver.status().counters?.writeRequests === 1, 'the write is sent');
+    // The device dies with the request unanswered: the connection closes under it.
+    await peer.kill();
+    const results = await pending;
+    t.like(results[0], { status: 'Uncertain', reason: 'OutcomeUnknown' });
+    peer = await ModbusPeer.start({ kind: 'tcp', port }, { hr: [1] });
+    h.api.clock.advance(100);
+    await until(
+      () => store.get('Dev/A')?.quality === 'Good' && h.driver.status().state === 'Running',
+      'connected and read again',
+    );
+    t.is(store.require('Dev/A').value, 1, 'the new connection did not send the write');
+    t.deepEqual(await peer.get('hr', 0, 1), [1]);
+    t.is(h.driver.status().counters?.writeRequests, 1);
+  },
+);
+
 peerTest('TCP: no connection: Bad (Disconnected), nothing sent', async (t) => {
   // A port nobody listens on: the driver never connects.
   const peer = await ModbusPeer.start({ kind: 'tcp' }, { hr: [1] });
