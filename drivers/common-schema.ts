@@ -28,7 +28,7 @@ export const relativeTagPathSchema = z
 export const tagWriteFields = {
   writable: z
     .boolean()
-    .default(false)
+    .optional()
     .describe(
       'Clients holding TagWrite may write this tag (POST /api/v2/Tags/Write), once the ' +
         'driver’s allowWrites is true too. Default: false.',
@@ -50,7 +50,7 @@ export const tagWriteFields = {
 /** The master switch of a driver that can write. */
 export const allowWritesField = z
   .boolean()
-  .default(false)
+  .optional()
   .describe(
     'Master switch for writes to this device: false (the default) refuses every write, even to ' +
       'tags marked writable.',

@@ -163,7 +163,7 @@ export class ModbusDriver implements Driver {
   }
 
   writableTags(): WritableTag[] {
-    const allowWrites = this.config.allowWrites;
+    const allowWrites = this.config.allowWrites === true;
     return this.tags
       .filter((tag) => tag.config.writable)
       .map((tag) => ({

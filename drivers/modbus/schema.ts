@@ -211,7 +211,7 @@ export const modbusDriverSchema = z
     allowWrites: allowWritesField,
     writeFunctions: z
       .enum(['single', 'multiple'])
-      .default('single')
+      .optional()
       .describe(
         'Function codes of writes: `single` writes one coil with FC 5 and one register with ' +
           'FC 6; `multiple` uses FC 15 and FC 16 for those too, for devices that lack FC 5 and ' +

@@ -185,7 +185,7 @@ export class OpcuaDriver implements Driver {
         publishingIntervalMs: tag.publishingIntervalMs ?? config.publishingIntervalMs,
         samplingIntervalMs: tag.samplingIntervalMs ?? config.samplingIntervalMs,
         deadband: tag.deadband,
-        writable: tag.writable,
+        writable: tag.writable === true,
         writeMin: tag.writeMin,
         writeMax: tag.writeMax,
       };
@@ -198,7 +198,7 @@ export class OpcuaDriver implements Driver {
       .filter((tag) => tag.writable)
       .map((tag) => ({
         fullTagId: tag.fullTagId,
-        allowWrites: this.config.allowWrites,
+        allowWrites: this.config.allowWrites === true,
         ...(tag.writeMin !== undefined ? { writeMin: tag.writeMin } : {}),
         ...(tag.writeMax !== undefined ? { writeMax: tag.writeMax } : {}),
         // The JSON type only: the rest depends on the node's DataType (checkWrites).

@@ -66,7 +66,7 @@ class SimulatorDriver implements Driver {
       .filter((tag) => tag.config.writable)
       .map((tag) => ({
         fullTagId: tag.fullTagId,
-        allowWrites: this.config.allowWrites,
+        allowWrites: this.config.allowWrites === true,
         ...(tag.config.writeMin !== undefined ? { writeMin: tag.config.writeMin } : {}),
         ...(tag.config.writeMax !== undefined ? { writeMax: tag.config.writeMax } : {}),
         check: (value) => checkValue(tag.config, value),

@@ -141,7 +141,7 @@ const securitySchema = z
       .int()
       .min(1)
       .max(100_000)
-      .default(20)
+      .optional()
       .describe(
         'Tag values one account may write per second (each item of a write request counts), on average; beyond, POST /api/v2/Tags/Write answers 429. Default: 20.',
       ),
