@@ -404,36 +404,6 @@ peerTest('TCP: no connection: Bad (Disconnected), nothing sent', async (t) => {
   t.is(h.driver.status().counters?.writeRequests, 0);
 });
 
-peerTest(
-  'the profile check refuses writable input registers and discrete inputs, with their paths',
-  (t) => {
-    const result = modbusDriverSchema.safeParse({
-      type: 'modbus',
-      name: 'Dev',
-      transport: { kind: 'tcp', host: '127.0.0.1' },
-      tags: [
-        { name: 'I', table: 'inputRegister', address: 0, writable: true },
-        { name: 'D', table: 'discreteInput', address: 0, writable: true },
-        {
-          name: 'R',
-          table: 'holdingRegister',
-          address: 0,
-          writable: true,
-          writeMin: 5,
-          writeMax: 1,
-        },
-      ],
-    });
-    t.false(result.success);
-    const issues = result.error?.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    t.deepEqual(issues, [
-      'tags.0.writable: a inputRegister is read-only in Modbus: only coils and holding registers are writable',
-      'tags.1.writable: a discreteInput is read-only in Modbus: only coils and holding registers are writable',
-      'tags.2.writeMax: writeMax must be at least writeMin',
-    ]);
-  },
-);
-
 rtuTest(
   'RTU: every type in every byte order and a bit, written as Python encodes them',
   async (t) => {
