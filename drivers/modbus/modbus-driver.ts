@@ -129,9 +129,18 @@ export class ModbusDriver implements Driver {
   /** Bumped whenever the tags are written Unavailable: a poll that began before is dropped. */
   private outage = 0;
   /** The writes under way: each batch starts when the previous one is done. */
-  private writing: Promise<unknown> = Promise.resolve();
+  private writing: Promise<void> = Promise.resolve();
   /** Units that answered FC 22 with "illegal function": bit tags get a read-modify-write. */
   private readonly noMaskWrite = new Set<number>();
+  /** Units that acknowledged an FC 22: their bit writes need no fallback. */
+  private readonly maskWriteWorks = new Set<number>();
+  /** Blocks with a read after a write queued and not answered yet. */
+  private readonly readingBack = new Set<PlannedRequest>();
+  /**
+   * Per block: writes to it under way, and whether one of them was acknowledged. A burst of
+   * writes to one block is read back once, when its last write is answered.
+   */
+  private readonly blockWrites = new Map<PlannedRequest, { pending: number; good: boolean }>();
 
   constructor(
     private readonly config: ModbusDriverConfig,
@@ -179,23 +188,36 @@ export class ModbusDriver implements Driver {
   }
 
   /**
-   * Writes each value once, in order, after the writes already under way (so a bit's
-   * read-modify-write never races another write of tagd's). The requests share the connection's
-   * queue with the polls, in the order they are made.
+   * Writes each value once, in order, behind the writes already under way. The connection's
+   * queue (shared with the polls) sends requests in the order they are queued, so a write is
+   * queued as soon as the one before it is: writes from many clients go out back to back
+   * without waiting for each other's acknowledgement. Two cases hold the next write until
+   * this one is answered: a bit that may need a read-modify-write (its read and write must not
+   * have another write of tagd's between them), and a TCP connection with
+   * `maxConcurrentRequests` above 1 (requests in flight together may be applied in any order).
    */
   write(requests: readonly WriteRequest[]): Promise<WriteResult[]> {
-    const batch = this.writing.then(() => this.writeEach(requests));
-    this.writing = batch.catch(() => {});
-    return batch;
+    return Promise.all(requests.map((request) => this.enqueueWrite(request)));
   }
 
-  private async writeEach(requests: readonly WriteRequest[]): Promise<WriteResult[]> {
-    const results: WriteResult[] = [];
-    for (const request of requests) results.push(await this.writeOne(request));
-    return results;
+  private enqueueWrite(request: WriteRequest): Promise<WriteResult> {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const previous = this.writing;
+    this.writing = released;
+    const inOrder = this.config.transport.kind === 'rtu' || this.config.maxConcurrentRequests === 1;
+    const result = previous.then(() => this.writeOne(request, inOrder ? release : () => {}));
+    void result.finally(release);
+    return result;
   }
 
-  private async writeOne(request: WriteRequest): Promise<WriteResult> {
+  /**
+   * @param queued called once the write no longer needs the writes after it to wait: its last
+   *   request is in the connection's queue, or it ended without one.
+   */
+  private async writeOne(request: WriteRequest, queued: () => void): Promise<WriteResult> {
     const tag = this.byId.get(request.fullTagId);
     if (tag === undefined || !tag.config.writable)
       return { status: 'Bad', reason: 'NotSupported', message: 'The tag is not writable.' };
@@ -208,15 +230,43 @@ export class ModbusDriver implements Driver {
         reason: 'Disconnected',
         message: 'The device is not connected; nothing was sent.',
       };
-    const result = await writeTag(connection, tag, raw, this.writeOptions());
+    // A bit of a unit not known to take FC 22 may need a read-modify-write after its refusal.
+    const mayFallBack = tag.type === 'bit' && !this.maskWriteWorks.has(tag.unitId);
+    const block = this.requestOf(tag);
+    const burst = block && (this.blockWrites.get(block) ?? { pending: 0, good: false });
+    if (block && burst) {
+      burst.pending++;
+      this.blockWrites.set(block, burst);
+    }
+    let result: WriteResult;
+    try {
+      result = await writeTag(
+        connection,
+        tag,
+        raw,
+        this.writeOptions(mayFallBack ? undefined : queued),
+      );
+    } finally {
+      if (burst) burst.pending--;
+    }
+    if (tag.type === 'bit' && !this.noMaskWrite.has(tag.unitId) && result.status === 'Good')
+      this.maskWriteWorks.add(tag.unitId);
     if (result.status === 'Uncertain') this.counters.writesUncertain++;
     if (result.reason === 'DeviceException') this.counters.exceptions++;
-    if (result.status === 'Good') this.readBack(tag, connection);
+    if (block && burst) {
+      if (result.status === 'Good') burst.good = true;
+      // The last write of a burst to the block reads it back, for every Good one before it.
+      if (burst.pending === 0) {
+        this.blockWrites.delete(block);
+        if (burst.good) this.readBack(block, connection);
+      }
+    }
     return result;
   }
 
-  private writeOptions(): WriteOptions {
+  private writeOptions(queued?: () => void): WriteOptions {
     return {
+      queued: queued ?? (() => {}),
       multiple: this.config.writeFunctions === 'multiple',
       noMaskWrite: this.noMaskWrite,
       maskWriteRefused: (unit) =>
@@ -237,15 +287,19 @@ export class ModbusDriver implements Driver {
   }
 
   /**
-   * Reads the block holding `tag` at once after a Good write, so the value the device now
-   * holds reaches the store without waiting for the next poll. Queued right behind the write.
+   * Reads a block at once after a Good write to it, so the value the device now holds reaches
+   * the store without waiting for the next poll. Queued right behind the write (behind the
+   * last of a burst of writes to the block).
    */
-  private readBack(tag: ModbusTagState, connection: ModbusConnection): void {
-    const request = this.requestOf(tag);
-    if (request === undefined) return;
+  private readBack(request: PlannedRequest, connection: ModbusConnection): void {
+    // A read of the block queued and not answered yet comes after this write in the queue
+    // (one request in flight, in queue order): it will read the new value too.
+    if (this.readingBack.has(request)) return;
+    this.readingBack.add(request);
     const outage = this.outage;
     const samples: Sample[] = [];
     this.execute(connection, request, samples)
+      .finally(() => this.readingBack.delete(request))
       .then(() => {
         if (outage !== this.outage || samples.length === 0 || connection !== this.connection)
           return;

@@ -34,6 +34,11 @@ export interface WriteOptions {
   maskWriteRefused(unit: number): void;
   /** Counts each request sent (for the driver's `writeRequests` counter). */
   sent(): void;
+  /**
+   * Called once the write's last request is in the connection's queue (writes queued after it
+   * are sent after it), or once the write ended without sending.
+   */
+  queued(): void;
 }
 
 const u16 = (value: number): [number, number] => [(value >> 8) & 0xff, value & 0xff];
@@ -56,7 +61,24 @@ export async function writeTag(
   } catch (error) {
     if (!(error instanceof ModbusRequestError)) throw error;
     return outcome(error);
+  } finally {
+    options.queued();
   }
+}
+
+/** Queues a write request and tells `options` it is queued (the connection queues at once). */
+function queue(
+  channel: WriteChannel,
+  options: WriteOptions,
+  unit: number,
+  functionCode: number,
+  data: Uint8Array,
+  echoBytes: number,
+): Promise<Uint8Array> {
+  options.sent();
+  const answer = channel.write(unit, functionCode, data, echoBytes);
+  options.queued();
+  return answer;
 }
 
 async function send(
@@ -69,10 +91,24 @@ async function send(
   const unit = tag.unitId;
   if (tag.type === 'bool') {
     const on = (raw as { raw: boolean }).raw;
-    options.sent();
     if (options.multiple)
-      await channel.write(unit, 15, new Uint8Array([...u16(address), 0, 1, 1, on ? 1 : 0]), 4);
-    else await channel.write(unit, 5, new Uint8Array([...u16(address), on ? 0xff : 0, 0]), 4);
+      await queue(
+        channel,
+        options,
+        unit,
+        15,
+        new Uint8Array([...u16(address), 0, 1, 1, on ? 1 : 0]),
+        4,
+      );
+    else
+      await queue(
+        channel,
+        options,
+        unit,
+        5,
+        new Uint8Array([...u16(address), on ? 0xff : 0, 0]),
+        4,
+      );
     return;
   }
   if (tag.type === 'bit') {
@@ -100,15 +136,14 @@ async function writeRegisters(
   options: WriteOptions,
 ): Promise<void> {
   const registers = bytes.length / 2;
-  options.sent();
   if (registers === 1 && !options.multiple) {
-    await channel.write(unit, 6, new Uint8Array([...u16(address), ...bytes]), 4);
+    await queue(channel, options, unit, 6, new Uint8Array([...u16(address), ...bytes]), 4);
     return;
   }
   const data = new Uint8Array(5 + bytes.length);
   data.set([...u16(address), ...u16(registers), bytes.length]);
   data.set(bytes, 5);
-  await channel.write(unit, 16, data, 4);
+  await queue(channel, options, unit, 16, data, 4);
 }
 
 async function writeBit(
@@ -125,9 +160,10 @@ async function writeBit(
     // one bit itself, so no other bit can be lost in between.
     const andMask = ~mask & 0xffff;
     const orMask = on ? mask : 0;
-    options.sent();
     try {
-      await channel.write(
+      await queue(
+        channel,
+        options,
         unit,
         22,
         new Uint8Array([...u16(address), ...u16(andMask), ...u16(orMask)]),
