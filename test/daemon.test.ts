@@ -122,7 +122,7 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
   t.is(
     ready?.tags,
-    7 + 3 + canSignals.length,
+    9 + 3 + canSignals.length,
     'simulator tags, publisher health tags, CAN signals',
   );
   t.is(ready?.url, daemon.url());
