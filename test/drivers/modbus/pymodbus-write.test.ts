@@ -234,6 +234,36 @@ peerTest('TCP: coils by FC 5, bits by FC 22 Mask Write, in both byte orders', as
 });
 
 peerTest(
+  'TCP: writeFunctions "multiple" writes single coils and registers by FC 15 and FC 16',
+  async (t) => {
+    const peer = await ModbusPeer.start({ kind: 'tcp' }, { co: [0, 0], hr: [0, 0] });
+    t.teardown(() => peer.kill());
+    const h = await modbusWrites(
+      t,
+      { kind: 'tcp', host: '127.0.0.1', port: peer.port },
+      {
+        writeFunctions: 'multiple',
+        tags: [
+          { name: 'Coil1', table: 'coil', address: 1, writable: true },
+          { name: 'Reg1', table: 'holdingRegister', address: 1, type: 'int16', writable: true },
+        ],
+      },
+    );
+    await until(() => h.api.store.get('Dev/Reg1')?.quality === 'Good', 'the first poll');
+    const results = await h.results([
+      { fullTagId: 'Dev/Coil1', value: true },
+      { fullTagId: 'Dev/Reg1', value: -2 },
+    ]);
+    t.true(
+      results.every((r) => r.status === 'Good'),
+      JSON.stringify(results),
+    );
+    t.deepEqual(await peer.get('co', 0, 2), [0, 1]);
+    t.deepEqual(await peer.get('hr', 0, 2), [0, 0xfffe]);
+  },
+);
+
+peerTest(
   'TCP: FC 22 refused with illegal function falls back to read-modify-write, once learnt',
   async (t) => {
     const peer = await ModbusPeer.start({ kind: 'tcp' }, { hr: [0x1000] }, 1, {
