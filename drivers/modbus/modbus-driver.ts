@@ -128,8 +128,13 @@ export class ModbusDriver implements Driver {
   private consecutiveTimeouts = 0;
   /** Bumped whenever the tags are written Unavailable: a poll that began before is dropped. */
   private outage = 0;
-  /** The writes under way: each batch starts when the previous one is done. */
+  /**
+   * Resolves when the last write taken may be followed: once its request is queued on the
+   * connection (or once it is answered, see {@link write}).
+   */
   private writing: Promise<void> = Promise.resolve();
+  /** The read request of each tag (before any split of its block), for reads after writes. */
+  private readOf = new Map<ModbusTagState, PlannedRequest>();
   /** Units that answered FC 22 with "illegal function": bit tags get a read-modify-write. */
   private readonly noMaskWrite = new Set<number>();
   /** Units that acknowledged an FC 22: their bit writes need no fallback. */
@@ -312,13 +317,8 @@ export class ModbusDriver implements Driver {
 
   /** The read request (or, for a split block, the part) that reads `tag`. */
   private requestOf(tag: ModbusTagState): PlannedRequest | undefined {
-    for (const group of this.groups) {
-      for (const request of group.requests) {
-        if (!request.tags.includes(tag)) continue;
-        return request.parts?.find((part) => part.tags.includes(tag)) ?? request;
-      }
-    }
-    return undefined;
+    const request = this.readOf.get(tag);
+    return request?.parts?.find((part) => part.tags.includes(tag)) ?? request;
   }
 
   /** The requests of each poll group, in planning order (for tests and the benchmark). */
@@ -337,6 +337,11 @@ export class ModbusDriver implements Driver {
     this.tags = tagStates(this.config);
     this.byId = new Map(this.tags.map((tag) => [tag.fullTagId, tag]));
     this.groups = planPolls(this.config, this.tags);
+    this.readOf = new Map(
+      this.groups.flatMap((group) =>
+        group.requests.flatMap((request) => request.tags.map((tag) => [tag, request] as const)),
+      ),
+    );
     const pollMs = this.declareTags();
     const run = this.lifecycle.started();
     logger.info(
