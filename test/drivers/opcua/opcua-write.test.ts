@@ -165,3 +165,27 @@ test.serial('a node the server does not know: Bad with its status, nothing sent'
   t.like(results[0], { status: 'Bad', reason: 'BadNodeIdUnknown' });
   t.is(h.driver.status().counters?.writes, 0);
 });
+
+test.serial('a lost server: Bad (Disconnected), nothing held back to be sent later', async (t) => {
+  const own = await OpcuaTestServer.start({ pkiDir: join(root, 'server-pki'), variables });
+  t.teardown(() => own.stop().catch(() => {}));
+  const h = await startWriteHarness(t, (deps) => {
+    const config = opcuaDriverSchema.parse({
+      type: 'opcua',
+      name: 'Plc',
+      endpointUrl: own.endpointUrl,
+      allowWrites: true,
+      publishingIntervalMs: 50,
+      samplingIntervalMs: 20,
+      reconnectDelayMs: 100,
+      tags: [{ name: 'Double', nodeId: testNodeId('W_Double'), writable: true }],
+    });
+    return new OpcuaDriver(config, { ...deps, stateDir: join(root, 'state') });
+  });
+  await until(() => h.driver.status().state === 'Running', 'the session is up', 30_000);
+  await own.stop();
+  await until(() => h.driver.status().state !== 'Running', 'the driver notices', 30_000);
+  const results = await h.results([{ fullTagId: 'Plc/Double', value: 9.5 }]);
+  t.like(results[0], { status: 'Bad', reason: 'Disconnected' });
+  t.is(h.driver.status().counters?.writes, 0);
+});
