@@ -187,7 +187,7 @@ export const modbusTagSchema = z
       context.addIssue({
         code: 'custom',
         path: ['writable'],
-        message: `a ${tag.table} is read-only in Modbus: only coils and holding registers are writable`,
+        message: `the table ${tag.table} is read-only in Modbus: only coils and holding registers are writable`,
       });
     if (
       (tag.writeMin !== undefined || tag.writeMax !== undefined) &&

@@ -46,8 +46,8 @@ test('writable input registers and discrete inputs are profile errors listed wit
   t.false(result.ok);
   const errors = result.errors.map((error) => `${error.path}: ${error.message}`);
   for (const expected of [
-    'drivers[0].tags[0].writable: a inputRegister is read-only in Modbus: only coils and holding registers are writable',
-    'drivers[0].tags[1].writable: a discreteInput is read-only in Modbus: only coils and holding registers are writable',
+    'drivers[0].tags[0].writable: the table inputRegister is read-only in Modbus: only coils and holding registers are writable',
+    'drivers[0].tags[1].writable: the table discreteInput is read-only in Modbus: only coils and holding registers are writable',
     'drivers[0].tags[2].writeMax: writeMax must be at least writeMin',
     'drivers[0].tags[3].writeMax: writeMin and writeMax are for numeric types',
     'drivers[0].tags[4].writeMin: writeMin and writeMax are for writable tags',
