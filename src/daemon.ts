@@ -33,6 +33,7 @@ import { StateDirLock } from './state/state-dir-lock.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
+import { TagWriter } from './tags/tag-writer.js';
 import { version } from './version.js';
 
 /** Where the daemon finds its profile and state, and what it may override. */
@@ -175,6 +176,15 @@ export class Daemon {
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
+      // The way back to the devices: each driver's writable tags are routed once it started.
+      const audit = logger.child({ component: 'audit' });
+      const writer = new TagWriter({
+        store,
+        audit,
+        logger: logger.child({ component: 'writes' }),
+        now: () => clock.now(),
+        writesPerSecond: profile.security.writesPerSecond,
+      });
       for (const [index, config] of profile.drivers.entries()) {
         const fileProblems = problems.filter((problem) => problem.driver === index);
         if (fileProblems.length > 0) {
@@ -184,7 +194,7 @@ export class Daemon {
           );
           continue;
         }
-        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc });
+        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc }, writer);
       }
 
       const now = () => clock.now();
@@ -209,7 +219,6 @@ export class Daemon {
         },
         now,
       );
-      const audit = logger.child({ component: 'audit' });
       const accounts = new AccountService({
         users,
         tokens,
@@ -286,6 +295,7 @@ export class Daemon {
         drivers: driverReports,
         streams,
         userManagement,
+        writer,
         ...(history ? { history } : {}),
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
@@ -533,6 +543,7 @@ export class Daemon {
   private async startDriver(
     config: DriverConfig,
     shared: Pick<DriverDeps, 'store' | 'clock' | 'profileDir' | 'dbc'>,
+    writer: TagWriter,
   ): Promise<void> {
     const logger = this.options.logger.child({ component: config.name, driver: config.type });
     if (!config.enabled) {
@@ -547,8 +558,15 @@ export class Daemon {
       });
       await this.startComponent({
         name: config.name,
-        start: () => driver.start(),
-        stop: () => driver.stop(),
+        start: async () => {
+          await driver.start();
+          writer.register(driver);
+        },
+        // No write reaches a driver that is stopping.
+        stop: () => {
+          writer.unregister(driver);
+          return driver.stop();
+        },
       });
       this.drivers.push(driver);
     } catch (error) {

@@ -12,6 +12,7 @@ import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
+import type { TagWriter } from '../tags/tag-writer.js';
 import type { DriverReports } from './driver-reports.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
@@ -73,4 +74,9 @@ export interface ApiDeps {
    * Absent: those routes answer 500 (a wiring error).
    */
   userManagement?: UserManagement;
+  /**
+   * Routes tag writes to the drivers (filled as drivers start). Default: a writer with no
+   * drivers, so every write is refused as not writable.
+   */
+  writer?: TagWriter;
 }
