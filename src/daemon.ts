@@ -38,6 +38,7 @@ import { StateDirLock } from './state/state-dir-lock.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
+import { TagWriter } from './tags/tag-writer.js';
 import { version } from './version.js';
 
 /** Where the daemon finds its profile and state, and what it may override. */
@@ -188,10 +189,24 @@ export class Daemon {
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
+      // The way back to the devices: each driver's writable tags are routed once it started,
+      // and unrouted before it stops (a reload's too), so no write reaches a stopping driver.
+      const audit = logger.child({ component: 'audit' });
+      const writer = new TagWriter({
+        store,
+        audit,
+        logger: logger.child({ component: 'writes' }),
+        now: () => clock.now(),
+        writesPerSecond: profile.security.writesPerSecond,
+      });
       const drivers = new RunningDrivers({
         store,
         logger,
         shared: { clock, profileDir: profileFolder, dbc, stateDir },
+        hooks: {
+          started: (driver) => writer.register(driver),
+          stopping: (driver) => writer.unregister(driver),
+        },
       });
       this.drivers = drivers;
       await this.startComponent({
@@ -232,7 +247,6 @@ export class Daemon {
         },
         now,
       );
-      const audit = logger.child({ component: 'audit' });
       const accounts = new AccountService({
         users,
         tokens,
@@ -344,6 +358,7 @@ export class Daemon {
         drivers: driverReports,
         streams,
         userManagement,
+        writer,
         reloader,
         // Read per request: a reload may start, replace or remove the history.
         get history() {

@@ -13,6 +13,7 @@ import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { ProfileReloader } from '../reload/profile-reloader.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
+import type { TagWriter } from '../tags/tag-writer.js';
 import type { DriverReports } from './driver-reports.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
@@ -79,4 +80,9 @@ export interface ApiDeps {
    * routes that add, replace or remove a driver. Absent: those routes answer 500 (a wiring error).
    */
   reloader?: ProfileReloader;
+  /**
+   * Routes tag writes to the drivers (filled as drivers start). Default: a writer with no
+   * drivers, so every write is refused as not writable.
+   */
+  writer?: TagWriter;
 }

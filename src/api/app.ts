@@ -17,6 +17,7 @@ import { publisherRoutes } from './routes/publishers.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagStreamRoutes } from './routes/tag-stream.js';
+import { tagWriteRoutes } from './routes/tag-writes.js';
 import { tagsRoutes } from './routes/tags.js';
 import { userManagementRoutes } from './routes/user-management.js';
 import { userRoutes } from './routes/users.js';
@@ -45,6 +46,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...tagsRoutes(deps),
     ...tagBrowseRoutes(deps),
     ...tagStreamRoutes(deps, streams),
+    ...tagWriteRoutes(deps),
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
     ...driverRoutes(deps),

@@ -106,3 +106,44 @@ test('an invalid driver entry is refused with every error at its path in the bod
   t.is(renamed.status, 400);
   t.is(await readFile(profileFile, 'utf8'), saved);
 });
+
+test('a driver added, replaced or removed over the API takes its writable tags with it', async (t) => {
+  const { request } = await managedDaemon(t);
+  const writable = {
+    type: 'simulator',
+    name: 'Oven',
+    allowWrites: true,
+    scanIntervalMs: 1000,
+    tags: [{ name: 'Setpoint', kind: 'sine', writable: true, writeMin: 0, writeMax: 100 }],
+  };
+  const write = (value: number) =>
+    request('/api/v2/Tags/Write', {
+      method: 'POST',
+      body: { writes: [{ fullTagId: 'Oven/Setpoint', value }] },
+    });
+  t.is((await write(10)).status, 400, 'no such driver yet');
+  t.is((await request('/api/v2/Drivers', { method: 'POST', body: writable })).status, 201);
+  const written = await write(42);
+  t.is(written.status, 200);
+  t.deepEqual(written.json.results, [{ fullTagId: 'Oven/Setpoint', status: 'Good' }]);
+  t.is((await request('/api/v2/Tags/Sample/Oven/Setpoint')).json.value, 42);
+
+  // Restarted with writes switched off: the new driver's routes are the ones in force.
+  const replaced = await request('/api/v2/Drivers/Oven', {
+    method: 'PUT',
+    body: { ...writable, allowWrites: false },
+  });
+  t.is(replaced.status, 200);
+  t.is((await write(43)).status, 400);
+  await request('/api/v2/Drivers/Oven', { method: 'PUT', body: writable });
+  t.is((await write(44)).status, 200);
+
+  t.is((await request('/api/v2/Drivers/Oven', { method: 'DELETE' })).status, 204);
+  t.is((await write(45)).status, 400);
+  // The demo's own writable tag was never touched by any of this.
+  const demo = await request('/api/v2/Tags/Write', {
+    method: 'POST',
+    body: { writes: [{ fullTagId: 'Demo/Controls/Setpoint', value: 50 }] },
+  });
+  t.is(demo.status, 200);
+});
