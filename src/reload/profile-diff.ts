@@ -4,7 +4,8 @@
  * entries are the same when they are deeply equal after validation (defaults applied), so
  * writing a default out explicitly restarts nothing.
  *
- * The listeners (`server`), token lifetimes (`security`) and query limits (`queries`) are built
+ * The listeners (`server`), token lifetimes and the write rate limit (`security`) and query
+ * limits (`queries`) are built
  * into the running API and cannot be swapped under open connections: a change there is listed
  * in {@link ProfileDiff.requiresRestart}, and takes effect at the next `systemctl restart tagd`.
  */

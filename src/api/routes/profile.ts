@@ -34,7 +34,7 @@ export const reloadSummarySchema = z
     requiresRestart: z
       .array(z.string())
       .describe(
-        'Sections that changed but take effect only at the next restart of tagd: `server` (listeners), `security` (token lifetimes), `queries` (limits).',
+        'Sections that changed but take effect only at the next restart of tagd: `server` (listeners), `security` (token lifetimes, write rate limit), `queries` (limits).',
       ),
     failed: z
       .array(z.object({ component: z.string(), message: z.string() }))
