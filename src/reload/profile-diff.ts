@@ -5,9 +5,9 @@
  * writing a default out explicitly restarts nothing.
  *
  * The listeners (`server`), token lifetimes and the write rate limit (`security`) and query
- * limits (`queries`) are built
- * into the running API and cannot be swapped under open connections: a change there is listed
- * in {@link ProfileDiff.requiresRestart}, and takes effect at the next `systemctl restart tagd`.
+ * limits (`queries`) are built into the running API and cannot be swapped under open
+ * connections: a change there is listed in {@link ProfileDiff.requiresRestart}, and takes effect
+ * at the next `systemctl restart tagd`.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { DriverConfig } from '../../drivers/registry.js';
