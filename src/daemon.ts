@@ -1,8 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { Driver, DriverDeps } from '../drivers/driver.js';
-import { createDriver, type DriverConfig } from '../drivers/registry.js';
 import { apiRoutes, createApp } from './api/app.js';
 import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
@@ -18,9 +16,9 @@ import { type ConsoleBundle, loadConsoleBundle } from './console/console-bundle.
 import { defaultConsoleDir } from './console/console-manifest.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
-import { ExtensionsServer } from './extensions/extensions-server.js';
+import { ExtensionsServer, type ExtensionsServerOptions } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
-import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
+import { type LicenseState, loadLicense, unlicensed, vendorPublicKey } from './license/license.js';
 import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
@@ -28,7 +26,14 @@ import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
 import { MqttPublishers } from './publishers/mqtt/mqtt-publishers.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
-import { checkStartup } from './startup-checks.js';
+import {
+  ProfileReloader,
+  type ReloadListener,
+  type ReloadSource,
+  type ReloadSummary,
+} from './reload/profile-reloader.js';
+import { RunningDrivers } from './runtime/running-drivers.js';
+import { checkStartup, type StartupCheckOptions, type StartupProblem } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
@@ -77,7 +82,8 @@ interface Component {
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
  * then HTTPS when the profile has it), the extensions server (when the profile has it), the
  * webhook and the MQTT publishers in that order, and stops them in reverse (publishers first).
- * Constructing does nothing.
+ * {@link Daemon.reload} re-reads the profile and restarts only the parts that changed
+ * (src/reload/), through the same start and stop. Constructing does nothing.
  */
 export class Daemon {
   /** The tag store; available after start(). */
@@ -89,8 +95,10 @@ export class Daemon {
   /** The history, when the profile has a history section; available after start(). */
   history: HistoryService | undefined;
   private readonly started: Component[] = [];
-  // The drivers that started, in profile order, for the Drivers routes.
-  private readonly drivers: Driver[] = [];
+  // The running drivers, by name in profile order, for the Drivers routes and reloads.
+  private drivers: RunningDrivers | undefined;
+  private reloader: ProfileReloader | undefined;
+  private readonly reloadListeners = new Set<ReloadListener>();
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
   private extensions: ExtensionsServer | undefined;
@@ -129,16 +137,7 @@ export class Daemon {
       const profile = await profileStore.load();
       this.profile = profile;
       // 'files': the license and the DBC are read (and parsed) once, by their users below.
-      const problems = await checkStartup(profile, {
-        depth: 'files',
-        profileFolder,
-        ...(this.options.listen ? { listen: this.options.listen } : {}),
-        ...(this.options.extensionsListen
-          ? { extensionsListen: this.options.extensionsListen }
-          : {}),
-        ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),
-        now: clock.now(),
-      });
+      const problems = await checkStartup(profile, this.checkOptions(profileFolder, clock));
       const refused = problems.filter((problem) => problem.effect === 'refused');
       if (refused.length > 0) {
         throw new ProfileInvalidError(
@@ -146,8 +145,7 @@ export class Daemon {
           refused.map(({ path, message }) => ({ path, message })),
         );
       }
-      const license = await this.loadLicense(profile, profileFolder, clock);
-      this.license = license;
+      this.license = await this.loadLicense(profile, profileFolder, clock);
 
       const store = new TagStore({ clock, logger: logger.child({ component: 'tags' }) });
       this.store = store;
@@ -169,14 +167,30 @@ export class Daemon {
       });
 
       // Before the drivers, so their first samples are logged; stopped after the API, so
-      // the last batch is stored once nothing can write any more.
-      const history = profile.history
-        ? await this.startHistory(profile.history, store, collections, clock)
-        : undefined;
+      // the last batch is stored once nothing can write any more. Registered even without a
+      // history section: a reload may add one, and it stops in this place then.
+      const startHistory = async (config: Profile['history']) => {
+        const history = config
+          ? await this.createHistory(config, store, collections, clock)
+          : undefined;
+        await history?.start();
+        // Only a started history is served: one that failed at a reload is reported, not read.
+        this.history = history;
+      };
+      await this.startComponent({
+        name: 'history',
+        start: () => startHistory(profile.history),
+        stop: async () => {
+          const running = this.history;
+          this.history = undefined;
+          await running?.stop();
+        },
+      });
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
-      // The way back to the devices: each driver's writable tags are routed once it started.
+      // The way back to the devices: each driver's writable tags are routed once it started,
+      // and unrouted before it stops (a reload's too), so no write reaches a stopping driver.
       const audit = logger.child({ component: 'audit' });
       const writer = new TagWriter({
         store,
@@ -185,17 +199,31 @@ export class Daemon {
         now: () => clock.now(),
         writesPerSecond: profile.security.writesPerSecond,
       });
-      for (const [index, config] of profile.drivers.entries()) {
-        const fileProblems = problems.filter((problem) => problem.driver === index);
-        if (fileProblems.length > 0) {
-          this.options.logger.error(
-            { component: config.name, driver: config.type, problems: fileProblems },
-            `driver left out: ${fileProblems.map((problem) => problem.message).join(' ')}`,
-          );
-          continue;
-        }
-        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc }, writer);
-      }
+      const drivers = new RunningDrivers({
+        store,
+        logger,
+        shared: { clock, profileDir: profileFolder, dbc, stateDir },
+        hooks: {
+          started: (driver) => writer.register(driver),
+          stopping: (driver) => writer.unregister(driver),
+        },
+      });
+      this.drivers = drivers;
+      await this.startComponent({
+        name: 'drivers',
+        start: async () => {
+          for (const [index, config] of profile.drivers.entries()) {
+            const fileProblems = problems.filter((problem) => problem.driver === index);
+            if (fileProblems.length > 0) {
+              this.logDriverLeftOut(config.name, config.type, fileProblems);
+              continue;
+            }
+            await drivers.start(config);
+          }
+          drivers.arrange(profile.drivers.map((config) => config.name));
+        },
+        stop: () => drivers.stopAll(),
+      });
 
       const now = () => clock.now();
       const users = new UserStore({
@@ -237,7 +265,7 @@ export class Daemon {
         collections,
         clock,
         logger,
-        license: () => license,
+        license: () => this.license ?? unlicensed,
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
@@ -249,14 +277,14 @@ export class Daemon {
         collections,
         clock,
         logger,
-        license: () => license,
+        license: () => this.license ?? unlicensed,
         baseDir: profileFolder,
         stateDir,
       });
 
       const consoleBundle = await this.loadConsole();
       const driverReports = new DriverReports({
-        drivers: () => this.drivers,
+        drivers: () => drivers.list(),
         store,
         clock,
       });
@@ -278,7 +306,42 @@ export class Daemon {
         secretBox: async () => secretBox,
       });
 
+      const reloader = new ProfileReloader({
+        store: profileStore,
+        profile: profileService,
+        logger: logger.child({ component: 'reload' }),
+        targets: {
+          reloadLicense: async (next) => {
+            const before = this.license;
+            this.license = await this.loadLicense(next, profileFolder, clock);
+            return !sameGrant(before, this.license);
+          },
+          collections,
+          restartHistory: async (next) => {
+            const running = this.history;
+            this.history = undefined;
+            await running?.stop();
+            await startHistory(next.history);
+          },
+          drivers,
+          restartExtensions: async (next, nextProblems) => {
+            const running = this.extensions;
+            this.extensions = undefined;
+            await running?.stop();
+            await startExtensions(next, nextProblems);
+          },
+          publishers,
+          mqttPublishers,
+          check: (next) => checkStartup(next, this.checkOptions(profileFolder, clock)),
+        },
+      });
+      reloader.onReload((event) => {
+        for (const listener of this.reloadListeners) listener(event);
+      });
+      this.reloader = reloader;
+
       const http = { ...profile.server.http, ...this.options.listen };
+      const daemon = this;
       const apiDeps = {
         store,
         logger,
@@ -290,13 +353,17 @@ export class Daemon {
         collections,
         publishers,
         mqttPublishers,
-        license: () => license,
+        license: () => this.license ?? unlicensed,
         dbc,
         drivers: driverReports,
         streams,
         userManagement,
         writer,
-        ...(history ? { history } : {}),
+        reloader,
+        // Read per request: a reload may start, replace or remove the history.
+        get history() {
+          return daemon.history;
+        },
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
@@ -334,36 +401,26 @@ export class Daemon {
         });
       }
 
-      const extensionsConfig = profile.extensions;
-      if (extensionsConfig) {
-        const leftOut = new Set(
-          problems.flatMap((problem) => (problem.app === undefined ? [] : [problem.app])),
-        );
-        for (const problem of problems.filter((found) => found.app !== undefined)) {
-          logger.error(
-            { component: 'extensions', path: problem.path },
-            `app left out: ${problem.message}`,
-          );
-        }
-        const extensions = new ExtensionsServer({
-          config: {
-            ...extensionsConfig,
-            apps: extensionsConfig.apps.filter((_app, index) => !leftOut.has(index)),
-          },
-          profileFolder,
+      // Registered even without an extensions section: a reload may add one.
+      const startExtensions = async (next: Profile, nextProblems: readonly StartupProblem[]) => {
+        if (!next.extensions) return;
+        const extensions = this.createExtensions(next, nextProblems, profileFolder, {
           deps: apiDeps,
           routes,
-          logger: logger.child({ component: 'extensions' }),
-          ...(this.options.extensionsListen ? { listen: this.options.extensionsListen } : {}),
           now,
         });
+        await extensions.start();
         this.extensions = extensions;
-        await this.startComponent({
-          name: 'extensions',
-          start: () => extensions.start(),
-          stop: () => extensions.stop(),
-        });
-      }
+      };
+      await this.startComponent({
+        name: 'extensions',
+        start: () => startExtensions(profile, problems),
+        stop: async () => {
+          const running = this.extensions;
+          this.extensions = undefined;
+          await running?.stop();
+        },
+      });
 
       // Stopped before the listeners (the extensions server's too): open tag streams never end
       // by themselves, and the listeners would wait out their drain time for them.
@@ -386,6 +443,7 @@ export class Daemon {
         stop: () => mqttPublishers.stopAll(),
       });
 
+      reloader.accept();
       logger.info(
         {
           version,
@@ -412,6 +470,7 @@ export class Daemon {
    * state directory lock goes last, once nothing writes there any more.
    */
   async stop(): Promise<void> {
+    await this.reloader?.close();
     while (this.started.length > 0) {
       const component = this.started.pop() as Component;
       try {
@@ -513,7 +572,49 @@ export class Daemon {
     return license;
   }
 
-  private async startHistory(
+  /**
+   * Re-reads the profile file and restarts only the components whose configuration changed
+   * (see ProfileReloader); the API keeps answering throughout.
+   * @param source who asked, for the log and the {@link onReload} listeners.
+   * @throws ProfileInvalidError listing every error (the running configuration stays), or an
+   *   Error when the daemon is not running.
+   */
+  reload(source: ReloadSource): Promise<ReloadSummary> {
+    if (!this.reloader) return Promise.reject(new Error('tagd is not running.'));
+    return this.reloader.reload(source);
+  }
+
+  /**
+   * Subscribes to reloads of the profile file (SIGHUP, the Profile/Reload route, `tagd profile
+   * import`): `start` before anything is read, `end` with the summary or the error. May be
+   * called before start(). This is the hook for systemd's `RELOADING=1` / `READY=1`.
+   * @returns the function that unsubscribes.
+   */
+  onReload(listener: ReloadListener): () => void {
+    this.reloadListeners.add(listener);
+    return () => this.reloadListeners.delete(listener);
+  }
+
+  // The start-up checks as `tagd start` runs them, at start and again at each reload.
+  private checkOptions(profileFolder: string, clock: Clock): StartupCheckOptions {
+    return {
+      depth: 'files',
+      profileFolder,
+      ...(this.options.listen ? { listen: this.options.listen } : {}),
+      ...(this.options.extensionsListen ? { extensionsListen: this.options.extensionsListen } : {}),
+      ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),
+      now: clock.now(),
+    };
+  }
+
+  private logDriverLeftOut(name: string, type: string, problems: readonly StartupProblem[]): void {
+    this.options.logger.error(
+      { component: name, driver: type, problems },
+      `driver left out: ${problems.map((problem) => problem.message).join(' ')}`,
+    );
+  }
+
+  private async createHistory(
     config: NonNullable<Profile['history']>,
     store: TagStore,
     collections: Collections,
@@ -525,52 +626,49 @@ export class Daemon {
       clock,
       logger,
     });
-    const history = new HistoryService({ backend, store, collections, config, clock, logger });
-    this.history = history;
-    await this.startComponent({
-      name: 'history',
-      start: () => history.start(),
-      stop: () => history.stop(),
+    return new HistoryService({ backend, store, collections, config, clock, logger });
+  }
+
+  // Apps whose folder a start-up check refused are left out; the others are served.
+  private createExtensions(
+    profile: Profile,
+    problems: readonly StartupProblem[],
+    profileFolder: string,
+    api: Pick<ExtensionsServerOptions, 'deps' | 'routes' | 'now'>,
+  ): ExtensionsServer {
+    const config = profile.extensions as NonNullable<Profile['extensions']>;
+    const logger = this.options.logger;
+    const leftOut = new Set(
+      problems.flatMap((problem) => (problem.app === undefined ? [] : [problem.app])),
+    );
+    for (const problem of problems.filter((found) => found.app !== undefined)) {
+      logger.error(
+        { component: 'extensions', path: problem.path },
+        `app left out: ${problem.message}`,
+      );
+    }
+    return new ExtensionsServer({
+      config: { ...config, apps: config.apps.filter((_app, index) => !leftOut.has(index)) },
+      profileFolder,
+      ...api,
+      logger: logger.child({ component: 'extensions' }),
+      ...(this.options.extensionsListen ? { listen: this.options.extensionsListen } : {}),
     });
-    return history;
   }
 
   private async startComponent(component: Component): Promise<void> {
     await component.start();
     this.started.push(component);
   }
+}
 
-  private async startDriver(
-    config: DriverConfig,
-    shared: Pick<DriverDeps, 'store' | 'clock' | 'profileDir' | 'dbc'>,
-    writer: TagWriter,
-  ): Promise<void> {
-    const logger = this.options.logger.child({ component: config.name, driver: config.type });
-    if (!config.enabled) {
-      logger.info('driver disabled in the profile');
-      return;
-    }
-    try {
-      const driver = await createDriver(config, {
-        ...shared,
-        logger,
-        stateDir: this.options.stateDir,
-      });
-      await this.startComponent({
-        name: config.name,
-        start: async () => {
-          await driver.start();
-          writer.register(driver);
-        },
-        // No write reaches a driver that is stopping.
-        stop: () => {
-          writer.unregister(driver);
-          return driver.stop();
-        },
-      });
-      this.drivers.push(driver);
-    } catch (error) {
-      logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
-    }
-  }
+// Whether two licenses grant the same: a reload that re-reads an unchanged file restarts nothing.
+function sameGrant(before: LicenseState | undefined, after: LicenseState): boolean {
+  if (before === undefined) return false;
+  return (
+    before.edition === after.edition &&
+    before.licensee === after.licensee &&
+    before.expires === after.expires &&
+    [...before.features].sort().join() === [...after.features].sort().join()
+  );
 }

@@ -9,10 +9,12 @@ export const permissions = [
   'TagWrite',
   'DBCView',
   'DriverView',
+  'DriverManage',
   'PublisherView',
   'PublisherManage',
   'CollectionManage',
   'UserManage',
+  'ProfileManage',
 ] as const;
 
 /** A permission a route may require. */
