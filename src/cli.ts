@@ -23,6 +23,8 @@ Usage:
   tagd start --demo [--listen HOST:PORT]             run a copy of the demo profile (made once
                                                      in the state directory)
   tagd profile check FILE                            list every error in a profile
+  tagd profile export|import …                       back up or roll out a profile, secrets
+                                                     masked ('tagd profile help')
   tagd users add|list|disable|enable|roles|passwd|2fa|unlock …
                                                      manage accounts ('tagd users help')
   tagd tokens generate NAME                          print a service account's token

@@ -1,8 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { Driver, DriverDeps } from '../drivers/driver.js';
-import { createDriver, type DriverConfig } from '../drivers/registry.js';
 import { apiRoutes, createApp } from './api/app.js';
 import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
@@ -18,9 +16,9 @@ import { type ConsoleBundle, loadConsoleBundle } from './console/console-bundle.
 import { defaultConsoleDir } from './console/console-manifest.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
-import { ExtensionsServer } from './extensions/extensions-server.js';
+import { ExtensionsServer, type ExtensionsServerOptions } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
-import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
+import { type LicenseState, loadLicense, unlicensed, vendorPublicKey } from './license/license.js';
 import { TagdMetrics } from './metrics/tagd-metrics.js';
 import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
@@ -29,11 +27,19 @@ import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
 import { MqttPublishers } from './publishers/mqtt/mqtt-publishers.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
-import { checkStartup } from './startup-checks.js';
+import {
+  ProfileReloader,
+  type ReloadListener,
+  type ReloadSource,
+  type ReloadSummary,
+} from './reload/profile-reloader.js';
+import { RunningDrivers } from './runtime/running-drivers.js';
+import { checkStartup, type StartupCheckOptions, type StartupProblem } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
+import { TagWriter } from './tags/tag-writer.js';
 import { version } from './version.js';
 
 /** Where the daemon finds its profile and state, and what it may override. */
@@ -77,7 +83,8 @@ interface Component {
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
  * then HTTPS when the profile has it), the extensions server (when the profile has it), the
  * webhook and the MQTT publishers in that order, and stops them in reverse (publishers first).
- * Constructing does nothing.
+ * {@link Daemon.reload} re-reads the profile and restarts only the parts that changed
+ * (src/reload/), through the same start and stop. Constructing does nothing.
  */
 export class Daemon {
   /** The tag store; available after start(). */
@@ -91,8 +98,10 @@ export class Daemon {
   /** The metrics served at `/metrics`; available after start(). */
   metrics: TagdMetrics | undefined;
   private readonly started: Component[] = [];
-  // The drivers that started, in profile order, for the Drivers routes.
-  private readonly drivers: Driver[] = [];
+  // The running drivers, by name in profile order, for the Drivers routes and reloads.
+  private drivers: RunningDrivers | undefined;
+  private reloader: ProfileReloader | undefined;
+  private readonly reloadListeners = new Set<ReloadListener>();
   private listener: HttpListener | undefined;
   private httpsListener: HttpsListener | undefined;
   private extensions: ExtensionsServer | undefined;
@@ -131,16 +140,7 @@ export class Daemon {
       const profile = await profileStore.load();
       this.profile = profile;
       // 'files': the license and the DBC are read (and parsed) once, by their users below.
-      const problems = await checkStartup(profile, {
-        depth: 'files',
-        profileFolder,
-        ...(this.options.listen ? { listen: this.options.listen } : {}),
-        ...(this.options.extensionsListen
-          ? { extensionsListen: this.options.extensionsListen }
-          : {}),
-        ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),
-        now: clock.now(),
-      });
+      const problems = await checkStartup(profile, this.checkOptions(profileFolder, clock));
       const refused = problems.filter((problem) => problem.effect === 'refused');
       if (refused.length > 0) {
         throw new ProfileInvalidError(
@@ -148,14 +148,15 @@ export class Daemon {
           refused.map(({ path, message }) => ({ path, message })),
         );
       }
-      const license = await this.loadLicense(profile, profileFolder, clock);
-      this.license = license;
+      this.license = await this.loadLicense(profile, profileFolder, clock);
 
       const store = new TagStore({ clock, logger: logger.child({ component: 'tags' }) });
       this.store = store;
       const metrics = new TagdMetrics({ version, now: () => clock.now() });
       this.metrics = metrics;
       metrics.watchStore(store);
+      // Read at each scrape: a reload may start, replace or remove the history.
+      metrics.watchHistory({ stats: () => this.history?.stats() });
       await this.startComponent({
         name: 'tags',
         start: () => store.start(),
@@ -174,25 +175,64 @@ export class Daemon {
       });
 
       // Before the drivers, so their first samples are logged; stopped after the API, so
-      // the last batch is stored once nothing can write any more.
-      const history = profile.history
-        ? await this.startHistory(profile.history, store, collections, clock)
-        : undefined;
-      if (history) metrics.watchHistory(history);
+      // the last batch is stored once nothing can write any more. Registered even without a
+      // history section: a reload may add one, and it stops in this place then.
+      const startHistory = async (config: Profile['history']) => {
+        const history = config
+          ? await this.createHistory(config, store, collections, clock)
+          : undefined;
+        await history?.start();
+        // Only a started history is served: one that failed at a reload is reported, not read.
+        this.history = history;
+      };
+      await this.startComponent({
+        name: 'history',
+        start: () => startHistory(profile.history),
+        stop: async () => {
+          const running = this.history;
+          this.history = undefined;
+          await running?.stop();
+        },
+      });
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
-      for (const [index, config] of profile.drivers.entries()) {
-        const fileProblems = problems.filter((problem) => problem.driver === index);
-        if (fileProblems.length > 0) {
-          this.options.logger.error(
-            { component: config.name, driver: config.type, problems: fileProblems },
-            `driver left out: ${fileProblems.map((problem) => problem.message).join(' ')}`,
-          );
-          continue;
-        }
-        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc }, metrics);
-      }
+      // The way back to the devices: each driver's writable tags are routed once it started,
+      // and unrouted before it stops (a reload's too), so no write reaches a stopping driver.
+      const audit = logger.child({ component: 'audit' });
+      const writer = new TagWriter({
+        store,
+        audit,
+        logger: logger.child({ component: 'writes' }),
+        now: () => clock.now(),
+        writesPerSecond: profile.security.writesPerSecond,
+      });
+      const drivers = new RunningDrivers({
+        store,
+        logger,
+        shared: { clock, profileDir: profileFolder, dbc, stateDir },
+        metrics: (name, type) => metrics.driver(name, type),
+        hooks: {
+          started: (driver) => writer.register(driver),
+          stopping: (driver) => writer.unregister(driver),
+        },
+      });
+      this.drivers = drivers;
+      await this.startComponent({
+        name: 'drivers',
+        start: async () => {
+          for (const [index, config] of profile.drivers.entries()) {
+            const fileProblems = problems.filter((problem) => problem.driver === index);
+            if (fileProblems.length > 0) {
+              this.logDriverLeftOut(config.name, config.type, fileProblems);
+              continue;
+            }
+            await drivers.start(config);
+          }
+          drivers.arrange(profile.drivers.map((config) => config.name));
+        },
+        stop: () => drivers.stopAll(),
+      });
 
       const now = () => clock.now();
       const users = new UserStore({
@@ -216,7 +256,6 @@ export class Daemon {
         },
         now,
       );
-      const audit = logger.child({ component: 'audit' });
       const accounts = new AccountService({
         users,
         tokens,
@@ -235,7 +274,7 @@ export class Daemon {
         collections,
         clock,
         logger,
-        license: () => license,
+        license: () => this.license ?? unlicensed,
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
@@ -248,7 +287,7 @@ export class Daemon {
         collections,
         clock,
         logger,
-        license: () => license,
+        license: () => this.license ?? unlicensed,
         baseDir: profileFolder,
         stateDir,
         metrics: metrics.publisherKind('mqtt', (): MqttPublishers => mqttPublishers),
@@ -256,7 +295,7 @@ export class Daemon {
 
       const consoleBundle = await this.loadConsole();
       const driverReports = new DriverReports({
-        drivers: () => this.drivers,
+        drivers: () => drivers.list(),
         store,
         clock,
       });
@@ -279,7 +318,42 @@ export class Daemon {
         secretBox: async () => secretBox,
       });
 
+      const reloader = new ProfileReloader({
+        store: profileStore,
+        profile: profileService,
+        logger: logger.child({ component: 'reload' }),
+        targets: {
+          reloadLicense: async (next) => {
+            const before = this.license;
+            this.license = await this.loadLicense(next, profileFolder, clock);
+            return !sameGrant(before, this.license);
+          },
+          collections,
+          restartHistory: async (next) => {
+            const running = this.history;
+            this.history = undefined;
+            await running?.stop();
+            await startHistory(next.history);
+          },
+          drivers,
+          restartExtensions: async (next, nextProblems) => {
+            const running = this.extensions;
+            this.extensions = undefined;
+            await running?.stop();
+            await startExtensions(next, nextProblems);
+          },
+          publishers,
+          mqttPublishers,
+          check: (next) => checkStartup(next, this.checkOptions(profileFolder, clock)),
+        },
+      });
+      reloader.onReload((event) => {
+        for (const listener of this.reloadListeners) listener(event);
+      });
+      this.reloader = reloader;
+
       const http = { ...profile.server.http, ...this.options.listen };
+      const daemon = this;
       const apiDeps = {
         store,
         logger,
@@ -291,15 +365,20 @@ export class Daemon {
         collections,
         publishers,
         mqttPublishers,
-        license: () => license,
+        license: () => this.license ?? unlicensed,
         dbc,
         drivers: driverReports,
         streams,
         userManagement,
+        writer,
+        reloader,
         metrics: metrics.api(
           () => profileService.current().server.metrics.allowLoopbackWithoutToken,
         ),
-        ...(history ? { history } : {}),
+        // Read per request: a reload may start, replace or remove the history.
+        get history() {
+          return daemon.history;
+        },
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
@@ -337,36 +416,26 @@ export class Daemon {
         });
       }
 
-      const extensionsConfig = profile.extensions;
-      if (extensionsConfig) {
-        const leftOut = new Set(
-          problems.flatMap((problem) => (problem.app === undefined ? [] : [problem.app])),
-        );
-        for (const problem of problems.filter((found) => found.app !== undefined)) {
-          logger.error(
-            { component: 'extensions', path: problem.path },
-            `app left out: ${problem.message}`,
-          );
-        }
-        const extensions = new ExtensionsServer({
-          config: {
-            ...extensionsConfig,
-            apps: extensionsConfig.apps.filter((_app, index) => !leftOut.has(index)),
-          },
-          profileFolder,
+      // Registered even without an extensions section: a reload may add one.
+      const startExtensions = async (next: Profile, nextProblems: readonly StartupProblem[]) => {
+        if (!next.extensions) return;
+        const extensions = this.createExtensions(next, nextProblems, profileFolder, {
           deps: apiDeps,
           routes,
-          logger: logger.child({ component: 'extensions' }),
-          ...(this.options.extensionsListen ? { listen: this.options.extensionsListen } : {}),
           now,
         });
+        await extensions.start();
         this.extensions = extensions;
-        await this.startComponent({
-          name: 'extensions',
-          start: () => extensions.start(),
-          stop: () => extensions.stop(),
-        });
-      }
+      };
+      await this.startComponent({
+        name: 'extensions',
+        start: () => startExtensions(profile, problems),
+        stop: async () => {
+          const running = this.extensions;
+          this.extensions = undefined;
+          await running?.stop();
+        },
+      });
 
       // Stopped before the listeners (the extensions server's too): open tag streams never end
       // by themselves, and the listeners would wait out their drain time for them.
@@ -389,6 +458,7 @@ export class Daemon {
         stop: () => mqttPublishers.stopAll(),
       });
 
+      reloader.accept();
       logger.info(
         {
           version,
@@ -415,6 +485,7 @@ export class Daemon {
    * state directory lock goes last, once nothing writes there any more.
    */
   async stop(): Promise<void> {
+    await this.reloader?.close();
     while (this.started.length > 0) {
       const component = this.started.pop() as Component;
       try {
@@ -516,7 +587,49 @@ export class Daemon {
     return license;
   }
 
-  private async startHistory(
+  /**
+   * Re-reads the profile file and restarts only the components whose configuration changed
+   * (see ProfileReloader); the API keeps answering throughout.
+   * @param source who asked, for the log and the {@link onReload} listeners.
+   * @throws ProfileInvalidError listing every error (the running configuration stays), or an
+   *   Error when the daemon is not running.
+   */
+  reload(source: ReloadSource): Promise<ReloadSummary> {
+    if (!this.reloader) return Promise.reject(new Error('tagd is not running.'));
+    return this.reloader.reload(source);
+  }
+
+  /**
+   * Subscribes to reloads of the profile file (SIGHUP, the Profile/Reload route, `tagd profile
+   * import`): `start` before anything is read, `end` with the summary or the error. May be
+   * called before start(). This is the hook for systemd's `RELOADING=1` / `READY=1`.
+   * @returns the function that unsubscribes.
+   */
+  onReload(listener: ReloadListener): () => void {
+    this.reloadListeners.add(listener);
+    return () => this.reloadListeners.delete(listener);
+  }
+
+  // The start-up checks as `tagd start` runs them, at start and again at each reload.
+  private checkOptions(profileFolder: string, clock: Clock): StartupCheckOptions {
+    return {
+      depth: 'files',
+      profileFolder,
+      ...(this.options.listen ? { listen: this.options.listen } : {}),
+      ...(this.options.extensionsListen ? { extensionsListen: this.options.extensionsListen } : {}),
+      ...(this.options.licenseKeys ? { licenseKeys: this.options.licenseKeys } : {}),
+      now: clock.now(),
+    };
+  }
+
+  private logDriverLeftOut(name: string, type: string, problems: readonly StartupProblem[]): void {
+    this.options.logger.error(
+      { component: name, driver: type, problems },
+      `driver left out: ${problems.map((problem) => problem.message).join(' ')}`,
+    );
+  }
+
+  private async createHistory(
     config: NonNullable<Profile['history']>,
     store: TagStore,
     collections: Collections,
@@ -528,51 +641,49 @@ export class Daemon {
       clock,
       logger,
     });
-    const history = new HistoryService({ backend, store, collections, config, clock, logger });
-    this.history = history;
-    await this.startComponent({
-      name: 'history',
-      start: () => history.start(),
-      stop: () => history.stop(),
+    return new HistoryService({ backend, store, collections, config, clock, logger });
+  }
+
+  // Apps whose folder a start-up check refused are left out; the others are served.
+  private createExtensions(
+    profile: Profile,
+    problems: readonly StartupProblem[],
+    profileFolder: string,
+    api: Pick<ExtensionsServerOptions, 'deps' | 'routes' | 'now'>,
+  ): ExtensionsServer {
+    const config = profile.extensions as NonNullable<Profile['extensions']>;
+    const logger = this.options.logger;
+    const leftOut = new Set(
+      problems.flatMap((problem) => (problem.app === undefined ? [] : [problem.app])),
+    );
+    for (const problem of problems.filter((found) => found.app !== undefined)) {
+      logger.error(
+        { component: 'extensions', path: problem.path },
+        `app left out: ${problem.message}`,
+      );
+    }
+    return new ExtensionsServer({
+      config: { ...config, apps: config.apps.filter((_app, index) => !leftOut.has(index)) },
+      profileFolder,
+      ...api,
+      logger: logger.child({ component: 'extensions' }),
+      ...(this.options.extensionsListen ? { listen: this.options.extensionsListen } : {}),
     });
-    return history;
   }
 
   private async startComponent(component: Component): Promise<void> {
     await component.start();
     this.started.push(component);
   }
+}
 
-  private async startDriver(
-    config: DriverConfig,
-    shared: Pick<DriverDeps, 'store' | 'clock' | 'profileDir' | 'dbc'>,
-    metrics: TagdMetrics,
-  ): Promise<void> {
-    const logger = this.options.logger.child({ component: config.name, driver: config.type });
-    if (!config.enabled) {
-      logger.info('driver disabled in the profile');
-      return;
-    }
-    const driverMetrics = metrics.driver(config.name, config.type);
-    try {
-      const driver = await createDriver(config, {
-        ...shared,
-        logger,
-        stateDir: this.options.stateDir,
-        metrics: driverMetrics.port,
-      });
-      await this.startComponent({
-        name: config.name,
-        start: () => driver.start(),
-        stop: async () => {
-          await driver.stop();
-          driverMetrics.remove();
-        },
-      });
-      this.drivers.push(driver);
-    } catch (error) {
-      driverMetrics.remove();
-      logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
-    }
-  }
+// Whether two licenses grant the same: a reload that re-reads an unchanged file restarts nothing.
+function sameGrant(before: LicenseState | undefined, after: LicenseState): boolean {
+  if (before === undefined) return false;
+  return (
+    before.edition === after.edition &&
+    before.licensee === after.licensee &&
+    before.expires === after.expires &&
+    [...before.features].sort().join() === [...after.features].sort().join()
+  );
 }

@@ -4,7 +4,13 @@
  */
 import type { Logger } from 'pino';
 import { Daemon, type DaemonOptions } from './daemon.js';
-import { ListenerError, ProfileFileError, ProfileInvalidError, TagdError } from './errors.js';
+import {
+  ListenerError,
+  ProfileFileError,
+  ProfileInvalidError,
+  ServiceBusyError,
+  TagdError,
+} from './errors.js';
 import { exitCodes } from './exit-codes.js';
 
 export { exitCodes };
@@ -12,13 +18,21 @@ export { exitCodes };
 /** How long a stop may take before the process exits anyway, ms. */
 export const stopDeadlineMs = 10_000;
 
+/** Called with the daemon before it starts, to subscribe to it (e.g. {@link Daemon.onReload}). */
+export type DaemonSetup = (daemon: Daemon) => void;
+
 /**
  * Runs the daemon until SIGTERM or SIGINT, then stops it in reverse order within
- * {@link stopDeadlineMs} and exits. A second signal exits at once.
+ * {@link stopDeadlineMs} and exits. A second signal exits at once. SIGHUP (`systemctl reload
+ * tagd`) re-reads the profile: only what changed restarts, and a refused profile is logged with
+ * every error while the running configuration stays; it never stops the daemon.
+ * @param setup called with the daemon before it starts: where systemd notification subscribes
+ *   to {@link Daemon.onReload} (`RELOADING=1` on `start`, `READY=1` on `end`).
  */
-export async function runDaemon(options: DaemonOptions): Promise<void> {
+export async function runDaemon(options: DaemonOptions, setup?: DaemonSetup): Promise<void> {
   const { logger } = options;
   const daemon = new Daemon(options);
+  setup?.(daemon);
   let stopping = false;
 
   const shutdown = async (reason: string, code: number) => {
@@ -41,6 +55,17 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 
   process.on('SIGTERM', () => void shutdown('SIGTERM', exitCodes.ok));
   process.on('SIGINT', () => void shutdown('SIGINT', exitCodes.ok));
+  // The reloader logs the outcome, every error of a refused profile included; a reload that
+  // fails must not become an unhandled rejection, which would stop the daemon.
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    daemon.reload('signal').catch((error: unknown) => {
+      // The reloader logged every other failure; this one it refused before reading anything.
+      if (error instanceof ServiceBusyError) {
+        logger.warn('reload requested (SIGHUP) while starting or stopping: ignored');
+      }
+    });
+  });
   // Nothing is swallowed: an error nobody handled is logged with its stack and ends the process
   // through an orderly stop, so systemd restarts a daemon in a known state.
   process.on('uncaughtException', (error) => {

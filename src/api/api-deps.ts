@@ -10,8 +10,10 @@ import type { MqttPublisherState } from '../publishers/mqtt/mqtt-publisher.js';
 import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
+import type { ProfileReloader } from '../reload/profile-reloader.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
+import type { TagWriter } from '../tags/tag-writer.js';
 import type { DriverReports } from './driver-reports.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
@@ -91,6 +93,16 @@ export interface ApiDeps {
    * Absent: those routes answer 500 (a wiring error).
    */
   userManagement?: UserManagement;
+  /**
+   * Applies profile changes to the running daemon: the Profile/Reload route and the Drivers
+   * routes that add, replace or remove a driver. Absent: those routes answer 500 (a wiring error).
+   */
+  reloader?: ProfileReloader;
+  /**
+   * Routes tag writes to the drivers (filled as drivers start). Default: a writer with no
+   * drivers, so every write is refused as not writable.
+   */
+  writer?: TagWriter;
   /**
    * Request counts and durations, and the series `GET /metrics` serves. Absent: requests are not
    * measured and `/metrics` answers 404 `not-found`.

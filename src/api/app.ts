@@ -9,14 +9,17 @@ import { buildRouter } from './router.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
 import { docsRoutes } from './routes/docs.js';
+import { driverManagementRoutes } from './routes/driver-management.js';
 import { driverRoutes } from './routes/drivers.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
+import { profileRoutes } from './routes/profile.js';
 import { publisherRoutes } from './routes/publishers.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagStreamRoutes } from './routes/tag-stream.js';
+import { tagWriteRoutes } from './routes/tag-writes.js';
 import { tagsRoutes } from './routes/tags.js';
 import { userManagementRoutes } from './routes/user-management.js';
 import { userRoutes } from './routes/users.js';
@@ -46,12 +49,15 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...tagsRoutes(deps),
     ...tagBrowseRoutes(deps),
     ...tagStreamRoutes(deps, streams),
+    ...tagWriteRoutes(deps),
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
     ...driverRoutes(deps),
+    ...driverManagementRoutes(deps),
     ...publisherRoutes(deps),
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
+    ...profileRoutes(deps),
     ...consoleRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.

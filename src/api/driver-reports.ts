@@ -66,7 +66,9 @@ export interface DriverReportsOptions {
  * remembered here: sampled every second while started, and at each request.
  */
 export class DriverReports {
-  private readonly lastErrors = new Map<string, { message: string; utcTimestamp: string }>();
+  // Per driver instance, not name: a driver restarted with a new configuration (a reload, the
+  // Drivers routes) starts without the old configuration's last error.
+  private readonly lastErrors = new WeakMap<Driver, { message: string; utcTimestamp: string }>();
   private readonly clock: Clock;
   private timer: TimerHandle | undefined;
 
@@ -99,19 +101,19 @@ export class DriverReports {
   }
 
   private sample(): void {
-    for (const driver of this.options.drivers()) this.remember(driver.name, driver.status());
+    for (const driver of this.options.drivers()) this.remember(driver, driver.status());
   }
 
-  private remember(name: string, status: ReturnType<Driver['status']>): void {
+  private remember(driver: Driver, status: ReturnType<Driver['status']>): void {
     if ((status.state === 'Reconnecting' || status.state === 'Error') && status.message) {
-      this.lastErrors.set(name, { message: status.message, utcTimestamp: status.since });
+      this.lastErrors.set(driver, { message: status.message, utcTimestamp: status.since });
     }
   }
 
   private report(driver: Driver, counts: Map<string, Record<Quality, number>>): DriverReport {
     const status = driver.status();
-    this.remember(driver.name, status);
-    const lastError = this.lastErrors.get(driver.name);
+    this.remember(driver, status);
+    const lastError = this.lastErrors.get(driver);
     return {
       name: driver.name,
       type: driver.type,

@@ -9,10 +9,12 @@ export const permissions = [
   'TagWrite',
   'DBCView',
   'DriverView',
+  'DriverManage',
   'PublisherView',
   'PublisherManage',
   'CollectionManage',
   'UserManage',
+  'ProfileManage',
   'MetricsView',
 ] as const;
 

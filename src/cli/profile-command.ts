@@ -1,4 +1,7 @@
 /**
+ * `tagd profile export` and `import` (profile-transfer.ts) back up and roll out a profile
+ * without its secrets.
+ *
  * `tagd profile check FILE`: everything `tagd start` would object to in a profile, listed at
  * once: the schema and cross-field rules, sealed secrets (when the state directory's key is at
  * hand), then the start-up checks the daemon runs (startup-checks.ts): listeners, certificates
@@ -13,6 +16,7 @@ import { checkProfile } from '../profile/check-profile.js';
 import { DurableJsonFile } from '../profile/durable-json-file.js';
 import { SecretBox } from '../profile/secret-box.js';
 import { checkStartup, effectText } from '../startup-checks.js';
+import { exportProfile, importProfile } from './profile-transfer.js';
 import { CommandFailure, CommandUsageError, resolveStateDir, runCommand } from './state-dir.js';
 
 /** Usage of `tagd profile`, printed with every usage error. */
@@ -20,8 +24,16 @@ export const profileUsage = `Usage:
   tagd profile check FILE   list every error in a profile: the schema, sealed secrets, and
                             what tagd start checks (listeners, certificates, the license,
                             DBC, replay and caFile files); exit 0 valid, 1 errors listed
+  tagd profile export [--profile FILE]
+                            print the profile as written, every secret as ********
+  tagd profile import FILE [--profile TARGET] [--no-reload]
+                            validate FILE and save it as the profile; a ******** secret keeps
+                            the value TARGET has at the same path (refused, listing them, when
+                            it has none); plaintext secrets are sealed; then the tagd running
+                            on TAGD_STATE_DIR reloads (SIGHUP): only what changed restarts
 
 Sealed secrets are opened with the key of TAGD_STATE_DIR (default ./var) when it has one.
+The profile is --profile, else TAGD_PROFILE, else config/profile.json (as for tagd start).
 `;
 
 /** Runs `tagd profile ARGS…`; sets process.exitCode (0 valid, 1 errors, 2 usage error). */
@@ -42,6 +54,31 @@ export function profileCommand(args: string[]): Promise<void> {
         }
         return check(resolve(file));
       }
+      case 'export': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          options: { profile: { type: 'string' } },
+          allowPositionals: true,
+          strict: true,
+        });
+        if (positionals.length > 0) throw new CommandUsageError('usage: tagd profile export');
+        const masked = await exportProfile(profilePath(values.profile));
+        process.stdout.write(`${JSON.stringify(masked, null, 2)}\n`);
+        return;
+      }
+      case 'import': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          options: { profile: { type: 'string' }, 'no-reload': { type: 'boolean' } },
+          allowPositionals: true,
+          strict: true,
+        });
+        const [file, ...extra] = positionals;
+        if (file === undefined || extra.length > 0) {
+          throw new CommandUsageError('usage: tagd profile import FILE');
+        }
+        return importInto(resolve(file), profilePath(values.profile), !values['no-reload']);
+      }
       case undefined:
       case 'help':
         process.stdout.write(profileUsage);
@@ -50,6 +87,44 @@ export function profileCommand(args: string[]): Promise<void> {
         throw new CommandUsageError(`unknown profile command '${sub}'`);
     }
   });
+}
+
+// The profile `tagd start` would run, so export and import work on the daemon's file.
+function profilePath(option: string | undefined): string {
+  return resolve(option ?? process.env.TAGD_PROFILE ?? 'config/profile.json');
+}
+
+async function importInto(file: string, target: string, reload: boolean): Promise<void> {
+  let document: unknown;
+  try {
+    document = await new DurableJsonFile<unknown>(file).read();
+  } catch (error) {
+    if (error instanceof ProfileNotFoundError) throw new CommandFailure(`No file at ${file}.`);
+    throw error;
+  }
+  const stateDir = resolveStateDir();
+  const secretBox = await SecretBox.openExisting(stateDir, process.env.CREDENTIALS_DIRECTORY);
+  const outcome = await importProfile(document, target, { stateDir, secretBox, reload });
+  const lines = [`${target}: imported from ${file}.`];
+  if (outcome.kept.length > 0) lines.push(`Kept the stored secrets: ${outcome.kept.join(', ')}.`);
+  if (outcome.sealed.length > 0) lines.push(`Sealed: ${outcome.sealed.join(', ')}.`);
+  if (outcome.leftPlain.length > 0) {
+    lines.push(
+      `No sealing key in ${stateDir} yet: tagd seals ${outcome.leftPlain.join(', ')} when it loads the profile.`,
+    );
+  }
+  if (outcome.reloadedPid !== undefined) {
+    lines.push(
+      `tagd (pid ${outcome.reloadedPid}) is reloading the profile; its log says what restarted (journalctl -u tagd).`,
+    );
+  } else if (outcome.unsignalledPid !== undefined) {
+    lines.push(
+      `tagd (pid ${outcome.unsignalledPid}) runs as another account: apply the profile with sudo systemctl reload tagd.`,
+    );
+  } else if (reload) {
+    lines.push(`No tagd runs on ${stateDir}: the profile applies at its next start.`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 async function check(path: string): Promise<void> {

@@ -8,7 +8,8 @@ import { perScrape } from './per-scrape.js';
 
 /** Where the history series are read from: the running history's counters. */
 export interface HistoryStatsSource {
-  stats(): HistoryLoggerStats;
+  /** Undefined while no history runs (the profile has none): then there are no series. */
+  stats(): HistoryLoggerStats | undefined;
 }
 
 /** Registers the `tagd_history_…` series. */
@@ -20,7 +21,9 @@ export function registerHistoryMetrics(registry: Registry, source: HistoryStatsS
     help: 'Samples waiting in memory for the next append (grows while the backend is slow or down; bounded by history.bufferLimit).',
     registers,
     collect() {
-      this.set(stats().buffered);
+      this.reset();
+      const now = stats();
+      if (now !== undefined) this.set(now.buffered);
     },
   });
   const counters: [string, string, keyof HistoryLoggerStats][] = [
@@ -49,7 +52,8 @@ export function registerHistoryMetrics(registry: Registry, source: HistoryStatsS
       registers,
       collect() {
         this.reset();
-        this.inc(stats()[key]);
+        const now = stats();
+        if (now !== undefined) this.inc(now[key]);
       },
     });
   }

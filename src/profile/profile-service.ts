@@ -36,14 +36,40 @@ export class ProfileService {
    * @throws ProfileInvalidError listing every problem; nothing is saved then.
    */
   update(edit: (draft: ProfileInput) => void, what: Record<string, unknown>): Promise<Profile> {
-    const run = this.queue.then(async () => {
-      const draft = structuredClone(this.profile) as ProfileInput;
-      edit(draft);
-      this.profile = await this.store.save(draft);
-      this.audit.info({ ...what }, 'profile changed');
-      return this.profile;
-    });
+    return this.exclusive((session) => session.update(edit, what));
+  }
+
+  /**
+   * Runs `task` alone: no other edit saves while it runs, so a reload (which reads the file and
+   * then brings the running components in line) never interleaves with an API edit.
+   * @returns what `task` returns; its rejection is passed on and does not block the queue.
+   */
+  exclusive<T>(task: (session: ProfileSession) => Promise<T>): Promise<T> {
+    const session: ProfileSession = {
+      current: () => this.profile,
+      update: async (edit, what) => {
+        const draft = structuredClone(this.profile) as ProfileInput;
+        edit(draft);
+        this.profile = await this.store.save(draft);
+        this.audit.info({ ...what }, 'profile changed');
+        return this.profile;
+      },
+      adopt: (profile) => {
+        this.profile = profile;
+      },
+    };
+    const run = this.queue.then(() => task(session));
     this.queue = run.catch(() => undefined);
     return run;
   }
+}
+
+/** What a task run by {@link ProfileService.exclusive} may do with the profile. */
+export interface ProfileSession {
+  /** The profile in force. */
+  current(): Profile;
+  /** As {@link ProfileService.update}, without queueing (the session already holds the queue). */
+  update(edit: (draft: ProfileInput) => void, what: Record<string, unknown>): Promise<Profile>;
+  /** Puts a profile in force that was just loaded from the file (a reload); nothing is saved. */
+  adopt(profile: Profile): void;
 }

@@ -52,8 +52,16 @@ const securitySchema = z
       .describe(
         'Absolute lifetime of a sign-in, hours, counted from the password (and two-factor) check: no renewal or refresh-token rotation extends it; then sign in again. Service tokens are not affected.',
       ),
+    writesPerSecond: z
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe(
+        'Tag values one account may write per second (each item of a write request counts), on average; beyond, POST /api/v2/Tags/Write answers 429. Default: 20.',
+      ),
   })
-  .describe('Sign-in tokens.');
+  .describe('Sign-in tokens and the per-account write rate.');
 
 const tagSourceSchema = z
   .string()

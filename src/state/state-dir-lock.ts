@@ -153,6 +153,17 @@ async function createExclusive(file: string, text: string): Promise<boolean> {
   }
 }
 
+/**
+ * The pid of the daemon that holds the state directory's lock and still runs (the same
+ * staleness rules as {@link StateDirLock.acquire}), or undefined when none does: how `tagd
+ * profile import` finds the daemon to tell to reload.
+ */
+export async function runningDaemonPid(stateDir: string): Promise<number | undefined> {
+  const found = await readLock(resolve(stateDir, stateDirLockName));
+  if (found === undefined || found.record.pid === process.pid) return undefined;
+  return writerRuns(found.record) ? found.record.pid : undefined;
+}
+
 async function readLock(file: string): Promise<{ record: LockRecord; inode: number } | undefined> {
   const stats = await stat(file).catch(() => undefined);
   if (!stats) return undefined;

@@ -31,6 +31,7 @@ export class Collections {
   private readonly collections = new Map<string, ResolvedCollection>();
   private readonly listeners = new Set<MembersAddedListener>();
   private unsubscribe: (() => void) | undefined;
+  private unsubscribeRemoved: (() => void) | undefined;
 
   /**
    * @param logger where a throwing onMembersAdded listener is reported.
@@ -47,6 +48,12 @@ export class Collections {
   async start(): Promise<void> {
     if (this.unsubscribe) return;
     this.unsubscribe = this.store.onTagsAdded((ids) => this.admit(ids));
+    // A removed driver's tags leave every collection, so nobody reads them from it any more.
+    this.unsubscribeRemoved = this.store.onTagsRemoved((ids) => {
+      for (const collection of this.collections.values()) {
+        for (const id of ids) collection.members.delete(id);
+      }
+    });
     // Tags may have appeared between construction and start.
     for (const collection of this.collections.values()) this.resolve(collection);
   }
@@ -55,6 +62,8 @@ export class Collections {
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.unsubscribeRemoved?.();
+    this.unsubscribeRemoved = undefined;
   }
 
   /** Names of every collection, in definition order. */

@@ -41,6 +41,8 @@ export interface TagUpdate {
 export type UpdateListener = (updates: readonly TagUpdate[]) => void;
 /** Receives the ids of tags that appeared in the store. */
 export type TagsAddedListener = (fullTagIds: readonly string[]) => void;
+/** Called with the fullTagIds removed from the store (a driver removed or reconfigured). */
+export type TagsRemovedListener = (fullTagIds: readonly string[]) => void;
 
 /** Options of {@link TagStore}. */
 export interface TagStoreOptions {
@@ -72,6 +74,7 @@ export class TagStore {
   private readonly entries = new Map<string, Entry>();
   private readonly updateListeners = new Set<UpdateListener>();
   private readonly addedListeners = new Set<TagsAddedListener>();
+  private readonly removedListeners = new Set<TagsRemovedListener>();
   private readonly clock: Clock;
   private readonly sweepIntervalMs: number;
   private readonly logger: Logger | undefined;
@@ -253,6 +256,29 @@ export class TagStore {
   onTagsAdded(listener: TagsAddedListener): () => void {
     this.addedListeners.add(listener);
     return () => this.addedListeners.delete(listener);
+  }
+
+  /**
+   * Removes tags from the store, for a driver that was removed or restarted with another
+   * configuration (its tags are defined anew). Unknown ids are skipped. Removal notifies no
+   * update listener (there is no new sample); {@link onTagsRemoved} listeners hear of it.
+   * @returns the ids that were removed.
+   */
+  remove(fullTagIds: Iterable<string>): string[] {
+    const removed: string[] = [];
+    for (const id of fullTagIds) if (this.entries.delete(id)) removed.push(id);
+    if (removed.length > 0) {
+      for (const listener of this.removedListeners) {
+        callSafely(() => listener(removed), this.logger, 'tag store subscriber failed');
+      }
+    }
+    return removed;
+  }
+
+  /** Subscribes to tags being removed. Returns the function that unsubscribes. */
+  onTagsRemoved(listener: TagsRemovedListener): () => void {
+    this.removedListeners.add(listener);
+    return () => this.removedListeners.delete(listener);
   }
 
   /**

@@ -8,10 +8,12 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'TagWrite',
     'DBCView',
     'DriverView',
+    'DriverManage',
     'PublisherView',
     'PublisherManage',
     'CollectionManage',
     'UserManage',
+    'ProfileManage',
     'MetricsView',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [

@@ -225,6 +225,9 @@ if (skipReason) {
       await page.keyboard.press('Enter');
       const line1 = page.locator('button.tree-folder', { hasText: 'Line1' });
       await line1.waitFor(wait);
+      // Demo holds Controls (the writable demo tags) before Line1, in path order.
+      await page.keyboard.press('ArrowDown');
+      await page.locator('button.tree-folder:focus', { hasText: 'Controls' }).waitFor(wait);
       await page.keyboard.press('ArrowDown');
       await page.locator('button.tree-folder:focus', { hasText: 'Line1' }).waitFor(wait);
       await page.keyboard.press('Enter');

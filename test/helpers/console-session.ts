@@ -48,6 +48,7 @@ export async function startConsoleDaemon(
     logger: logs.logger,
     clock: systemClock,
     listen: { host: '127.0.0.1', port: 0 },
+    extensionsListen: { host: '127.0.0.1', port: 0 },
     consoleDir: outDir,
   });
   await daemon.start();

@@ -337,3 +337,16 @@ test('a throwing onMembersAdded listener stops no other collection', async (t) =
   t.is((logged?.err as { message?: string } | undefined)?.message, 'listener exploded');
   await collections.stop();
 });
+
+test('tags removed from the store leave every collection', async (t) => {
+  const store = plant();
+  const collections = new Collections(store, [
+    { name: 'Line1', members: ['Line1/**'] },
+    { name: 'Temps', members: ['**/Temp'] },
+  ]);
+  await collections.start();
+  store.remove(['Line1/Temp', 'Line1/Motor/Speed']);
+  t.deepEqual(collections.members('Line1'), ['Line1/Motor/Temp']);
+  t.deepEqual(collections.members('Temps'), ['Line1/Motor/Temp', 'Line2/Temp']);
+  await collections.stop();
+});

@@ -815,3 +815,23 @@ test('a NaN value written again is not a change (Object.is, not !==)', (t) => {
   store.write([good('Pump/Flow', 1)]);
   t.deepEqual(flags, [true, false, true]);
 });
+
+test('remove() deletes tags, tells onTagsRemoved listeners, and no update listener', (t) => {
+  const { store } = setup();
+  store.write([good('A/x', 1), good('A/y', 2), good('B/z', 3)]);
+  const removed: string[][] = [];
+  const updates: unknown[] = [];
+  store.onTagsRemoved((ids) => removed.push([...ids]));
+  store.subscribe((batch) => updates.push(batch));
+  t.deepEqual(store.remove(['A/x', 'A/y', 'Nope/q']), ['A/x', 'A/y']);
+  t.deepEqual(removed, [['A/x', 'A/y']]);
+  t.deepEqual(updates, []);
+  t.false(store.has('A/x'));
+  t.deepEqual([...store.ids()], ['B/z']);
+  // Nothing to remove: no call.
+  t.deepEqual(store.remove(['A/x']), []);
+  t.is(removed.length, 1);
+  // A removed tag may come back, as new.
+  store.write([good('A/x', 5)]);
+  t.is(store.get('A/x')?.value, 5);
+});

@@ -1,0 +1,268 @@
+/**
+ * Devices over the API (`DriverManage`, Administrators): add, read, replace and remove a
+ * driver's profile entry under `/api/v2/Drivers`. The body is the driver's entry exactly as in
+ * the profile (`drivers[]`), validated with the same schema; the change is saved through the
+ * ProfileService (atomically, secrets sealed), audited, and applied at once: only that driver
+ * stops or starts, the others keep reading. Its tags follow: a replaced driver defines its tags
+ * anew, a removed one's tags leave the store, its collections and so its history logging.
+ */
+import { z } from 'zod';
+import { type DriverConfig, driverConfigSchema } from '../../../drivers/registry.js';
+import type { Principal } from '../../auth/account-service.js';
+import {
+  ConflictError,
+  type FieldError,
+  NotFoundError,
+  ProfileInvalidError,
+  ValidationError,
+} from '../../errors.js';
+import type { ProfileInput } from '../../profile/schema.js';
+import {
+  findSecrets,
+  maskSecrets,
+  secretMask,
+  unmaskSecrets,
+} from '../../profile/secret-fields.js';
+import { formatPath } from '../../profile/validate-profile.js';
+import type { ReloadSummary } from '../../reload/profile-reloader.js';
+import type { ApiDeps } from '../api-deps.js';
+import { defineRoute, type RouteDefinition } from '../route.js';
+import { driverReportSchema } from './drivers.js';
+import { reloaderOf, reloadSummarySchema } from './profile.js';
+
+const basePath = '/api/v2/Drivers';
+const tag = 'Drivers';
+
+/** A driver's profile entry, as in `drivers[]` of the profile. */
+export const driverEntrySchema = driverConfigSchema.meta({
+  id: 'DriverEntry',
+  description: `A driver's entry exactly as in the profile's \`drivers[]\` (see config/profile.schema.json), told apart by \`type\`. Secrets (an OPC UA password) are answered as \`${secretMask}\`; sending the mask back keeps the stored one.`,
+});
+
+/** What a driver change did: the entry saved (secrets masked), the driver now, the reload. */
+export const driverChangeSchema = z
+  .object({
+    configuration: driverEntrySchema,
+    report: driverReportSchema
+      .optional()
+      .describe('The driver as GET Drivers/{name} shows it; absent when disabled or failed.'),
+    reload: reloadSummarySchema,
+  })
+  .meta({ id: 'DriverChange' });
+
+const nameParams = z.object({
+  name: z.string().min(1).max(256).describe('Driver (component) name.'),
+});
+
+/** Driver management (`DriverManage`). */
+export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
+  const access = { kind: 'permission', permission: 'DriverManage' } as const;
+  const current = () => {
+    if (!deps.profile) throw new Error('The driver management routes need the profile service.');
+    return deps.profile.current();
+  };
+  const entryOf = (name: string): DriverConfig => {
+    const entry = current().drivers.find((driver) => driver.name === name);
+    if (!entry) throw new NotFoundError(`No driver named '${name.slice(0, 300)}' in the profile.`);
+    return entry;
+  };
+  const answer = (config: DriverConfig, reload: ReloadSummary) => {
+    const report = deps.drivers?.get(config.name);
+    return {
+      configuration: maskSecrets(driverConfigSchema, config),
+      ...(report ? { report } : {}),
+      reload,
+    };
+  };
+  const changed = {
+    description: 'Saved and applied.',
+    schema: driverChangeSchema,
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: basePath,
+      operationId: 'createDriver',
+      tag,
+      summary: 'Add a driver',
+      description:
+        "Validates the entry with the profile's own schema (every wrong field listed with its path in the body), saves it to the profile and starts the driver at once; no other driver restarts. A name in use is 409 `already-exists`. A driver whose files are unusable or that fails to start is saved and listed in `reload.failed`.",
+      access,
+      body: driverEntrySchema,
+      responses: { 201: changed },
+      problems: [409, 503],
+      handle: async ({ context, body, principal }) => {
+        rejectMasks(body);
+        const reload = await saved(() =>
+          reloaderOf(deps).edit(
+            (draft) => {
+              const drivers = driversOf(draft);
+              if (drivers.some((existing) => existing.name === body.name)) {
+                throw new ConflictError(
+                  'already-exists',
+                  `A driver named '${body.name}' already exists.`,
+                );
+              }
+              drivers.push(body);
+            },
+            audited('driver-created', body, principal),
+          ),
+        );
+        context.status = 201;
+        return answer(body, reload);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${basePath}/{name}/Configuration`,
+      operationId: 'getDriverConfiguration',
+      tag,
+      summary: "A driver's profile entry, secrets masked",
+      description:
+        'The entry as saved in the profile, disabled drivers included; edit it and send it back with PUT.',
+      access,
+      params: nameParams,
+      responses: { 200: { description: 'The entry.', schema: driverEntrySchema } },
+      problems: [404],
+      handle: ({ params }) => maskSecrets(driverConfigSchema, entryOf(params.name)),
+    }),
+    defineRoute({
+      method: 'put',
+      path: `${basePath}/{name}`,
+      operationId: 'replaceDriver',
+      tag,
+      summary: 'Replace a driver',
+      description: `Replaces the whole entry and restarts that driver alone with it: its tags are defined anew (Unavailable until first read; tags it no longer has leave the store). \`name\` must be the path's (a driver cannot be renamed: delete and add). A secret sent as \`${secretMask}\` keeps the stored one, unless the driver now points at another server (\`endpointUrl\`, \`host\`), which needs the secret again.`,
+      access,
+      params: nameParams,
+      body: driverEntrySchema,
+      responses: { 200: changed },
+      problems: [404, 503],
+      handle: async ({ params, body, principal }) => {
+        if (body.name !== params.name) {
+          throw new ValidationError('The request body is invalid.', [
+            {
+              path: 'name',
+              message: `The name cannot change: it must be '${params.name}' (the path's).`,
+            },
+          ]);
+        }
+        let config: DriverConfig = body;
+        const reload = await saved(() =>
+          reloaderOf(deps).edit(
+            (draft) => {
+              const drivers = driversOf(draft);
+              const index = drivers.findIndex((existing) => existing.name === params.name);
+              const stored = current().drivers[index];
+              if (index < 0 || stored === undefined) throw notFound(params.name);
+              refuseSecretsToNewPeer(body, stored);
+              config = unmaskSecrets(driverConfigSchema, body, stored);
+              rejectMasks(config);
+              drivers[index] = config;
+            },
+            audited('driver-replaced', body, principal),
+          ),
+        );
+        return answer(config, reload);
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: `${basePath}/{name}`,
+      operationId: 'deleteDriver',
+      tag,
+      summary: 'Remove a driver',
+      description:
+        'Stops the driver and removes it from the profile; its tags leave the store and every collection (so history stops logging them; what was logged stays). No other driver restarts.',
+      access,
+      params: nameParams,
+      responses: { 204: { description: 'Removed.' } },
+      problems: [404, 503],
+      handle: async ({ context, params, principal }) => {
+        const entry = entryOf(params.name);
+        await reloaderOf(deps).edit(
+          (draft) => {
+            const drivers = driversOf(draft);
+            const index = drivers.findIndex((existing) => existing.name === params.name);
+            if (index < 0) throw notFound(params.name);
+            drivers.splice(index, 1);
+          },
+          audited('driver-deleted', entry, principal),
+        );
+        context.status = 204;
+      },
+    }),
+  ];
+}
+
+function driversOf(draft: ProfileInput): NonNullable<ProfileInput['drivers']> {
+  draft.drivers ??= [];
+  return draft.drivers;
+}
+
+function notFound(name: string): NotFoundError {
+  return new NotFoundError(`No driver named '${name.slice(0, 300)}' in the profile.`);
+}
+
+// Names only: an entry may hold a password, and the audit log must never.
+function audited(event: string, config: DriverConfig, principal: Principal | undefined) {
+  return { event, driver: config.name, type: config.type, username: principal?.user.username };
+}
+
+/**
+ * Runs a profile edit; errors the whole-profile validation finds in the edited entry
+ * (`drivers[3].tags[1].name`: a duplicate tag, a full path too long) are answered with paths
+ * in the request body (`tags[1].name`), as a 400 `validation-failed` like the body's own.
+ */
+async function saved(run: () => Promise<ReloadSummary>): Promise<ReloadSummary> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof ProfileInvalidError)) throw error;
+    const errors: FieldError[] = error.errors.map((found) => ({
+      path: found.path.replace(/^drivers\[\d+\]\.?/, '') || '(root)',
+      message: found.message,
+    }));
+    throw new ValidationError('The request body is invalid.', errors);
+  }
+}
+
+// The mask stands for a stored secret; where nothing is stored it must not be saved as a value.
+function rejectMasks(config: DriverConfig): void {
+  const masked = findSecrets(driverConfigSchema, config).filter(
+    (found) => found.value === secretMask,
+  );
+  if (masked.length === 0) return;
+  throw new ValidationError(
+    'The request body is invalid.',
+    masked.map((found) => ({
+      path: formatPath(found.path),
+      message: `'${secretMask}' keeps a stored secret, and none is stored here: send the value.`,
+    })),
+  );
+}
+
+/**
+ * A kept secret (sent back as the mask) may only go to the server it went to before: whoever can
+ * edit a driver must not be able to send its stored password to a host of their choosing.
+ * @throws ValidationError naming each masked secret.
+ */
+function refuseSecretsToNewPeer(incoming: DriverConfig, stored: DriverConfig): void {
+  const peer = (config: DriverConfig) => {
+    const record = config as unknown as Record<string, unknown>;
+    return JSON.stringify([record.type, record.endpointUrl, record.transport, record.host]);
+  };
+  if (peer(incoming) === peer(stored)) return;
+  const masked = findSecrets(driverConfigSchema, incoming).filter(
+    (found) => found.value === secretMask,
+  );
+  if (masked.length === 0) return;
+  throw new ValidationError(
+    'The driver now points at another server: enter its secrets again.',
+    masked.map((found) => ({
+      path: formatPath(found.path),
+      message: 'Enter this secret again: the driver now connects elsewhere.',
+    })),
+  );
+}

@@ -1,0 +1,142 @@
+/**
+ * The drivers the daemon runs, by name, in profile order: started at start-up, and started,
+ * restarted or stopped one by one when the profile changes (reload, the Drivers routes), so the
+ * other drivers never notice.
+ *
+ * A driver that is stopped for good (removed from the profile, disabled) or restarted with
+ * another configuration has its tags removed from the store: a restarted driver defines its
+ * tags anew (Unavailable, NeverRead, until its first read), so a tag it no longer has does not
+ * linger as Unavailable forever; collections drop removed tags (Collections listens to the
+ * store), and history logs what the store holds, so both follow without a restart of their own.
+ * At a daemon stop the tags stay in the store, Unavailable, as they always did.
+ */
+import type { Logger } from 'pino';
+import type { Driver, DriverDeps, DriverMetrics } from '../../drivers/driver.js';
+import { createDriver, type DriverConfig } from '../../drivers/registry.js';
+import type { TagStore } from '../tags/tag-store.js';
+
+/** Options of {@link RunningDrivers}. */
+export interface RunningDriversOptions {
+  /** What every driver is given, except its logger (a child of `logger` per driver). */
+  shared: Omit<DriverDeps, 'logger' | 'store'>;
+  store: TagStore;
+  /** The daemon's logger; each driver logs as `component: <name>, driver: <type>`. */
+  logger: Logger;
+  /**
+   * Called once a driver has started, and before it stops: where the daemon keeps what maps
+   * tags to drivers in step (the TagWriter's routes to writable tags). Default: nothing.
+   */
+  hooks?: { started?(driver: Driver): void; stopping?(driver: Driver): void };
+  /**
+   * Makes each driver's metrics port (poll durations); its series are removed with the driver
+   * (stopped for good, restarted, failed to start). Default: not measured.
+   */
+  metrics?: (name: string, type: string) => { port: DriverMetrics; remove(): void };
+}
+
+/** What became of a driver that was asked to start. */
+export type DriverStartOutcome =
+  | { ok: true; driver: Driver }
+  /** `disabled`: the profile has it disabled; nothing runs, nothing failed. */
+  | { ok: true; driver: undefined; disabled: true }
+  | { ok: false; message: string };
+
+/** The running drivers; see the module comment. */
+export class RunningDrivers {
+  private readonly drivers = new Map<string, Driver>();
+  /** Removes each driver's metric series, by driver name. */
+  private readonly metricsRemovers = new Map<string, () => void>();
+  private order: string[] = [];
+
+  constructor(private readonly options: RunningDriversOptions) {}
+
+  /** The running drivers in profile order (the last {@link arrange} order, then start order). */
+  list(): Driver[] {
+    const known = this.order.filter((name) => this.drivers.has(name));
+    const rest = [...this.drivers.keys()].filter((name) => !known.includes(name));
+    return [...known, ...rest].map((name) => this.drivers.get(name) as Driver);
+  }
+
+  /** The running driver of that name, or undefined. */
+  get(name: string): Driver | undefined {
+    return this.drivers.get(name);
+  }
+
+  /** Sets the order {@link list} reports drivers in: the profile's. */
+  arrange(names: readonly string[]): void {
+    this.order = [...names];
+  }
+
+  /**
+   * Creates and starts a driver. A driver that fails to load or start is logged and left out,
+   * so the other equipment keeps being read; a disabled one is logged and not started.
+   * A driver of that name still running is stopped first (its tags removed).
+   */
+  async start(config: DriverConfig): Promise<DriverStartOutcome> {
+    if (this.drivers.has(config.name)) await this.stop(config.name);
+    const logger = this.options.logger.child({ component: config.name, driver: config.type });
+    if (!config.enabled) {
+      logger.info('driver disabled in the profile');
+      return { ok: true, driver: undefined, disabled: true };
+    }
+    const metrics = this.options.metrics?.(config.name, config.type);
+    if (metrics) this.metricsRemovers.set(config.name, () => metrics.remove());
+    try {
+      const driver = await createDriver(config, {
+        ...this.options.shared,
+        store: this.options.store,
+        logger,
+        ...(metrics ? { metrics: metrics.port } : {}),
+      });
+      await driver.start();
+      this.drivers.set(config.name, driver);
+      this.options.hooks?.started?.(driver);
+      return { ok: true, driver };
+    } catch (error) {
+      this.removeMetrics(config.name);
+      logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
+      return { ok: false, message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /**
+   * Stops a driver and removes its tags from the store (see the module comment). A driver
+   * that is not running still has any tags of its name removed (one that failed to start may
+   * have defined some). A failing stop is logged, not thrown: the tags go anyway.
+   * @returns the ids of the removed tags.
+   */
+  async stop(name: string): Promise<string[]> {
+    const driver = this.drivers.get(name);
+    this.drivers.delete(name);
+    if (driver) {
+      this.options.hooks?.stopping?.(driver);
+      try {
+        await driver.stop();
+      } catch (error) {
+        this.options.logger.error({ err: error, component: name }, 'driver stop failed');
+      }
+    }
+    this.removeMetrics(name);
+    const prefix = `${name}/`;
+    const { store } = this.options;
+    return store.remove([...store.ids()].filter((id) => id.startsWith(prefix)));
+  }
+
+  private removeMetrics(name: string): void {
+    this.metricsRemovers.get(name)?.();
+    this.metricsRemovers.delete(name);
+  }
+
+  /** Stops every driver, last started first, keeping their tags (Unavailable): daemon stop. */
+  async stopAll(): Promise<void> {
+    for (const driver of this.list().reverse()) {
+      this.drivers.delete(driver.name);
+      this.options.hooks?.stopping?.(driver);
+      try {
+        await driver.stop();
+      } catch (error) {
+        this.options.logger.error({ err: error, component: driver.name }, 'stop failed');
+      }
+    }
+  }
+}

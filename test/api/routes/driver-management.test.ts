@@ -1,0 +1,149 @@
+import { readFile } from 'node:fs/promises';
+import test from 'ava';
+import { managedDaemon } from '../../helpers/managed-daemon.js';
+
+type Json = Record<string, unknown>;
+
+const press = {
+  type: 'simulator',
+  name: 'Press',
+  scanIntervalMs: 1000,
+  tags: [{ name: 'Line2/Force', kind: 'sine' }],
+};
+
+test('driver management needs DriverManage: Operators get 403', async (t) => {
+  const { request, operator } = await managedDaemon(t);
+  const calls = [
+    { path: '/api/v2/Drivers', method: 'POST', body: press },
+    { path: '/api/v2/Drivers/Demo', method: 'PUT', body: { ...press, name: 'Demo' } },
+    { path: '/api/v2/Drivers/Demo', method: 'DELETE' },
+    { path: '/api/v2/Drivers/Demo/Configuration', method: 'GET' },
+  ];
+  for (const call of calls) {
+    const response = await request(call.path, { ...call, token: operator });
+    t.is(response.status, 403, `${call.method} ${call.path}`);
+  }
+  // What they may do stays: reading the drivers' states.
+  t.is((await request('/api/v2/Drivers', { token: operator })).status, 200);
+});
+
+test('a simulator added over the API starts at once; PUT restarts it alone; DELETE removes its tags', async (t) => {
+  const { request, clock, logs, profileFile } = await managedDaemon(t);
+  const demoSince = (await request('/api/v2/Drivers/Demo')).json.since;
+
+  const created = await request('/api/v2/Drivers', { method: 'POST', body: press });
+  t.is(created.status, 201);
+  t.deepEqual((created.json.reload as Json).started, ['drivers/Press']);
+  t.true(((created.json.reload as Json).unchanged as string[]).includes('drivers/Demo'));
+  t.is((created.json.report as Json).state, 'Running');
+  const force = await request('/api/v2/Tags/Sample/Press/Line2/Force');
+  t.is(force.status, 200);
+  t.is(force.json.quality, 'Good');
+  t.true((await readFile(profileFile, 'utf8')).includes('"Press"'));
+
+  const again = await request('/api/v2/Drivers', { method: 'POST', body: press });
+  t.is(again.status, 409);
+  t.is(again.json.code, 'already-exists');
+
+  const replaced = await request('/api/v2/Drivers/Press', {
+    method: 'PUT',
+    body: { ...press, scanIntervalMs: 500, tags: [{ name: 'Line2/Stroke', kind: 'counter' }] },
+  });
+  t.is(replaced.status, 200);
+  t.deepEqual((replaced.json.reload as Json).restarted, ['drivers/Press']);
+  t.is((replaced.json.configuration as Json).scanIntervalMs, 500);
+  // The tag it no longer has is gone; the new one is there; the other driver never restarted.
+  t.is((await request('/api/v2/Tags/Sample/Press/Line2/Force')).status, 404);
+  t.is((await request('/api/v2/Tags/Sample/Press/Line2/Stroke')).status, 200);
+  t.is((await request('/api/v2/Drivers/Demo')).json.since, demoSince);
+  const demoTag = '/api/v2/Tags/Sample/Demo/Line1/Temperature';
+  const before = (await request(demoTag)).json.utcTimestamp as string;
+  clock.advance(1000);
+  const after = (await request(demoTag)).json.utcTimestamp as string;
+  t.true(Date.parse(after) > Date.parse(before), 'the other driver keeps scanning');
+
+  const config = await request('/api/v2/Drivers/Press/Configuration');
+  t.is(config.status, 200);
+  // As saved: defaults filled in.
+  t.like((config.json.tags as Json[])[0], { name: 'Line2/Stroke', kind: 'counter', start: 0 });
+
+  const removed = await request('/api/v2/Drivers/Press', { method: 'DELETE' });
+  t.is(removed.status, 204);
+  t.is((await request('/api/v2/Tags/Sample/Press/Line2/Stroke')).status, 404);
+  t.is((await request('/api/v2/Drivers/Press')).status, 404);
+  t.false((await readFile(profileFile, 'utf8')).includes('"Press"'));
+  t.is((await request('/api/v2/Drivers/Press', { method: 'DELETE' })).status, 404);
+
+  const events = logs.lines.filter((line) => line.component === 'audit' && line.driver === 'Press');
+  t.deepEqual(
+    events.map((line) => line.event),
+    ['driver-created', 'driver-replaced', 'driver-deleted'],
+  );
+});
+
+test('an invalid driver entry is refused with every error at its path in the body', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  const saved = await readFile(profileFile, 'utf8');
+  const schemaErrors = await request('/api/v2/Drivers', {
+    method: 'POST',
+    body: { ...press, scanIntervalMs: -5, colour: 'red' },
+  });
+  t.is(schemaErrors.status, 400);
+  t.deepEqual((schemaErrors.json.errors as { path: string }[]).map((error) => error.path).sort(), [
+    'colour',
+    'scanIntervalMs',
+  ]);
+  // A rule of the whole profile (unique tag names) is answered at the body's path too.
+  const duplicate = await request('/api/v2/Drivers', {
+    method: 'POST',
+    body: { ...press, tags: [press.tags[0], press.tags[0]] },
+  });
+  t.is(duplicate.status, 400);
+  t.true(
+    (duplicate.json.errors as { path: string }[]).every((error) => error.path.startsWith('tags[')),
+  );
+  const renamed = await request('/api/v2/Drivers/Demo', { method: 'PUT', body: press });
+  t.is(renamed.status, 400);
+  t.is(await readFile(profileFile, 'utf8'), saved);
+});
+
+test('a driver added, replaced or removed over the API takes its writable tags with it', async (t) => {
+  const { request } = await managedDaemon(t);
+  const writable = {
+    type: 'simulator',
+    name: 'Oven',
+    allowWrites: true,
+    scanIntervalMs: 1000,
+    tags: [{ name: 'Setpoint', kind: 'sine', writable: true, writeMin: 0, writeMax: 100 }],
+  };
+  const write = (value: number) =>
+    request('/api/v2/Tags/Write', {
+      method: 'POST',
+      body: { writes: [{ fullTagId: 'Oven/Setpoint', value }] },
+    });
+  t.is((await write(10)).status, 400, 'no such driver yet');
+  t.is((await request('/api/v2/Drivers', { method: 'POST', body: writable })).status, 201);
+  const written = await write(42);
+  t.is(written.status, 200);
+  t.deepEqual(written.json.results, [{ fullTagId: 'Oven/Setpoint', status: 'Good' }]);
+  t.is((await request('/api/v2/Tags/Sample/Oven/Setpoint')).json.value, 42);
+
+  // Restarted with writes switched off: the new driver's routes are the ones in force.
+  const replaced = await request('/api/v2/Drivers/Oven', {
+    method: 'PUT',
+    body: { ...writable, allowWrites: false },
+  });
+  t.is(replaced.status, 200);
+  t.is((await write(43)).status, 400);
+  await request('/api/v2/Drivers/Oven', { method: 'PUT', body: writable });
+  t.is((await write(44)).status, 200);
+
+  t.is((await request('/api/v2/Drivers/Oven', { method: 'DELETE' })).status, 204);
+  t.is((await write(45)).status, 400);
+  // The demo's own writable tag was never touched by any of this.
+  const demo = await request('/api/v2/Tags/Write', {
+    method: 'POST',
+    body: { writes: [{ fullTagId: 'Demo/Controls/Setpoint', value: 50 }] },
+  });
+  t.is(demo.status, 200);
+});

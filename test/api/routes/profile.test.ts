@@ -1,0 +1,174 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import test from 'ava';
+import { type Json, managedDaemon } from '../../helpers/managed-daemon.js';
+
+async function editProfile(file: string, edit: (profile: Json & { drivers: Json[] }) => void) {
+  const profile = JSON.parse(await readFile(file, 'utf8'));
+  edit(profile);
+  await writeFile(file, JSON.stringify(profile, null, 2));
+}
+
+test('the profile routes need ProfileManage: Operators get 403', async (t) => {
+  const { request, operator } = await managedDaemon(t);
+  t.is((await request('/api/v2/Profile', { token: operator })).status, 403);
+  const reload = await request('/api/v2/Profile/Reload', { method: 'POST', token: operator });
+  t.is(reload.status, 403);
+});
+
+test('GET Profile answers the profile in force with every secret masked', async (t) => {
+  const { request } = await managedDaemon(t);
+  const profile = await request('/api/v2/Profile');
+  t.is(profile.status, 200);
+  const webhooks = (profile.json.publishers as { webhooks: Json[] }).webhooks;
+  t.is(webhooks[0]?.destinationUrl, '********');
+  t.is((profile.json.drivers as Json[])[0]?.name, 'Demo');
+  t.false(JSON.stringify(profile.json).includes('127.0.0.1:9000'));
+});
+
+test('Reload restarts the changed driver only, and lists what needs a restart', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  const vehicleSince = (await request('/api/v2/Drivers/Vehicle')).json.since;
+  const unchanged = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(unchanged.status, 200);
+  t.deepEqual(unchanged.json.restarted, []);
+  t.true((unchanged.json.unchanged as string[]).includes('drivers/Demo'));
+
+  await editProfile(profileFile, (profile) => {
+    (profile.drivers[0] as Json).scanIntervalMs = 500;
+    (profile.collections as Json[]).push({ name: 'Vehicle', members: ['Vehicle/**'] });
+    profile.security = { accessTokenMinutes: 30 };
+  });
+  const reloaded = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(reloaded.status, 200);
+  t.deepEqual(reloaded.json.restarted, ['drivers/Demo']);
+  t.deepEqual(reloaded.json.started, ['collections/Vehicle']);
+  t.deepEqual(reloaded.json.requiresRestart, ['security']);
+  t.deepEqual(reloaded.json.failed, []);
+  t.true((reloaded.json.unchanged as string[]).includes('drivers/Vehicle'));
+  t.is((await request('/api/v2/Drivers/Vehicle')).json.since, vehicleSince);
+  t.is((await request('/api/v2/Drivers/Demo')).json.state, 'Running');
+  const inForce = (await request('/api/v2/Profile')).json;
+  t.is((inForce.drivers as Json[])[0]?.scanIntervalMs, 500);
+  t.is((await request('/api/v2/Collections/Vehicle')).status, 200);
+});
+
+test('Reload refuses an invalid profile with every error and keeps the running configuration', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  await editProfile(profileFile, (profile) => {
+    (profile.drivers[0] as Json).scanIntervalMs = 'fast';
+    (profile.drivers[1] as Json).colour = 'red';
+    profile.history = { backend: 'sqlite', retentionDays: -1 };
+  });
+  const refused = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(refused.status, 400);
+  t.is(refused.json.code, 'profile-invalid');
+  const paths = (refused.json.errors as { path: string }[]).map((error) => error.path).sort();
+  t.deepEqual(paths, ['drivers[0].scanIntervalMs', 'drivers[1].colour', 'history.retentionDays']);
+  // Nothing changed: the API answers and the drivers run as before.
+  t.is((await request('/api/v2/Drivers/Demo')).json.state, 'Running');
+  t.is(((await request('/api/v2/Profile')).json.drivers as Json[])[0]?.scanIntervalMs, 1000);
+
+  await writeFile(profileFile, '{ "drivers": [');
+  const corrupt = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(corrupt.status, 400);
+  t.is((corrupt.json.errors as { path: string }[])[0]?.path, '(root)');
+});
+
+test('Reload restarts history, publishers and the extensions server that changed; a driver that cannot start is reported', async (t) => {
+  const { request, profileFile, daemon } = await managedDaemon(t);
+  const historyBefore = daemon.history;
+  await editProfile(profileFile, (profile) => {
+    (profile.history as Json).retentionDays = 3;
+    const webhooks = (profile.publishers as { webhooks: Json[] }).webhooks;
+    (webhooks[0] as Json).updateIntervalSeconds = 20;
+    (profile.extensions as Json).enableDocs = true;
+    // The CAN driver now names a DBC file that is not there: left out, the others run.
+    (profile.drivers[1] as Json).dbcFile = 'missing.dbc';
+  });
+  const reloaded = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(reloaded.status, 200);
+  t.deepEqual([...(reloaded.json.restarted as string[])].sort(), [
+    'extensions',
+    'history',
+    'publishers.webhooks/demo-receiver',
+  ]);
+  const failed = reloaded.json.failed as { component: string; message: string }[];
+  t.deepEqual(
+    failed.map((entry) => entry.component),
+    ['drivers/Vehicle'],
+  );
+  t.regex(failed[0]?.message ?? '', /dbcFile/);
+  t.not(daemon.history, historyBefore);
+  t.truthy(daemon.history);
+  // The extensions server answers on its new listener; the CAN tags left with their driver.
+  const extensions = daemon.extensionsUrl() as string;
+  t.is((await fetch(`${extensions}/swagger/v2/swagger.json`)).status, 200);
+  t.is((await request('/api/v2/Drivers/Vehicle')).status, 404);
+  t.deepEqual((await request('/api/v2/Tags?pattern=Vehicle/**')).json.tags, []);
+  t.is((await request('/api/v2/Drivers/Demo')).json.state, 'Running');
+
+  // Removing the section stops the history; its route then answers as without history.
+  await editProfile(profileFile, (profile) => {
+    delete profile.history;
+  });
+  const removed = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.true((removed.json.stopped as string[]).includes('history'));
+  t.is(daemon.history, undefined);
+});
+
+test('Reload starts, restarts and stops MQTT publishers like webhooks', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  const mqtt = {
+    name: 'site-broker',
+    // Nothing listens there: the publisher runs and keeps retrying, which is all reload needs.
+    brokerUrl: 'mqtt://127.0.0.1:9',
+    collections: ['Line1'],
+    format: 'json',
+    loggingMode: 'On Change',
+    updateIntervalMs: 1000,
+    topicPrefix: 'plant/line1',
+  };
+  await editProfile(profileFile, (profile) => {
+    (profile.publishers as Json).mqtt = [mqtt];
+  });
+  const added = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.deepEqual(added.json.started, ['publishers.mqtt/site-broker']);
+  await editProfile(profileFile, (profile) => {
+    (profile.publishers as Json).mqtt = [{ ...mqtt, topicPrefix: 'plant/line1b' }];
+  });
+  const changed = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.deepEqual(changed.json.restarted, ['publishers.mqtt/site-broker']);
+  t.true((changed.json.unchanged as string[]).includes('publishers.webhooks/demo-receiver'));
+  await editProfile(profileFile, (profile) => {
+    (profile.publishers as Json).mqtt = [];
+  });
+  const removed = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.deepEqual(removed.json.stopped, ['publishers.mqtt/site-broker']);
+});
+
+test('reloads run one at a time, and onReload tells start and end of each', async (t) => {
+  const { request, profileFile, daemon } = await managedDaemon(t);
+  const events: string[] = [];
+  daemon.onReload((event) => {
+    events.push(
+      `${event.phase}:${event.source}${event.phase === 'end' && event.error ? ':error' : ''}`,
+    );
+  });
+  await editProfile(profileFile, (profile) => {
+    (profile.drivers[0] as Json).scanIntervalMs = 750;
+  });
+  const [first, second] = await Promise.all([
+    request('/api/v2/Profile/Reload', { method: 'POST' }),
+    daemon.reload('signal'),
+  ]);
+  t.is(first.status, 200);
+  // Whichever ran second found nothing left to change.
+  const restarted = [first.json.restarted, second.restarted] as string[][];
+  t.deepEqual(restarted.map((list) => list.length).sort(), [0, 1]);
+  t.deepEqual(events.filter((event) => event.startsWith('end')).length, 2);
+  t.true(events.includes('start:api') && events.includes('start:signal'));
+
+  await writeFile(profileFile, '[]');
+  await t.throwsAsync(daemon.reload('signal'), { code: 'profile-invalid' });
+  t.is(events.at(-1), 'end:signal:error');
+});

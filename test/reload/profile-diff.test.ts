@@ -1,0 +1,41 @@
+import test from 'ava';
+import { profileSchema } from '../../src/profile/schema.js';
+import { diffProfiles } from '../../src/reload/profile-diff.js';
+
+const simulator = (name: string, scanIntervalMs = 1000) => ({
+  type: 'simulator',
+  name,
+  scanIntervalMs,
+  tags: [{ name: 'T', kind: 'sine' }],
+});
+
+test('entries are compared by name after defaults: only what really changed is listed', (t) => {
+  const before = profileSchema.parse({
+    drivers: [simulator('A'), simulator('B'), simulator('C')],
+    collections: [{ name: 'All', members: ['**'] }],
+  });
+  const after = profileSchema.parse({
+    // B written with a default spelled out is the same B; C is gone, D is new, A changed.
+    drivers: [simulator('A', 500), { ...simulator('B'), enabled: true }, simulator('D')],
+    collections: [{ name: 'All', members: ['**'] }],
+    server: { http: { port: 9090 } },
+    history: { backend: 'sqlite' },
+  });
+  const diff = diffProfiles(before, after);
+  t.deepEqual(
+    diff.drivers.map(({ name, kind }) => [name, kind]),
+    [
+      ['A', 'changed'],
+      ['B', 'unchanged'],
+      ['D', 'added'],
+      ['C', 'removed'],
+    ],
+  );
+  t.deepEqual(
+    diff.collections.map(({ kind }) => kind),
+    ['unchanged'],
+  );
+  t.is(diff.history, 'added');
+  t.is(diff.extensions, 'unchanged');
+  t.deepEqual(diff.requiresRestart, ['server']);
+});

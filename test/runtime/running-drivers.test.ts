@@ -1,0 +1,93 @@
+import test from 'ava';
+import { driverConfigSchema } from '../../drivers/registry.js';
+import { RunningDrivers } from '../../src/runtime/running-drivers.js';
+import { TagStore } from '../../src/tags/tag-store.js';
+import { captureLogs } from '../helpers/log-capture.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+function setup() {
+  const clock = new ManualClock();
+  const store = new TagStore({ clock });
+  const logs = captureLogs();
+  const drivers = new RunningDrivers({
+    store,
+    logger: logs.logger,
+    shared: { clock, stateDir: '/nonexistent', profileDir: '/nonexistent' },
+  });
+  return { clock, store, logs, drivers };
+}
+
+const simulator = (name: string, tags: string[], extra: Record<string, unknown> = {}) =>
+  driverConfigSchema.parse({
+    type: 'simulator',
+    name,
+    scanIntervalMs: 1000,
+    tags: tags.map((tag) => ({ name: tag, kind: 'counter' })),
+    ...extra,
+  });
+
+test('a restarted driver defines its tags anew; tags it dropped leave the store', async (t) => {
+  const { store, drivers } = setup();
+  t.teardown(() => drivers.stopAll());
+  const first = await drivers.start(simulator('A', ['x', 'y']));
+  await drivers.start(simulator('B', ['z']));
+  t.true(first.ok && first.driver !== undefined);
+  t.deepEqual([...store.ids()].sort(), ['A/x', 'A/y', 'B/z']);
+  await drivers.start(simulator('A', ['y']));
+  t.deepEqual([...store.ids()].sort(), ['A/y', 'B/z']);
+  t.is(store.get('B/z')?.quality, 'Good', 'B was not touched');
+  drivers.arrange(['B', 'A']);
+  t.deepEqual(
+    drivers.list().map((driver) => driver.name),
+    ['B', 'A'],
+  );
+  t.deepEqual(await drivers.stop('A'), ['A/y']);
+  t.is(drivers.get('A'), undefined);
+  t.deepEqual([...store.ids()], ['B/z']);
+});
+
+test('a disabled driver does not start; one that fails is reported, not thrown', async (t) => {
+  const { drivers, logs } = setup();
+  const disabled = await drivers.start(simulator('A', ['x'], { enabled: false }));
+  t.deepEqual(disabled, { ok: true, driver: undefined, disabled: true });
+  const broken = await drivers.start(
+    driverConfigSchema.parse({
+      type: 'can',
+      name: 'Bus',
+      dbcFile: '/nonexistent/bus.dbc',
+      transport: { kind: 'replay', file: '/nonexistent/bus.log' },
+    }),
+  );
+  t.false(broken.ok);
+  t.deepEqual(drivers.list(), []);
+  t.true(
+    logs.lines.some((line) => line.msg?.includes('failed to start') && line.component === 'Bus'),
+  );
+});
+
+test('stopAll keeps the tags, Unavailable, as a daemon stop always did', async (t) => {
+  const { store, drivers } = setup();
+  await drivers.start(simulator('A', ['x']));
+  await drivers.stopAll();
+  t.is(store.get('A/x')?.quality, 'Unavailable');
+  t.deepEqual(drivers.list(), []);
+});
+
+test('hooks hear of each driver started and of each before it stops', async (t) => {
+  const clock = new ManualClock();
+  const store = new TagStore({ clock });
+  const heard: string[] = [];
+  const drivers = new RunningDrivers({
+    store,
+    logger: captureLogs().logger,
+    shared: { clock, stateDir: '/nonexistent' },
+    hooks: {
+      started: (driver) => heard.push(`started ${driver.name}`),
+      stopping: (driver) => heard.push(`stopping ${driver.name} ${driver.status().state}`),
+    },
+  });
+  await drivers.start(simulator('A', ['x']));
+  await drivers.start(simulator('A', ['y']));
+  await drivers.stopAll();
+  t.deepEqual(heard, ['started A', 'stopping A Running', 'started A', 'stopping A Running']);
+});
