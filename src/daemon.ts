@@ -206,6 +206,7 @@ export class Daemon {
         logger: logger.child({ component: 'writes' }),
         now: () => clock.now(),
         writesPerSecond: profile.security.writesPerSecond,
+        metrics: metrics.writes,
       });
       const drivers = new RunningDrivers({
         store,

@@ -9,6 +9,7 @@ import type { ApiMetrics } from '../api/api-deps.js';
 import type { SignInMetrics } from '../auth/sign-in-limiter.js';
 import type { PublisherMetrics } from '../publishers/publisher.js';
 import type { TagStore } from '../tags/tag-store.js';
+import type { TagWriteMetrics } from '../tags/tag-writer.js';
 import { registerApiMetrics } from './api-metrics.js';
 import {
   DriverMetricsCollector,
@@ -20,6 +21,7 @@ import { type Exposition, MetricsRegistry } from './metrics-registry.js';
 import { PublisherMetricsCollector, type PublisherSource } from './publisher-metrics.js';
 import { registerSignInMetrics } from './sign-in-metrics.js';
 import { registerStoreMetrics } from './store-metrics.js';
+import { registerWriteMetrics } from './write-metrics.js';
 
 /** Options of {@link TagdMetrics}. */
 export interface TagdMetricsOptions {
@@ -39,6 +41,8 @@ export class TagdMetrics {
   private readonly publishers: PublisherMetricsCollector;
   /** The sign-in limiter's port. */
   readonly signIn: SignInMetrics;
+  /** The tag writer's port. */
+  readonly writes: TagWriteMetrics;
   private driverSource: DriverReportSource | undefined;
 
   constructor(options: TagdMetricsOptions) {
@@ -49,6 +53,7 @@ export class TagdMetrics {
     const registry = this.base.registry;
     this.requestEnded = registerApiMetrics(registry);
     this.signIn = registerSignInMetrics(registry);
+    this.writes = registerWriteMetrics(registry);
     // The reports exist once the drivers are known; until then no driver is listed.
     this.drivers = new DriverMetricsCollector(registry, {
       list: () => this.driverSource?.list() ?? [],

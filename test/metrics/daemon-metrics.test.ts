@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import test from 'ava';
-import { demoDaemon } from '../helpers/demo-daemon.js';
+import { adminToken, demoDaemon } from '../helpers/demo-daemon.js';
 import { prometheusSkipReason, promtoolPath } from '../helpers/prometheus.js';
 import { samplesOf, seriesValue } from '../helpers/prometheus-text.js';
 
@@ -83,3 +83,22 @@ const promtoolSkip = prometheusSkipReason();
     t.notRegex(output, /error|parse/i);
   },
 );
+
+test('tag writes are counted by status, without tag or account labels', async (t) => {
+  const { url, stateDir } = await demoDaemon(t);
+  const token = await adminToken(url, stateDir);
+  const write = (writes: unknown) =>
+    fetch(`${url}/api/v2/Tags/Write`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ writes }),
+    });
+  t.is((await write([{ fullTagId: 'Demo/Controls/Setpoint', value: 75 }])).status, 200);
+  // A tag that is not writable: refused before any driver sees it.
+  t.is((await write([{ fullTagId: 'Demo/Line1/Temperature', value: 1 }])).status, 400);
+  const body = await (await fetch(`${url}/metrics`)).text();
+  t.is(seriesValue(body, 'tagd_tag_writes_total', { status: 'Good' }), 1);
+  t.is(seriesValue(body, 'tagd_tag_writes_total', { status: 'Refused' }), 1);
+  t.is(seriesValue(body, 'tagd_tag_writes_total', { status: 'Bad' }), 0);
+  t.notRegex(body, /Setpoint|admin/);
+});
