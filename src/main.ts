@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { Daemon, type DaemonOptions } from './daemon.js';
 import { ListenerError, ProfileFileError, ProfileInvalidError, TagdError } from './errors.js';
 import { exitCodes } from './exit-codes.js';
+import { SystemdNotifier } from './systemd/notifier.js';
 
 export { exitCodes };
 
@@ -19,6 +20,8 @@ export const stopDeadlineMs = 10_000;
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { logger } = options;
   const daemon = new Daemon(options);
+  // Type=notify: READY=1, STOPPING=1, RELOADING=1 and the watchdog (no-ops outside systemd).
+  const notifier = new SystemdNotifier({ logger: logger.child({ component: 'systemd' }) });
   let stopping = false;
 
   const shutdown = async (reason: string, code: number) => {
@@ -28,6 +31,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     }
     stopping = true;
     logger.info({ reason }, 'stopping');
+    await notifier.stopping();
     const deadline = setTimeout(() => {
       logger.error({ deadlineMs: stopDeadlineMs }, 'stop overran its deadline: exiting');
       process.exit(exitCodes.failure);
@@ -41,6 +45,17 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
 
   process.on('SIGTERM', () => void shutdown('SIGTERM', exitCodes.ok));
   process.on('SIGINT', () => void shutdown('SIGINT', exitCodes.ok));
+  // `systemctl reload` (the unit's ExecReload) sends SIGHUP, whose default action would end
+  // the process, and systemd counts that as a clean exit it does not restart. Until live
+  // reconfiguration lands (f-reload14), a reload only says so; its hook goes inside
+  // notifier.reload(), which brackets it with RELOADING=1 and READY=1.
+  process.on('SIGHUP', () => {
+    void notifier
+      .reload(async () => {
+        logger.warn('reload requested (SIGHUP): not supported by this build; restart to apply');
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'reload failed'));
+  });
   // Nothing is swallowed: an error nobody handled is logged with its stack and ends the process
   // through an orderly stop, so systemd restarts a daemon in a known state.
   process.on('uncaughtException', (error) => {
@@ -52,8 +67,12 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     void shutdown('unhandledRejection', exitCodes.failure);
   });
 
+  // From the start: a start-up stuck in a busy loop is caught too (TimeoutStartSec= aside).
+  notifier.startWatchdog();
   try {
     await daemon.start();
+    // After the listeners are up: units ordered After=tagd.service may call the API at once.
+    await notifier.ready();
   } catch (error) {
     reportStartFailure(logger, error);
     logger.flush?.();
