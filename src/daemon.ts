@@ -7,6 +7,7 @@ import { apiRoutes, createApp } from './api/app.js';
 import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
+import type { ListenerReport } from './api/routes/status.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
 import { SignInLimiter } from './auth/sign-in-limiter.js';
@@ -26,6 +27,7 @@ import { SecretBox } from './profile/secret-box.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
 import { checkStartup } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
+import { loadOrCreateStatusToken } from './state/status-token.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
@@ -249,6 +251,8 @@ export class Daemon {
       });
 
       const http = { ...profile.server.http, ...this.options.listen };
+      // For `tagd status` (GET /api/v2/Status), which reads it from the state directory.
+      const statusToken = await loadOrCreateStatusToken(stateDir);
       const apiDeps = {
         store,
         logger,
@@ -265,6 +269,8 @@ export class Daemon {
         streams,
         userManagement,
         ...(history ? { history } : {}),
+        statusToken,
+        listeners: () => this.listenerReports(),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
       // sets and their admission limits, the tag stream hub when deps has none) both must share.
@@ -402,6 +408,19 @@ export class Daemon {
     if (removed.length > 0) {
       this.options.logger.warn({ files: removed }, 'removed temporary files left by a crash');
     }
+  }
+
+  // Where the daemon listens now, for GET /api/v2/Status.
+  private listenerReports(): ListenerReport[] {
+    const reports: ListenerReport[] = [];
+    const add = (name: string, url: string | undefined) => {
+      if (url !== undefined) reports.push({ name, url });
+    };
+    add('http', this.listener?.url());
+    add('https', this.httpsListener?.url());
+    add('extensions-http', this.extensions?.url());
+    add('extensions-https', this.extensions?.httpsUrl());
+    return reports;
   }
 
   /** URL of the HTTP listener while running. */

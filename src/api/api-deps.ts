@@ -10,6 +10,7 @@ import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
 import type { DriverReports } from './driver-reports.js';
+import type { ListenerReport } from './routes/status.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
 /** What the API reads and writes. */
@@ -63,4 +64,11 @@ export interface ApiDeps {
    * Absent: those routes answer 500 (a wiring error).
    */
   userManagement?: UserManagement;
+  /**
+   * The local status token (`<state>/status.key`) that `GET /api/v2/Status` accepts. Absent:
+   * that route refuses every request (401).
+   */
+  statusToken?: string;
+  /** Where the daemon listens, for the status. Absent: no listener is listed. */
+  listeners?: () => ListenerReport[];
 }
