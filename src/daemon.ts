@@ -27,7 +27,7 @@ import { SecretBox } from './profile/secret-box.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
 import { checkStartup } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
-import { loadOrCreateStatusToken } from './state/status-token.js';
+import { loadOrCreateStatusToken, writeStatusEndpoint } from './state/status-access.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
@@ -354,10 +354,12 @@ export class Daemon {
         stop: () => publishers.stopAll(),
       });
 
+      const url = listener.url();
+      if (url !== undefined) await writeStatusEndpoint(stateDir, url);
       logger.info(
         {
           version,
-          url: listener.url(),
+          url,
           ...(this.httpsListener ? { httpsUrl: this.httpsListener.url() } : {}),
           ...(this.extensions ? { extensionsUrl: this.extensions.url() } : {}),
           ...(this.extensions?.httpsUrl()

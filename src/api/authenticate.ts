@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { AccountService, Principal } from '../auth/account-service.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
-import { statusTokenMatches } from '../state/status-token.js';
+import { statusTokenMatches } from '../state/status-access.js';
 import type { RouteAccess } from './route.js';
 
 /** Cookie holding a browser session's access token (HttpOnly). */

@@ -16,7 +16,7 @@ export type RouteAccess =
   /** Any token of these types whose account is valid (refresh, password change). */
   | { kind: 'token'; types: readonly ('access' | 'refresh' | 'preauth' | 'service')[] }
   /**
-   * The daemon's local status token (src/state/status-token.ts) as a Bearer token, and no
+   * The daemon's local status token (src/state/status-access.ts) as a Bearer token, and no
    * account token: `tagd status` on the daemon's own machine.
    */
   | { kind: 'status-token' };
