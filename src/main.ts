@@ -23,6 +23,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   // Type=notify: READY=1, STOPPING=1, RELOADING=1 and the watchdog (no-ops outside systemd).
   const notifier = new SystemdNotifier({ logger: logger.child({ component: 'systemd' }) });
   let stopping = false;
+  let ready = false;
 
   const shutdown = async (reason: string, code: number) => {
     if (stopping) {
@@ -31,12 +32,12 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     }
     stopping = true;
     logger.info({ reason }, 'stopping');
-    await notifier.stopping();
     const deadline = setTimeout(() => {
       logger.error({ deadlineMs: stopDeadlineMs }, 'stop overran its deadline: exiting');
       process.exit(exitCodes.failure);
     }, stopDeadlineMs);
     deadline.unref();
+    await notifier.stopping();
     await daemon.stop();
     logger.info('stopped');
     logger.flush?.();
@@ -47,9 +48,14 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT', exitCodes.ok));
   // `systemctl reload` (the unit's ExecReload) sends SIGHUP, whose default action would end
   // the process, and systemd counts that as a clean exit it does not restart. Until live
-  // reconfiguration lands (f-reload14), a reload only says so; its hook goes inside
+  // reconfiguration lands (issue 14), a reload only says so; its hook goes inside
   // notifier.reload(), which brackets it with RELOADING=1 and READY=1.
   process.on('SIGHUP', () => {
+    // Before READY=1 a reload's READY=1 would tell systemd the start-up is done.
+    if (!ready || stopping) {
+      logger.warn('reload requested (SIGHUP) while starting or stopping: ignored');
+      return;
+    }
     void notifier
       .reload(async () => {
         logger.warn('reload requested (SIGHUP): not supported by this build; restart to apply');
@@ -72,6 +78,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   try {
     await daemon.start();
     // After the listeners are up: units ordered After=tagd.service may call the API at once.
+    ready = true;
     await notifier.ready();
   } catch (error) {
     reportStartFailure(logger, error);

@@ -74,9 +74,12 @@ test('tagd status asks the running daemon with the token from the state director
   t.timeout(logWaitMs + 60_000);
   const folder = await tempDir(t);
   const stateDir = join(folder, 'state');
-  const daemon = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
-    env: { TAGD_STATE_DIR: stateDir },
-  });
+  const daemon = startTagd(
+    ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+    {
+      env: { TAGD_STATE_DIR: stateDir },
+    },
+  );
   t.teardown(() => daemon.child.kill('SIGKILL'));
   const ready = await daemon.waitForLog('tagd ready');
   const url = ready.url as string;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
+import type { TagdProcess } from './tagd-process.js';
 
 const script = fileURLToPath(new URL('fake-notify-socket.py', import.meta.url));
 
@@ -14,8 +15,9 @@ export interface FakeNotifySocket {
   /**
    * Resolves with the first message (after the first `after` messages) that has the field
    * (`READY=1`, or a `NAME=` prefix); the wait ends on the message, never on a duration.
+   * With `sender`, rejects at once when that process exits first (with its output).
    */
-  waitFor(field: string, after?: number): Promise<string>;
+  waitFor(field: string, after?: number, sender?: TagdProcess): Promise<string>;
 }
 
 /** Binds a fake notify socket in `folder`; it is closed when the test ends. */
@@ -59,8 +61,8 @@ export async function fakeNotifySocket(
   return {
     path,
     messages,
-    waitFor: (field, after = 0) =>
-      new Promise((resolve) => {
+    waitFor: (field, after = 0, sender) =>
+      new Promise((resolve, reject) => {
         const check = () => {
           const found = messages()
             .slice(after)
@@ -72,6 +74,15 @@ export async function fakeNotifySocket(
         };
         waiters.add(check);
         check();
+        void sender?.exited.then((code) => {
+          if (!waiters.has(check)) return;
+          waiters.delete(check);
+          reject(
+            new Error(
+              `exited (${code}) before ${field}; stdout: ${sender.stdout()}; stderr: ${sender.stderr()}`,
+            ),
+          );
+        });
       }),
   };
 }

@@ -136,13 +136,16 @@ test.serial(
     const folder = await tempDir(t);
     const socket = await fakeNotifySocket(t, folder);
     const stateDir = join(folder, 'state');
-    const daemon = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
-      entry: join(installed, 'dist/src/bin.js'),
-      cwd: folder,
-      env: { TAGD_STATE_DIR: stateDir, NOTIFY_SOCKET: socket.path },
-    });
+    const daemon = startTagd(
+      ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+      {
+        entry: join(installed, 'dist/src/bin.js'),
+        cwd: folder,
+        env: { TAGD_STATE_DIR: stateDir, NOTIFY_SOCKET: socket.path },
+      },
+    );
     t.teardown(() => daemon.child.kill('SIGKILL'));
-    await socket.waitFor('READY=1');
+    await socket.waitFor('READY=1', 0, daemon);
     const status = await run(tagd, ['status', '--json'], {
       env: { ...process.env, TAGD_STATE_DIR: stateDir },
     }).catch((error: { code?: number; stdout?: string }) => error);

@@ -79,17 +79,20 @@ if (haveSystemdNotify) {
     t.timeout(logWaitMs + 60_000);
     const folder = await tempDir(t);
     const socket = await fakeNotifySocket(t, folder);
-    const run = startTagd(['start', '--demo', '--listen', '127.0.0.1:0'], {
-      env: {
-        TAGD_STATE_DIR: join(folder, 'state'),
-        NOTIFY_SOCKET: socket.path,
-        // 0.4 s: a ping every 0.2 s, so the test sees several without waiting long.
-        WATCHDOG_USEC: '400000',
+    const run = startTagd(
+      ['start', '--demo', '--listen', '127.0.0.1:0', '--extensions-listen', '127.0.0.1:0'],
+      {
+        env: {
+          TAGD_STATE_DIR: join(folder, 'state'),
+          NOTIFY_SOCKET: socket.path,
+          // 0.4 s: a ping every 0.2 s, so the test sees several without waiting long.
+          WATCHDOG_USEC: '400000',
+        },
       },
-    });
+    );
     t.teardown(() => run.child.kill('SIGKILL'));
 
-    await socket.waitFor('READY=1');
+    await socket.waitFor('READY=1', 0, run);
     // READY=1 is sent after the 'tagd ready' line, so the API already listens.
     const ready = await run.waitForLog('tagd ready');
     const health = await fetch(`${ready.url}/healthz`);
