@@ -78,5 +78,7 @@ CONTROL
 
 mkdir -p "$out"
 deb="$out/tagd_${version}_${arch}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2
+# gzip: every dpkg reads it, and it packs the ~180 MB tree in about 15 s here where xz takes
+# almost two minutes (for a .deb about 60 % larger, ~29 MB).
+dpkg-deb --root-owner-group -Zgzip --build "$stage" "$deb" >&2
 echo "$deb"
