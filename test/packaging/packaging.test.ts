@@ -12,7 +12,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -222,5 +222,16 @@ test.serial(
       await readFile(join(repoRoot, 'systemd/tagd.service'), 'utf8'),
     );
     t.is((await run(join(root, 'usr/bin/tagd'), ['--version'])).stdout, `${version}\n`);
+
+    // What postinst applies, applied to the unpacked tree: the tagd user in dialout, /etc/tagd.
+    await mkdir(join(root, 'etc'), { recursive: true });
+    await run('systemd-sysusers', [`--root=${root}`, 'tagd.conf']);
+    await run('systemd-tmpfiles', [`--root=${root}`, '--create', 'tagd.conf']);
+    t.regex(
+      await readFile(join(root, 'etc/passwd'), 'utf8'),
+      /^tagd:x:\d+:\d+:[^:]*:\/var\/lib\/tagd:\/usr\/sbin\/nologin$/m,
+    );
+    t.regex(await readFile(join(root, 'etc/group'), 'utf8'), /^dialout:x:\d+:tagd$/m);
+    t.is((await stat(join(root, 'etc/tagd'))).mode & 0o777, 0o750);
   },
 );
