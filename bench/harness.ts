@@ -28,6 +28,11 @@ export interface BenchmarkBudget {
   minRatio?: number;
   /** Least median subject rate, in the case's units per second. */
   minRatePerSecond?: number;
+  /**
+   * Largest median subject amount, in the case's unit, for cases that measure an amount
+   * ({@link BenchmarkCase.quantity} `amount`: a start-up time, a resident set size).
+   */
+  maxAmount?: number;
   /** Where the budget comes from, printed with the verdict. */
   description: string;
 }
@@ -40,6 +45,13 @@ export interface BenchmarkCase {
   unit: string;
   /** Units of work done by one iteration of `run` (e.g. the batch size). Default: 1. */
   unitsPerIteration?: number;
+  /**
+   * What the sides' figures are: `rate` (default), units per second, higher is better; or
+   * `amount`, a quantity in `unit` such as seconds to ready or megabytes resident, lower is
+   * better. Only `measured` cases report amounts (bench/footprint.bench.ts); the figures are
+   * kept in the result's `rates` fields either way, and the ratio is subject/baseline.
+   */
+  quantity?: 'rate' | 'amount';
   /** The reference implementation of the work. */
   baseline: BenchmarkSide;
   /** The code under measurement. */
@@ -57,7 +69,10 @@ export interface BenchmarkCase {
  * What the report needs to know of a case; load cases (bench/load-harness.ts) have it too, so
  * their results print in the same table.
  */
-export type CaseInfo = Pick<BenchmarkCase, 'name' | 'unit' | 'unitsPerIteration' | 'budget'>;
+export type CaseInfo = Pick<
+  BenchmarkCase,
+  'name' | 'unit' | 'unitsPerIteration' | 'budget' | 'quantity'
+>;
 
 /** One side of an {@link AsyncBenchmarkCase}. */
 export interface AsyncBenchmarkSide {
@@ -271,7 +286,8 @@ export function verdict(
   if (budget === undefined) return undefined;
   const ratioMet = budget.minRatio === undefined || ratio >= budget.minRatio;
   const rateMet = budget.minRatePerSecond === undefined || rate >= budget.minRatePerSecond;
-  return ratioMet && rateMet ? 'met' : 'NOT met';
+  const amountMet = budget.maxAmount === undefined || rate <= budget.maxAmount;
+  return ratioMet && rateMet && amountMet ? 'met' : 'NOT met';
 }
 
 /** Assembles a case's result from its two sides: the ratio of medians and the verdict. */
@@ -388,6 +404,12 @@ export function formatRate(ratePerSecond: number, unit: string): string {
   return `${ratePerSecond.toPrecision(3)} ${unit}/s`;
 }
 
+/** A figure of a case: a rate (`12.3 k samples/s`) or, for amount cases, `0.812 s`. */
+function formatFigure(value: number, benchmark: CaseInfo): string {
+  if (benchmark.quantity === 'amount') return `${value.toPrecision(3)} ${benchmark.unit}`;
+  return formatRate(value, benchmark.unit);
+}
+
 function formatPercent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)} %`;
 }
@@ -399,6 +421,7 @@ function describeBudget(benchmark: CaseInfo): string {
   if (budget.minRatePerSecond !== undefined) {
     parts.push(`≥ ${formatRate(budget.minRatePerSecond, benchmark.unit)}`);
   }
+  if (budget.maxAmount !== undefined) parts.push(`≤ ${formatFigure(budget.maxAmount, benchmark)}`);
   if (budget.minRatio !== undefined) parts.push(`ratio ≥ ${budget.minRatio}`);
   return parts.join(' and ');
 }
@@ -431,15 +454,20 @@ export function formatReport(results: readonly CaseResult[]): string {
       ['case', 'baseline', 'subject', 'ratio', 'budget', 'verdict'],
       ...results.map((result) => [
         result.benchmark.name,
-        formatRate(result.baseline.medianRate, result.benchmark.unit),
-        formatRate(result.subject.medianRate, result.benchmark.unit),
+        formatFigure(result.baseline.medianRate, result.benchmark),
+        formatFigure(result.subject.medianRate, result.benchmark),
         `${result.ratio.toFixed(3)}×`,
         describeBudget(result.benchmark),
         result.verdict ?? '—',
       ]),
     ]),
   );
-  out.push('', 'ratio = median subject rate / median baseline rate, measured interleaved.', '');
+  out.push(
+    '',
+    'ratio = median subject rate / median baseline rate, measured interleaved (for amounts ' +
+      'such as seconds or MB: subject / baseline, lower is better).',
+    '',
+  );
 
   out.push('Supporting figures (absolute; median, min–max, spread = (max − min) / median):');
   for (const result of results) {
@@ -449,9 +477,10 @@ export function formatReport(results: readonly CaseResult[]): string {
       ['subject', result.subject],
     ] as const) {
       const unit = result.benchmark.unit;
+      const figure = (value: number) => formatFigure(value, result.benchmark);
       out.push(
-        `    ${role.padEnd(8)}  ${side.name}: ${formatRate(side.medianRate, unit)}` +
-          ` (${formatRate(side.minRate, unit)} – ${formatRate(side.maxRate, unit)},` +
+        `    ${role.padEnd(8)}  ${side.name}: ${figure(side.medianRate)}` +
+          ` (${figure(side.minRate)} – ${figure(side.maxRate)},` +
           ` spread ${formatPercent(side.spread)}; ${side.rates.length} samples` +
           ` of ${side.iterationsPerSample} iterations × ${result.benchmark.unitsPerIteration ?? 1}` +
           ` ${unit})`,
@@ -466,7 +495,7 @@ export function formatReport(results: readonly CaseResult[]): string {
       out.push(
         `  ${result.verdict === 'met' ? 'met    ' : 'NOT MET'}  ${result.benchmark.name}: ` +
           `${describeBudget(result.benchmark)} (${result.benchmark.budget?.description}); ` +
-          `measured ${formatRate(result.subject.medianRate, result.benchmark.unit)}, ` +
+          `measured ${formatFigure(result.subject.medianRate, result.benchmark)}, ` +
           `ratio ${result.ratio.toFixed(3)}`,
       );
     }

@@ -26,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
-import { buildPayload } from '../src/publishers/webhook/payload.js';
+import { buildPayload } from '../src/publishers/trigger/payload.js';
 import { type WebhookConfig, webhookConfigSchema } from '../src/publishers/webhook/schema.js';
 import { WebhookPublisher } from '../src/publishers/webhook/webhook-publisher.js';
 import { Collections } from '../src/tags/collections.js';

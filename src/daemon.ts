@@ -15,15 +15,19 @@ import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
+import { type ConsoleBundle, loadConsoleBundle } from './console/console-bundle.js';
+import { defaultConsoleDir } from './console/console-manifest.js';
 import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
 import { ExtensionsServer } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, vendorPublicKey } from './license/license.js';
+import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
+import { MqttPublishers } from './publishers/mqtt/mqtt-publishers.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
 import { checkStartup } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
@@ -31,6 +35,7 @@ import { loadOrCreateStatusToken, writeStatusEndpoint } from './state/status-acc
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
+import { TagWriter } from './tags/tag-writer.js';
 import { version } from './version.js';
 
 /** Where the daemon finds its profile and state, and what it may override. */
@@ -56,6 +61,11 @@ export interface DaemonOptions {
    * (tests sign licenses with a key pair of their own and pass its public key).
    */
   licenseKeys?: KeyObject[];
+  /**
+   * Folder of the built console (build-console.ts). Default: `dist/console` in the package.
+   * Without a build there, `/` answers 404 and the rest runs as usual.
+   */
+  consoleDir?: string;
 }
 
 interface Component {
@@ -67,8 +77,8 @@ interface Component {
 /**
  * The running gateway: loads the profile and the license, then starts the tag store,
  * collections, history (when the profile has it), drivers, the API listeners (loopback HTTP,
- * then HTTPS when the profile has it), the extensions server (when the profile has it) and the
- * webhook publishers in that order, and stops them in reverse (publishers first).
+ * then HTTPS when the profile has it), the extensions server (when the profile has it), the
+ * webhook and the MQTT publishers in that order, and stops them in reverse (publishers first).
  * Constructing does nothing.
  */
 export class Daemon {
@@ -168,6 +178,15 @@ export class Daemon {
 
       // One catalog: CAN drivers register their DBC in it, the API's DBC route reads it.
       const dbc = new DbcSignalCatalog();
+      // The way back to the devices: each driver's writable tags are routed once it started.
+      const audit = logger.child({ component: 'audit' });
+      const writer = new TagWriter({
+        store,
+        audit,
+        logger: logger.child({ component: 'writes' }),
+        now: () => clock.now(),
+        writesPerSecond: profile.security.writesPerSecond,
+      });
       for (const [index, config] of profile.drivers.entries()) {
         const fileProblems = problems.filter((problem) => problem.driver === index);
         if (fileProblems.length > 0) {
@@ -177,7 +196,7 @@ export class Daemon {
           );
           continue;
         }
-        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc });
+        await this.startDriver(config, { store, clock, profileDir: profileFolder, dbc }, writer);
       }
 
       const now = () => clock.now();
@@ -202,7 +221,6 @@ export class Daemon {
         },
         now,
       );
-      const audit = logger.child({ component: 'audit' });
       const accounts = new AccountService({
         users,
         tokens,
@@ -225,8 +243,20 @@ export class Daemon {
         version,
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
+        stateDir,
       });
 
+      const mqttPublishers = new MqttPublishers({
+        store,
+        collections,
+        clock,
+        logger,
+        license: () => license,
+        baseDir: profileFolder,
+        stateDir,
+      });
+
+      const consoleBundle = await this.loadConsole();
       const driverReports = new DriverReports({
         drivers: () => this.drivers,
         store,
@@ -263,14 +293,17 @@ export class Daemon {
         profile: profileService,
         collections,
         publishers,
+        mqttPublishers,
         license: () => license,
         dbc,
         drivers: driverReports,
         streams,
         userManagement,
+        writer,
         ...(history ? { history } : {}),
         statusToken,
         listeners: () => this.listenerReports(),
+        ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
       // sets and their admission limits, the tag stream hub when deps has none) both must share.
@@ -352,6 +385,11 @@ export class Daemon {
         name: 'publishers',
         start: () => publishers.startAll(profileService.current().publishers.webhooks),
         stop: () => publishers.stopAll(),
+      });
+      await this.startComponent({
+        name: 'mqtt publishers',
+        start: () => mqttPublishers.startAll(profileService.current().publishers.mqtt),
+        stop: () => mqttPublishers.stopAll(),
       });
 
       const url = listener.url();
@@ -445,6 +483,23 @@ export class Daemon {
     return this.extensions?.httpsUrl();
   }
 
+  // The console is a convenience: a missing or damaged build is logged, and the gateway goes on
+  // reading and delivering without it (`/` then answers 404 saying so).
+  private async loadConsole(): Promise<ConsoleBundle | undefined> {
+    const logger = this.options.logger.child({ component: 'console' });
+    const consoleDir = this.options.consoleDir ?? join(packageRoot, defaultConsoleDir);
+    try {
+      const bundle = await loadConsoleBundle(consoleDir);
+      if (!bundle) {
+        logger.info({ consoleDir }, 'no console build found: run `npm run build` to serve it at /');
+      }
+      return bundle;
+    } catch (error) {
+      logger.error({ err: error, consoleDir }, 'console build unreadable: serving no console');
+      return undefined;
+    }
+  }
+
   // The license decides licensed features only: a missing or refused one never stops start-up.
   private async loadLicense(
     profile: Profile,
@@ -509,6 +564,7 @@ export class Daemon {
   private async startDriver(
     config: DriverConfig,
     shared: Pick<DriverDeps, 'store' | 'clock' | 'profileDir' | 'dbc'>,
+    writer: TagWriter,
   ): Promise<void> {
     const logger = this.options.logger.child({ component: config.name, driver: config.type });
     if (!config.enabled) {
@@ -523,8 +579,15 @@ export class Daemon {
       });
       await this.startComponent({
         name: config.name,
-        start: () => driver.start(),
-        stop: () => driver.stop(),
+        start: async () => {
+          await driver.start();
+          writer.register(driver);
+        },
+        // No write reaches a driver that is stopping.
+        stop: () => {
+          writer.unregister(driver);
+          return driver.stop();
+        },
       });
       this.drivers.push(driver);
     } catch (error) {

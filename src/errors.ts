@@ -204,9 +204,9 @@ export class ForbiddenError extends TagdError {
 }
 
 /**
- * Too many failed attempts (`too-many-requests`), or a capacity limit that frees up with time
- * (`query-capacity-reached`, `stream-capacity-reached`); retry after `retryAfterSeconds` (HTTP
- * 429 with Retry-After).
+ * Too many failed attempts (`too-many-requests`), a capacity limit that frees up with time
+ * (`query-capacity-reached`, `stream-capacity-reached`), or an account writing tags faster than
+ * allowed (`write-rate-exceeded`); retry after `retryAfterSeconds` (HTTP 429 with Retry-After).
  */
 export class TooManyRequestsError extends TagdError {
   constructor(
@@ -215,7 +215,8 @@ export class TooManyRequestsError extends TagdError {
     code:
       | 'too-many-requests'
       | 'query-capacity-reached'
-      | 'stream-capacity-reached' = 'too-many-requests',
+      | 'stream-capacity-reached'
+      | 'write-rate-exceeded' = 'too-many-requests',
   ) {
     super(code, 429, message);
   }
@@ -359,6 +360,10 @@ export const errorCodes = {
     status: 429,
     meaning:
       'The account, or the gateway, has the most tag streams open that it allows; see Retry-After.',
+  },
+  'write-rate-exceeded': {
+    status: 429,
+    meaning: 'The account wrote more tag values per second than allowed; see Retry-After.',
   },
   'history-not-configured': {
     status: 409,

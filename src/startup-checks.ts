@@ -221,6 +221,32 @@ export async function checkStartup(
       });
     }
   }
+  for (const [index, mqtt] of profile.publishers.mqtt.entries()) {
+    const at = `publishers.mqtt[${index}]`;
+    if (mqtt.caFile !== undefined) {
+      try {
+        await readCaFile(path(mqtt.caFile));
+      } catch (error) {
+        problems.push({ path: `${at}.caFile`, message: messageOf(error), effect: 'publisher-off' });
+      }
+    }
+    const authentication = mqtt.authentication;
+    if (authentication.mode !== 'Client certificate') continue;
+    const found = [
+      await fileProblem(
+        path(authentication.certFile),
+        'the client certificate',
+        `${at}.authentication.certFile`,
+      ),
+      await fileProblem(
+        path(authentication.keyFile),
+        'the client key',
+        `${at}.authentication.keyFile`,
+      ),
+    ];
+    for (const problem of found)
+      if (problem) problems.push({ ...problem, effect: 'publisher-off' });
+  }
   return problems;
 }
 

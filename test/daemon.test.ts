@@ -38,6 +38,8 @@ test('the demo profile starts: simulator tags are Good and the API answers', asy
     'Demo/Line1/PartsCount',
     'Demo/Line1/PumpRunning',
     'Demo/Line1/MachineState',
+    'Demo/Controls/Setpoint',
+    'Demo/Controls/ConveyorOn',
   ]);
   t.deepEqual(
     [...store.ids()].filter((id) => id.startsWith('Publishers/')),
@@ -53,6 +55,49 @@ test('the demo profile starts: simulator tags are Good and the API answers', asy
   t.is(store.require('Demo/Line1/PartsCount').value, 3, 'the counter moved with the clock');
   const response = await fetch(`${daemon.url()}/healthz`);
   t.is(response.status, 200);
+});
+
+test('the daemon routes writes to the demo simulator’s writable tags, with its audit', async (t) => {
+  const { daemon, stateDir, logs } = await demoDaemon(t);
+  await daemon.start();
+  const url = daemon.url() as string;
+  const token = await adminToken(url, stateDir);
+  const write = (writes: unknown) =>
+    fetch(`${url}/api/v2/Tags/Write`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ writes }),
+    });
+  const response = await write([
+    { fullTagId: 'Demo/Controls/Setpoint', value: 75 },
+    { fullTagId: 'Demo/Controls/ConveyorOn', value: true },
+  ]);
+  t.is(response.status, 200);
+  t.deepEqual(await response.json(), {
+    results: [
+      { fullTagId: 'Demo/Controls/Setpoint', status: 'Good' },
+      { fullTagId: 'Demo/Controls/ConveyorOn', status: 'Good' },
+    ],
+  });
+  t.is(daemon.store?.require('Demo/Controls/Setpoint').value, 75);
+  const refused = await write([
+    { fullTagId: 'Demo/Controls/Setpoint', value: 95 },
+    { fullTagId: 'Demo/Line1/Temperature', value: 1 },
+  ]);
+  t.is(refused.status, 400);
+  t.deepEqual(((await refused.json()) as { errors: unknown }).errors, [
+    { path: 'writes[0].value', message: 'Tag Demo/Controls/Setpoint: 95 is above writeMax 90.' },
+    { path: 'writes[1].fullTagId', message: 'Tag Demo/Line1/Temperature is not writable.' },
+  ]);
+  t.true(
+    logs.lines.some(
+      (line) =>
+        line.component === 'audit' &&
+        line.event === 'tag-write' &&
+        line.account === 'admin' &&
+        line.requestedValue === 75,
+    ),
+  );
 });
 
 test('components start in dependency order and stop in reverse', async (t) => {
@@ -77,7 +122,7 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
   t.is(
     ready?.tags,
-    7 + 3 + canSignals.length,
+    9 + 3 + canSignals.length,
     'simulator tags, publisher health tags, CAN signals',
   );
   t.is(ready?.url, daemon.url());

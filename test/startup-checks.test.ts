@@ -166,3 +166,31 @@ test("tagd start's depth ('files') reads nothing its users read right after: DBC
     `Cannot read the DBC file ${join(folder, 'bus.fifo')}: it is not a regular file (a FIFO, socket or device).`,
   );
 });
+
+test("an MQTT publisher's caFile and client certificate files are checked; it stays Off", async (t) => {
+  const folder = await tempDir(t);
+  const profile = await demoWith((demo) => {
+    demo.publishers.mqtt = [
+      {
+        name: 'cloud',
+        brokerUrl: 'mqtts://broker.example:8883',
+        collections: ['Line1'],
+        caFile: 'missing-ca.pem',
+        authentication: { mode: 'Client certificate', certFile: 'gw1.pem', keyFile: 'gw1.key' },
+      },
+    ];
+  });
+  const problems = await checkStartup(profile, { profileFolder: folder });
+  t.deepEqual(
+    problems.map(({ path, effect }) => ({ path, effect })),
+    [
+      { path: 'publishers.mqtt[0].caFile', effect: 'publisher-off' },
+      { path: 'publishers.mqtt[0].authentication.certFile', effect: 'publisher-off' },
+      { path: 'publishers.mqtt[0].authentication.keyFile', effect: 'publisher-off' },
+    ],
+  );
+  t.is(
+    problems[1]?.message,
+    `Cannot read the client certificate ${join(folder, 'gw1.pem')}: no such file.`,
+  );
+});

@@ -13,7 +13,15 @@
 import type { TimerHandle } from '../../src/clock.js';
 import type { QualityReason, Sample } from '../../src/tags/sample.js';
 import { ConnectionLifecycle } from '../connection-lifecycle.js';
-import { type Driver, type DriverDeps, type DriverStatus, pollRefreshBoundMs } from '../driver.js';
+import {
+  type Driver,
+  type DriverDeps,
+  type DriverStatus,
+  pollRefreshBoundMs,
+  type WritableTag,
+  type WriteRequest,
+  type WriteResult,
+} from '../driver.js';
 import { decodeBit, decodeRegisters, exactInteger } from './codec.js';
 import {
   longestPollMs,
@@ -26,6 +34,7 @@ import {
 } from './poll-plan.js';
 import { illegalDataAddress, ModbusRequestError } from './request-error.js';
 import type { ModbusDriverConfig, ModbusTransportConfig } from './schema.js';
+import { type WriteOptions, writeTag } from './tag-write.js';
 import { type ConnectionEvents, ModbusConnection } from './transports/connection.js';
 import type { ModbusFramer } from './transports/framer.js';
 import { MbapFramer } from './transports/mbap-framer.js';
@@ -33,6 +42,7 @@ import { RtuFramer } from './transports/rtu-framer.js';
 import { serialStreamOpener } from './transports/serial-stream.js';
 import type { StreamOpener } from './transports/stream.js';
 import { tcpStreamOpener } from './transports/tcp-stream.js';
+import { rawWrite } from './value-encoder.js';
 
 /** The running totals a Modbus driver reports in its status `counters`. */
 export interface ModbusCounters {
@@ -65,6 +75,10 @@ export interface ModbusCounters {
   disconnects: number;
   /** Connection attempts that failed (refused, timed out, no such port). */
   connectsFailed: number;
+  /** Write requests sent (FC 5, 6, 15, 16, 22; a read-modify-write counts its write). */
+  writeRequests: number;
+  /** Writes whose outcome is unknown: sent, and not acknowledged. */
+  writesUncertain: number;
 }
 
 /** Optional collaborators of {@link ModbusDriver}, for tests. */
@@ -89,6 +103,8 @@ export class ModbusDriver implements Driver {
     blocksSplit: 0,
     disconnects: 0,
     connectsFailed: 0,
+    writeRequests: 0,
+    writesUncertain: 0,
   };
   private readonly connectionEvents: ConnectionEvents = {
     malformedFrame: (reason) => {
@@ -100,6 +116,7 @@ export class ModbusDriver implements Driver {
     },
   };
   private tags: ModbusTagState[] = [];
+  private byId = new Map<string, ModbusTagState>();
   private groups: PollGroup[] = [];
   private connection: ModbusConnection | undefined;
   private pollTimers: TimerHandle[] = [];
@@ -111,6 +128,24 @@ export class ModbusDriver implements Driver {
   private consecutiveTimeouts = 0;
   /** Bumped whenever the tags are written Unavailable: a poll that began before is dropped. */
   private outage = 0;
+  /**
+   * Resolves when the last write taken may be followed: once its request is queued on the
+   * connection (or once it is answered, see {@link write}).
+   */
+  private writing: Promise<void> = Promise.resolve();
+  /** The read request of each tag (before any split of its block), for reads after writes. */
+  private readOf = new Map<ModbusTagState, PlannedRequest>();
+  /** Units that answered FC 22 with "illegal function": bit tags get a read-modify-write. */
+  private readonly noMaskWrite = new Set<number>();
+  /** Units that acknowledged an FC 22: their bit writes need no fallback. */
+  private readonly maskWriteWorks = new Set<number>();
+  /** Blocks with a read after a write queued and not answered yet. */
+  private readonly readingBack = new Set<PlannedRequest>();
+  /**
+   * Per block: writes to it under way, and whether one of them was acknowledged. A burst of
+   * writes to one block is read back once, when its last write is answered.
+   */
+  private readonly blockWrites = new Map<PlannedRequest, { pending: number; good: boolean }>();
 
   constructor(
     private readonly config: ModbusDriverConfig,
@@ -141,6 +176,151 @@ export class ModbusDriver implements Driver {
     return this.lifecycle.status(this.tags.length);
   }
 
+  writableTags(): WritableTag[] {
+    const allowWrites = this.config.allowWrites === true;
+    return this.tags
+      .filter((tag) => tag.config.writable)
+      .map((tag) => ({
+        fullTagId: tag.fullTagId,
+        allowWrites,
+        ...(tag.config.writeMin !== undefined ? { writeMin: tag.config.writeMin } : {}),
+        ...(tag.config.writeMax !== undefined ? { writeMax: tag.config.writeMax } : {}),
+        check: (value) => {
+          const raw = rawWrite(this.encodable(tag), value);
+          return typeof raw === 'string' ? raw : undefined;
+        },
+      }));
+  }
+
+  /**
+   * Writes each value once, in order, behind the writes already under way. The connection's
+   * queue (shared with the polls) sends requests in the order they are queued, so a write is
+   * queued as soon as the one before it is: writes from many clients go out back to back
+   * without waiting for each other's acknowledgement. Two cases hold the next write until
+   * this one is answered: a bit that may need a read-modify-write (its read and write must not
+   * have another write of tagd's between them), and a TCP connection with
+   * `maxConcurrentRequests` above 1 (requests in flight together may be applied in any order).
+   */
+  write(requests: readonly WriteRequest[]): Promise<WriteResult[]> {
+    return Promise.all(requests.map((request) => this.enqueueWrite(request)));
+  }
+
+  private enqueueWrite(request: WriteRequest): Promise<WriteResult> {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const previous = this.writing;
+    this.writing = released;
+    const inOrder = this.config.transport.kind === 'rtu' || this.config.maxConcurrentRequests === 1;
+    const result = previous.then(() => this.writeOne(request, inOrder ? release : () => {}));
+    void result.finally(release);
+    return result;
+  }
+
+  /**
+   * @param queued called once the write no longer needs the writes after it to wait: its last
+   *   request is in the connection's queue, or it ended without one.
+   */
+  private async writeOne(request: WriteRequest, queued: () => void): Promise<WriteResult> {
+    const tag = this.byId.get(request.fullTagId);
+    if (tag === undefined || !tag.config.writable)
+      return { status: 'Bad', reason: 'NotSupported', message: 'The tag is not writable.' };
+    const raw = rawWrite(this.encodable(tag), request.value);
+    if (typeof raw === 'string') return { status: 'Bad', reason: 'NotSupported', message: raw };
+    const connection = this.connection;
+    if (connection === undefined)
+      return {
+        status: 'Bad',
+        reason: 'Disconnected',
+        message: 'The device is not connected; nothing was sent.',
+      };
+    // A bit of a unit not known to take FC 22 may need a read-modify-write after its refusal.
+    const mayFallBack = tag.type === 'bit' && !this.maskWriteWorks.has(tag.unitId);
+    const block = this.requestOf(tag);
+    const burst = block && (this.blockWrites.get(block) ?? { pending: 0, good: false });
+    if (block && burst) {
+      burst.pending++;
+      this.blockWrites.set(block, burst);
+    }
+    let result: WriteResult;
+    try {
+      result = await writeTag(
+        connection,
+        tag,
+        raw,
+        this.writeOptions(mayFallBack ? undefined : queued),
+      );
+    } finally {
+      if (burst) burst.pending--;
+    }
+    if (tag.type === 'bit' && !this.noMaskWrite.has(tag.unitId) && result.status === 'Good')
+      this.maskWriteWorks.add(tag.unitId);
+    if (result.status === 'Uncertain') this.counters.writesUncertain++;
+    if (result.reason === 'DeviceException') this.counters.exceptions++;
+    if (block && burst) {
+      if (result.status === 'Good') burst.good = true;
+      // The last write of a burst to the block reads it back, for every Good one before it.
+      if (burst.pending === 0) {
+        this.blockWrites.delete(block);
+        if (burst.good) this.readBack(block, connection);
+      }
+    }
+    return result;
+  }
+
+  private writeOptions(queued?: () => void): WriteOptions {
+    return {
+      queued: queued ?? (() => {}),
+      multiple: this.config.writeFunctions === 'multiple',
+      noMaskWrite: this.noMaskWrite,
+      maskWriteRefused: (unit) =>
+        this.deps.logger.warn(
+          { unitId: unit },
+          'the device refused FC 22 (Mask Write Register) with illegal function: bit tags are ' +
+            'written by read-modify-write (FC 3, then FC 6) from now on',
+        ),
+      sent: () => {
+        this.counters.writeRequests++;
+      },
+    };
+  }
+
+  private encodable(tag: ModbusTagState) {
+    const { order, scale, offset, length } = tag.config;
+    return { type: tag.type, order, scale, offset, length };
+  }
+
+  /**
+   * Reads a block at once after a Good write to it, so the value the device now holds reaches
+   * the store without waiting for the next poll. Queued right behind the write (behind the
+   * last of a burst of writes to the block).
+   */
+  private readBack(request: PlannedRequest, connection: ModbusConnection): void {
+    // A read of the block queued and not answered yet comes after this write in the queue
+    // (one request in flight, in queue order): it will read the new value too.
+    if (this.readingBack.has(request)) return;
+    this.readingBack.add(request);
+    const outage = this.outage;
+    const samples: Sample[] = [];
+    this.execute(connection, request, samples)
+      .finally(() => this.readingBack.delete(request))
+      .then(() => {
+        if (outage !== this.outage || samples.length === 0 || connection !== this.connection)
+          return;
+        this.deps.store.write(samples);
+      })
+      .catch((error: unknown) =>
+        this.deps.logger.error({ err: error }, 'Modbus read after a write failed'),
+      );
+  }
+
+  /** The read request (or, for a split block, the part) that reads `tag`. */
+  private requestOf(tag: ModbusTagState): PlannedRequest | undefined {
+    const request = this.readOf.get(tag);
+    return request?.parts?.find((part) => part.tags.includes(tag)) ?? request;
+  }
+
   /** The requests of each poll group, in planning order (for tests and the benchmark). */
   plannedRequests(): {
     intervalMs: number;
@@ -155,7 +335,13 @@ export class ModbusDriver implements Driver {
   private async begin(): Promise<void> {
     const { logger } = this.deps;
     this.tags = tagStates(this.config);
+    this.byId = new Map(this.tags.map((tag) => [tag.fullTagId, tag]));
     this.groups = planPolls(this.config, this.tags);
+    this.readOf = new Map(
+      this.groups.flatMap((group) =>
+        group.requests.flatMap((request) => request.tags.map((tag) => [tag, request] as const)),
+      ),
+    );
     const pollMs = this.declareTags();
     const run = this.lifecycle.started();
     logger.info(

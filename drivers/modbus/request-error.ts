@@ -22,6 +22,9 @@ const exceptionNames: Record<number, string> = {
   11: 'gateway target device failed to respond',
 };
 
+/** Exception code 1: the device does not support the function (e.g. FC 22 Mask Write). */
+export const illegalFunction = 1;
+
 /** Exception code 2: the request touched an address the device does not have. */
 export const illegalDataAddress = 2;
 
@@ -32,13 +35,21 @@ export class ModbusRequestError extends Error {
   /**
    * @param failure what went wrong.
    * @param exceptionCode the device's exception code, for `exception`.
+   * @param sent whether the request had gone out on the line: a write that failed before it
+   *   was sent changed nothing, one that failed after may have been applied. Default true.
    */
   constructor(
     readonly failure: ModbusFailure,
     message: string,
     readonly exceptionCode?: number,
+    readonly sent = true,
   ) {
     super(message);
+  }
+
+  /** The name of the exception of an `exception` failure, e.g. `illegal data value`. */
+  get exceptionName(): string | undefined {
+    return this.exceptionCode === undefined ? undefined : exceptionNames[this.exceptionCode];
   }
 
   /** The error for an exception answer with `code`. */

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { componentNameSchema, relativeTagPathSchema } from '../common-schema.js';
+import {
+  allowWritesField,
+  componentNameSchema,
+  relativeTagPathSchema,
+  tagWriteFields,
+  writeFieldIssues,
+} from '../common-schema.js';
 import { registerCount } from './codec.js';
 
 /** Modbus limit of registers in one read (FC 3 and 4), from the specification. */
@@ -137,6 +143,7 @@ export const modbusTagSchema = z
       ),
     unit: z.string().max(32).optional().describe('Engineering unit, e.g. `°C`.'),
     description: z.string().max(256).optional(),
+    ...tagWriteFields,
   })
   .superRefine((tag, context) => {
     const bitTable = tag.table === 'coil' || tag.table === 'discreteInput';
@@ -174,6 +181,24 @@ export const modbusTagSchema = z
         path: ['deadband'],
         message: 'deadband is for numeric types',
       });
+    // Input registers and discrete inputs are read-only in the Modbus data model: no function
+    // code writes them, so a writable one is a profile mistake, not a runtime refusal.
+    if (tag.writable && (tag.table === 'inputRegister' || tag.table === 'discreteInput'))
+      context.addIssue({
+        code: 'custom',
+        path: ['writable'],
+        message: `the table ${tag.table} is read-only in Modbus: only coils and holding registers are writable`,
+      });
+    if (
+      (tag.writeMin !== undefined || tag.writeMax !== undefined) &&
+      (type === 'bool' || type === 'bit' || type === 'string')
+    )
+      context.addIssue({
+        code: 'custom',
+        path: [tag.writeMin !== undefined ? 'writeMin' : 'writeMax'],
+        message: 'writeMin and writeMax are for numeric types',
+      });
+    for (const issue of writeFieldIssues(tag)) context.addIssue({ code: 'custom', ...issue });
   });
 
 /** Profile entry of a Modbus driver: one connection (TCP or a serial line) and its tags. */
@@ -183,6 +208,15 @@ export const modbusDriverSchema = z
     name: componentNameSchema,
     enabled: z.boolean().default(true),
     transport: modbusTransportSchema,
+    allowWrites: allowWritesField,
+    writeFunctions: z
+      .enum(['single', 'multiple'])
+      .optional()
+      .describe(
+        'Function codes of writes: `single` writes one coil with FC 5 and one register with ' +
+          'FC 6; `multiple` uses FC 15 and FC 16 for those too, for devices that lack FC 5 and ' +
+          '6. Values of several registers always go by FC 16. Default: single.',
+      ),
     unitId: z
       .int()
       .min(0)

@@ -19,9 +19,11 @@ import {
   type ClientSubscription,
   DataChangeFilter,
   DataChangeTrigger,
+  type DataType,
   type DataValue,
   DeadbandType,
   MessageSecurityMode,
+  type NodeId,
   OPCUACertificateManager,
   OPCUAClient,
   type OPCUAClientOptions,
@@ -33,13 +35,28 @@ import {
 } from 'node-opcua';
 import type { Sample, SampleMetadata } from '../../src/tags/sample.js';
 import { ConnectionLifecycle } from '../connection-lifecycle.js';
-import { type Driver, type DriverDeps, type DriverStatus, driverTagId } from '../driver.js';
+import {
+  type Driver,
+  type DriverDeps,
+  type DriverStatus,
+  driverTagId,
+  type WritableTag,
+  type WriteRequest,
+  type WriteResult,
+} from '../driver.js';
 import { routeNodeOpcuaLogs } from './node-opcua-logging.js';
 import { clearPasswordReason } from './password-exposure.js';
 import { opcuaPkiDir, pkiDirMode } from './pki.js';
-import { dataValueSample, type MappedTag, SampleTimes, statusSample } from './sample-mapping.js';
+import {
+  dataValueSample,
+  type MappedTag,
+  SampleTimes,
+  statusName,
+  statusSample,
+} from './sample-mapping.js';
 import { effectiveSecurityPolicy, type OpcuaDriverConfig } from './schema.js';
 import { type MonitoredItemBatch, planSubscriptions } from './subscription-plan.js';
+import { writableDataType, writeVariant } from './write-value.js';
 
 /** The running totals an OPC UA driver reports in its status `counters`. */
 export interface OpcuaCounters {
@@ -63,6 +80,10 @@ export interface OpcuaCounters {
   failedAttempts: number;
   /** Tags read after a reconnection because no notification had brought them back. */
   valuesReadAfterReconnect: number;
+  /** Values sent with the Write service. */
+  writes: number;
+  /** Writes whose outcome is unknown: sent, and not answered. */
+  writesUncertain: number;
 }
 
 interface OpcuaTag extends MappedTag {
@@ -70,6 +91,9 @@ interface OpcuaTag extends MappedTag {
   publishingIntervalMs: number;
   samplingIntervalMs: number;
   deadband: number | undefined;
+  writable: boolean;
+  writeMin: number | undefined;
+  writeMax: number | undefined;
 }
 
 /** The live objects of one connection attempt. */
@@ -117,7 +141,17 @@ export class OpcuaDriver implements Driver {
     reconnects: 0,
     failedAttempts: 0,
     valuesReadAfterReconnect: 0,
+    writes: 0,
+    writesUncertain: 0,
   };
+  /**
+   * The DataType of each writable node, read once: a server does not convert a written value,
+   * so the Variant must carry the node's own type. Kept across reconnections (a node's type
+   * does not change while its server runs; a restarted server with other types answers
+   * BadTypeMismatch, reported as such).
+   */
+  private readonly dataTypes = new Map<string, DataType | string>();
+  private readonly byId = new Map<string, OpcuaTag>();
   private readonly tags: OpcuaTag[];
   private connection: Connection | undefined;
   /** Its generation also moves on every new attempt: callbacks of an older one are ignored. */
@@ -151,8 +185,203 @@ export class OpcuaDriver implements Driver {
         publishingIntervalMs: tag.publishingIntervalMs ?? config.publishingIntervalMs,
         samplingIntervalMs: tag.samplingIntervalMs ?? config.samplingIntervalMs,
         deadband: tag.deadband,
+        writable: tag.writable === true,
+        writeMin: tag.writeMin,
+        writeMax: tag.writeMax,
       };
     });
+    for (const tag of this.tags) this.byId.set(tag.fullTagId, tag);
+  }
+
+  writableTags(): WritableTag[] {
+    return this.tags
+      .filter((tag) => tag.writable)
+      .map((tag) => ({
+        fullTagId: tag.fullTagId,
+        allowWrites: this.config.allowWrites === true,
+        ...(tag.writeMin !== undefined ? { writeMin: tag.writeMin } : {}),
+        ...(tag.writeMax !== undefined ? { writeMax: tag.writeMax } : {}),
+        // The JSON type only: the rest depends on the node's DataType (checkWrites).
+        check: (value) =>
+          typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string'
+            ? undefined
+            : 'must be a number, boolean or string',
+      }));
+  }
+
+  /**
+   * Reads the DataType of the nodes not seen yet (one Read call; nothing is written) and checks
+   * each value fits its node. Without a session nothing can be checked: the write then answers
+   * Bad (Disconnected) without sending anything.
+   */
+  async checkWrites(requests: readonly WriteRequest[]): Promise<(string | undefined)[]> {
+    const session = this.connection?.session;
+    if (session === undefined || this.lifecycle.status(0).state !== 'Running')
+      return requests.map(() => undefined);
+    // A node whose DataType the server refuses (BadNodeIdUnknown) passes here: its write
+    // answers Bad with that status, without sending anything.
+    await this.learnDataTypes(session, requests);
+    return requests.map((request) => {
+      const tag = this.byId.get(request.fullTagId) as OpcuaTag;
+      const type = this.dataTypes.get(tag.nodeId);
+      if (type === undefined || typeof type === 'string') return type;
+      const variant = writeVariant(type, request.value);
+      return typeof variant === 'string' ? `the value ${variant}.` : undefined;
+    });
+  }
+
+  /**
+   * Reads and caches the DataType of the requests' nodes not known yet.
+   * @returns the status names of nodes whose DataType the server would not give (not cached:
+   *   a node may appear later).
+   */
+  private async learnDataTypes(
+    session: ClientSession,
+    requests: readonly WriteRequest[],
+  ): Promise<Map<string, string>> {
+    const refused = new Map<string, string>();
+    const unknown = [
+      ...new Set(
+        requests
+          .map((request) => (this.byId.get(request.fullTagId) as OpcuaTag).nodeId)
+          .filter((nodeId) => !this.dataTypes.has(nodeId)),
+      ),
+    ];
+    if (unknown.length === 0) return refused;
+    const values = await session.read(
+      unknown.map((nodeId) => ({ nodeId, attributeId: AttributeIds.DataType })),
+    );
+    unknown.forEach((nodeId, index) => {
+      const dataValue = values[index];
+      if (dataValue === undefined || !dataValue.statusCode.isGood()) {
+        refused.set(nodeId, statusName(dataValue?.statusCode.name ?? 'BadNoData'));
+        return;
+      }
+      const id = dataValue.value.value as NodeId;
+      const type = writableDataType(id);
+      this.dataTypes.set(
+        nodeId,
+        type ??
+          `cannot be written: the node's DataType ${id.toString()} is not one tagd writes (numbers, Boolean, String, DateTime).`,
+      );
+    });
+    return refused;
+  }
+
+  /**
+   * Writes the values with one Write call, each once: a call that fails (timeout, lost
+   * connection) is never repeated, its writes Uncertain. A Good write is read back at once.
+   */
+  async write(requests: readonly WriteRequest[]): Promise<WriteResult[]> {
+    const session = this.connection?.session;
+    // While node-opcua reconnects it would hold a request and send it on the new channel,
+    // perhaps long after the client gave up: nothing is sent unless the session is up.
+    if (
+      session === undefined ||
+      this.lifecycle.status(0).state !== 'Running' ||
+      this.connection?.client.isReconnecting
+    ) {
+      return requests.map(() => ({
+        status: 'Bad',
+        reason: 'Disconnected',
+        message: 'The OPC UA server is not connected; nothing was sent.',
+      }));
+    }
+    const results: (WriteResult | undefined)[] = new Array(requests.length);
+    const nodes: { index: number; tag: OpcuaTag; value: unknown }[] = [];
+    let refused: Map<string, string>;
+    try {
+      refused = await this.learnDataTypes(session, requests);
+    } catch (error) {
+      return requests.map(() => ({
+        status: 'Bad',
+        reason: 'Disconnected',
+        message: `The node's DataType could not be read (${(error as Error).message}); nothing was written.`,
+      }));
+    }
+    requests.forEach((request, index) => {
+      const tag = this.byId.get(request.fullTagId);
+      const type = tag ? this.dataTypes.get(tag.nodeId) : undefined;
+      if (tag === undefined || !tag.writable) {
+        results[index] = {
+          status: 'Bad',
+          reason: 'NotSupported',
+          message: 'The tag is not writable.',
+        };
+        return;
+      }
+      if (type === undefined) {
+        const name = refused.get(tag.nodeId) ?? 'BadNoData';
+        results[index] = {
+          status: 'Bad',
+          reason: name as `Bad${string}`,
+          message: `The server did not give the node's DataType (${name}); nothing was written.`,
+        };
+        return;
+      }
+      const variant = typeof type === 'string' ? type : writeVariant(type, request.value);
+      if (typeof variant === 'string') {
+        results[index] = { status: 'Bad', reason: 'NotSupported', message: `The value ${variant}` };
+        return;
+      }
+      nodes.push({ index, tag, value: { value: variant } });
+    });
+    if (nodes.length > 0) {
+      this.counters.writes += nodes.length;
+      let statuses: { isGood(): boolean; name: string; value: number }[];
+      try {
+        statuses = await session.write(
+          nodes.map(({ tag, value }) => ({
+            nodeId: tag.nodeId,
+            attributeId: AttributeIds.Value,
+            value: value as never,
+          })),
+        );
+      } catch (error) {
+        this.counters.writesUncertain += nodes.length;
+        for (const { index } of nodes) {
+          results[index] = {
+            status: 'Uncertain',
+            reason: 'OutcomeUnknown',
+            message: `The write was sent but not answered (${(error as Error).message}); it is not sent again. Read the tag to see whether the server applied it.`,
+          };
+        }
+        return results as WriteResult[];
+      }
+      const good: OpcuaTag[] = [];
+      nodes.forEach(({ index, tag }, position) => {
+        const status = statuses[position];
+        results[index] = status === undefined ? undefined : writeResult(status);
+        if (status?.isGood()) good.push(tag);
+        if (results[index]?.status === 'Uncertain') this.counters.writesUncertain++;
+      });
+      if (good.length > 0) void this.readBack(session, good);
+    }
+    return results.map(
+      (result) =>
+        result ?? {
+          status: 'Uncertain',
+          reason: 'OutcomeUnknown',
+          message: 'The server gave no status for this write.',
+        },
+    );
+  }
+
+  /** Reads written nodes at once, so their new values reach the store before a notification. */
+  private async readBack(session: ClientSession, tags: readonly OpcuaTag[]): Promise<void> {
+    const run = this.lifecycle.generation;
+    try {
+      const values = await session.read(
+        tags.map((tag) => ({ nodeId: tag.nodeId, attributeId: AttributeIds.Value })),
+      );
+      if (!this.lifecycle.isCurrent(run)) return;
+      const now = this.deps.clock.now();
+      this.deps.store.write(
+        tags.map((tag, index) => dataValueSample(tag, values[index] as DataValue, now, this.times)),
+      );
+    } catch (error) {
+      this.deps.logger.debug({ err: error }, 'reading back written values failed');
+    }
   }
 
   /** Declares the tags, prepares the PKI folder and starts connecting (does not wait for it). */
@@ -603,6 +832,16 @@ export class OpcuaDriver implements Driver {
       }),
     );
   }
+}
+
+/** The result of one write from the server's status code for it. */
+function writeResult(status: { name: string; value: number }): WriteResult {
+  const name = statusName(status.name);
+  const severity = (status.value >>> 0) >>> 30;
+  if (severity === 0) return { status: 'Good' };
+  const message = `The server answered ${name} (0x${(status.value >>> 0).toString(16).padStart(8, '0')}).`;
+  if (severity === 1) return { status: 'Uncertain', reason: name as `Uncertain${string}`, message };
+  return { status: 'Bad', reason: name as `Bad${string}`, message };
 }
 
 /** A connection attempt stopped before sending a password in clear. */

@@ -4,7 +4,13 @@
  */
 import { z } from 'zod';
 import { secret } from '../../src/profile/secret-fields.js';
-import { componentNameSchema, relativeTagPathSchema } from '../common-schema.js';
+import {
+  allowWritesField,
+  componentNameSchema,
+  relativeTagPathSchema,
+  tagWriteFields,
+  writeFieldIssues,
+} from '../common-schema.js';
 
 /**
  * A NodeId in the OPC UA string form: an optional `ns=<index>;` or `nsu=<uri>;` prefix, then
@@ -80,6 +86,10 @@ export const opcuaTagSchema = z
       ),
     unit: z.string().max(32).optional(),
     description: z.string().max(256).optional(),
+    ...tagWriteFields,
+  })
+  .superRefine((tag, context) => {
+    for (const issue of writeFieldIssues(tag)) context.addIssue({ code: 'custom', ...issue });
   })
   .describe('A variable of the server, as the tag `<name>/<tag name>`.');
 
@@ -89,6 +99,7 @@ export const opcuaDriverSchema = z
     type: z.literal('opcua'),
     name: componentNameSchema,
     enabled: z.boolean().default(true),
+    allowWrites: allowWritesField,
     endpointUrl: z
       .string()
       .max(4096)

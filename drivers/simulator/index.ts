@@ -9,6 +9,10 @@ import {
   type DriverStatus,
   driverTagId,
   pollRefreshBoundMs,
+  type WritableTag,
+  type WriteRequest,
+  type WriteResult,
+  type WriteValue,
 } from '../driver.js';
 import type { SimulatorDriverConfig, SimulatorTagConfig } from './schema.js';
 
@@ -18,9 +22,16 @@ interface SimulatedTag {
   metadata: SampleMetadata | undefined;
   /** Running value of the stateful kinds (counter, randomWalk). */
   state: number;
+  /** A value a client wrote, reported instead of the generated one until the driver restarts. */
+  held: TagValue | undefined;
 }
 
-/** Creates a simulator driver: every scan writes one batch with a new value for each tag. */
+/**
+ * Creates a simulator driver: every scan writes one batch with a new value for each tag.
+ * Writable tags take written values: a counter or random walk goes on from the written value,
+ * every other kind holds it (reported at each scan) until the driver restarts, so a demo write
+ * stays visible.
+ */
 export const createSimulatorDriver: DriverFactory<SimulatorDriverConfig> = (config, deps) =>
   new SimulatorDriver(config, deps);
 
@@ -46,7 +57,57 @@ class SimulatorDriver implements Driver {
       config: tag,
       metadata: metadataOf(tag),
       state: initialState(tag),
+      held: undefined,
     }));
+  }
+
+  writableTags(): WritableTag[] {
+    return this.tags
+      .filter((tag) => tag.config.writable)
+      .map((tag) => ({
+        fullTagId: tag.fullTagId,
+        allowWrites: this.config.allowWrites === true,
+        ...(tag.config.writeMin !== undefined ? { writeMin: tag.config.writeMin } : {}),
+        ...(tag.config.writeMax !== undefined ? { writeMax: tag.config.writeMax } : {}),
+        check: (value) => checkValue(tag.config, value),
+      }));
+  }
+
+  /** Takes each value at once and writes the tag's new sample, as a device read back would. */
+  async write(requests: readonly WriteRequest[]): Promise<WriteResult[]> {
+    const results: WriteResult[] = [];
+    const batch: Sample[] = [];
+    const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
+    for (const request of requests) {
+      const tag = this.tags.find((candidate) => candidate.fullTagId === request.fullTagId);
+      const problem = tag?.config.writable ? checkValue(tag.config, request.value) : 'not writable';
+      if (tag === undefined || problem !== undefined) {
+        results.push({ status: 'Bad', reason: 'NotSupported', message: `The value ${problem}.` });
+        continue;
+      }
+      if (this.timer === undefined) {
+        results.push({
+          status: 'Bad',
+          reason: 'Disconnected',
+          message: 'The simulator is stopped; nothing was written.',
+        });
+        continue;
+      }
+      const kind = tag.config.kind;
+      if (kind === 'counter' || kind === 'randomWalk') tag.state = request.value as number;
+      else tag.held = request.value;
+      const sample: Sample = {
+        fullTagId: tag.fullTagId,
+        utcTimestamp,
+        quality: 'Good',
+        value: request.value,
+      };
+      if (tag.metadata) sample.metadata = tag.metadata;
+      batch.push(sample);
+      results.push({ status: 'Good' });
+    }
+    if (batch.length > 0) this.deps.store.write(batch);
+    return results;
   }
 
   async start(): Promise<void> {
@@ -63,7 +124,10 @@ class SimulatorDriver implements Driver {
       })),
     );
     this.startedAt = clock.now();
-    for (const tag of this.tags) tag.state = initialState(tag.config);
+    for (const tag of this.tags) {
+      tag.state = initialState(tag.config);
+      tag.held = undefined;
+    }
     this.timer = clock.setInterval(() => this.scan(), this.config.scanIntervalMs);
     this.setState('Running');
     this.scan();
@@ -120,6 +184,7 @@ class SimulatorDriver implements Driver {
   }
 
   private next(tag: SimulatedTag, elapsedMs: number): TagValue {
+    if (tag.held !== undefined) return tag.held;
     const c = tag.config;
     switch (c.kind) {
       case 'sine':
@@ -154,6 +219,24 @@ class SimulatorDriver implements Driver {
   private setState(state: DriverState): void {
     this.state = state;
     this.since = this.deps.clock.now();
+  }
+}
+
+/** Why a simulated tag cannot take `value`, or undefined: the JSON type of its kind. */
+function checkValue(tag: SimulatorTagConfig, value: WriteValue): string | undefined {
+  switch (tag.kind) {
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be true or false';
+    case 'string':
+      return typeof value === 'string' && value.length <= 256
+        ? undefined
+        : 'must be a string of at most 256 characters';
+    case 'counter':
+      return typeof value === 'number' && Number.isSafeInteger(value)
+        ? undefined
+        : 'must be a whole number';
+    default:
+      return typeof value === 'number' ? undefined : 'must be a number';
   }
 }
 

@@ -1,11 +1,18 @@
 import { z } from 'zod';
-import { componentNameSchema, relativeTagPathSchema } from '../common-schema.js';
+import {
+  allowWritesField,
+  componentNameSchema,
+  relativeTagPathSchema,
+  tagWriteFields,
+  writeFieldIssues,
+} from '../common-schema.js';
 
 const tagBase = {
   /** Path below the component, e.g. `Line1/Temperature`. */
   name: relativeTagPathSchema,
   unit: z.string().max(32).optional(),
   description: z.string().max(256).optional(),
+  ...tagWriteFields,
 };
 
 const periodSeconds = (fallback: number) =>
@@ -82,21 +89,35 @@ const stringTag = z
   .describe('Steps through values, one per period.');
 
 /** One simulated tag. */
-export const simulatorTagSchema = z.discriminatedUnion('kind', [
-  sineTag,
-  rampTag,
-  randomWalkTag,
-  squareTag,
-  counterTag,
-  booleanTag,
-  stringTag,
-]);
+export const simulatorTagSchema = z
+  .discriminatedUnion('kind', [
+    sineTag,
+    rampTag,
+    randomWalkTag,
+    squareTag,
+    counterTag,
+    booleanTag,
+    stringTag,
+  ])
+  .superRefine((tag, context) => {
+    for (const issue of writeFieldIssues(tag)) context.addIssue({ code: 'custom', ...issue });
+    if (
+      (tag.kind === 'boolean' || tag.kind === 'string') &&
+      (tag.writeMin !== undefined || tag.writeMax !== undefined)
+    )
+      context.addIssue({
+        code: 'custom',
+        path: [tag.writeMin !== undefined ? 'writeMin' : 'writeMax'],
+        message: 'writeMin and writeMax are for numeric tags',
+      });
+  });
 
 /** Profile entry of a simulator driver: changing values with no hardware, for demos and tests. */
 export const simulatorDriverSchema = z.strictObject({
   type: z.literal('simulator'),
   name: componentNameSchema,
   enabled: z.boolean().default(true),
+  allowWrites: allowWritesField,
   scanIntervalMs: z
     .int()
     .min(10)

@@ -1,14 +1,18 @@
 import type { Logger } from 'pino';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
+import type { ConsoleBundle } from '../console/console-bundle.js';
 import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
 import type { ProfileService } from '../profile/profile-service.js';
+import type { MqttPublisherState } from '../publishers/mqtt/mqtt-publisher.js';
+import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
+import type { TagWriter } from '../tags/tag-writer.js';
 import type { DriverReports } from './driver-reports.js';
 import type { ListenerReport } from './routes/status.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
@@ -39,6 +43,8 @@ export interface ApiDeps {
   collections?: Collections;
   /** The running webhook publishers, following every change made through the API. */
   publishers?: PublisherManager<WebhookConfig>;
+  /** The running MQTT publishers, following every change made through the API. */
+  mqttPublishers?: PublisherManager<MqttConfig, MqttPublisherState>;
   /**
    * The license in force, read on every publisher request. Default: unlicensed, so every
    * publisher route answers 403 `feature-unavailable`.
@@ -49,6 +55,11 @@ export interface ApiDeps {
    * `history-not-configured`.
    */
   history?: HistoryService;
+  /**
+   * The built browser console served at `/`. Absent: `/` answers 404 saying the console is not
+   * built (running from source without `npm run build`).
+   */
+  console?: ConsoleBundle;
   /**
    * The running drivers' states and counters for the Drivers routes. Absent: no driver is
    * listed (and every `Drivers/{name}` answers 404).
@@ -71,4 +82,9 @@ export interface ApiDeps {
   statusToken?: string;
   /** Where the daemon listens, for the status. Absent: no listener is listed. */
   listeners?: () => ListenerReport[];
+  /**
+   * Routes tag writes to the drivers (filled as drivers start). Default: a writer with no
+   * drivers, so every write is refused as not writable.
+   */
+  writer?: TagWriter;
 }

@@ -1,5 +1,5 @@
-import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
+import { consolePagePath, consoleRoutes } from '../console/console-routes.js';
 import { RequestError } from '../errors.js';
 import type { ApiDeps } from './api-deps.js';
 import { problemMiddleware } from './problem.js';
@@ -10,11 +10,13 @@ import { dbcRoutes } from './routes/dbc.js';
 import { docsRoutes } from './routes/docs.js';
 import { driverRoutes } from './routes/drivers.js';
 import { healthRoutes } from './routes/health.js';
+import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { publisherRoutes } from './routes/publishers.js';
 import { statusRoutes } from './routes/status.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagStreamRoutes } from './routes/tag-stream.js';
+import { tagWriteRoutes } from './routes/tag-writes.js';
 import { tagsRoutes } from './routes/tags.js';
 import { userManagementRoutes } from './routes/user-management.js';
 import { userRoutes } from './routes/users.js';
@@ -44,11 +46,14 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...tagsRoutes(deps),
     ...tagBrowseRoutes(deps),
     ...tagStreamRoutes(deps, streams),
+    ...tagWriteRoutes(deps),
     ...tagQuerySetsRoutes(deps),
     ...dbcRoutes(deps),
     ...driverRoutes(deps),
     ...publisherRoutes(deps),
+    ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
+    ...consoleRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.
   routes.push(...docsRoutes(deps, () => routes));
@@ -98,15 +103,16 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Koa {
 /**
  * Parses JSON bodies (256 KiB at most). Errors raised while reading a body (a Content-Encoding
  * that does not decode, a truncated stream) are the client's: they answer 400, never 500.
+ *
+ * Only the methods the parser reads bodies of (POST, PUT, PATCH) reach it; every other request
+ * goes on as the parser itself would let it. The parser's module (co-body and its decoders,
+ * about 140 ms of CPU to load) is imported on the first such request, not at start.
  */
 function jsonBodies(): Koa.Middleware {
-  const parse = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: maxBodyBytes,
-    encoding: 'utf-8',
-    jsonStrict: true,
-  });
-  return async (context, next) => {
+  let parser: Promise<Koa.Middleware> | undefined;
+  const parseThenNext: Koa.Middleware = async (context, next) => {
+    parser ??= loadBodyParser();
+    const parse = await parser;
     try {
       await parse(context, async () => undefined);
     } catch (error) {
@@ -120,14 +126,35 @@ function jsonBodies(): Koa.Middleware {
     }
     await next();
   };
+  // Not async: a request without a body (every GET) passes with no frame of its own.
+  return (context, next) =>
+    parsedMethods.has(context.method) ? parseThenNext(context, next) : next();
+}
+
+/** The methods whose bodies @koa/bodyparser reads (its `parsedMethods` default). */
+const parsedMethods: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
+async function loadBodyParser(): Promise<Koa.Middleware> {
+  const { bodyParser } = await import('@koa/bodyparser');
+  return bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: maxBodyBytes,
+    encoding: 'utf-8',
+    jsonStrict: true,
+    parsedMethods: [...parsedMethods],
+  }) as Koa.Middleware;
 }
 
 const strictPolicy = "default-src 'none'; frame-ancestors 'none'";
-// The Swagger UI page is the one HTML document served: it may load its same-origin script
+// The Swagger UI page is one of the two HTML documents served: it may load its same-origin script
 // and stylesheet, show the stylesheet's data: images and call this API; nothing external, no
 // inline script. (React's style props go through the CSSOM, which style-src does not block.)
 const swaggerUiPolicy =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+// The console page: its own hashed script and stylesheet, uPlot's canvas, the API (fetch and
+// the Tags/Stream event source); no inline script or style, no other origin.
+const consolePolicy =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 const commonHeaders: [string, string][] = [
   ['X-Content-Type-Options', 'nosniff'],
   ['X-Frame-Options', 'DENY'],
@@ -137,12 +164,24 @@ const commonHeaders: [string, string][] = [
 ];
 
 // Set on the raw response: these constant values need none of koa's per-call handling, and
-// this runs on every request.
-async function securityHeaders(context: Koa.Context, next: Koa.Next): Promise<void> {
+// this runs on every request (not async either: it hands next()'s promise on, one frame fewer).
+function securityHeaders(context: Koa.Context, next: Koa.Next): Promise<void> {
   const response = context.res;
   for (const [name, value] of commonHeaders) response.setHeader(name, value);
-  const swaggerUiPage = context.path === '/swagger' || context.path === '/swagger/';
-  response.setHeader('Content-Security-Policy', swaggerUiPage ? swaggerUiPolicy : strictPolicy);
-  if (context.secure) response.setHeader('Strict-Transport-Security', 'max-age=31536000');
-  await next();
+  // context.path parses the URL: only for a URL that can be one of the two HTML pages.
+  const url = context.req.url ?? '';
+  const mayBePage = url[0] !== '/' || url.startsWith('/swagger') || url === '/' || url[1] === '?';
+  const path = mayBePage ? context.path : '';
+  const policy =
+    path === '/swagger' || path === '/swagger/'
+      ? swaggerUiPolicy
+      : path === consolePagePath
+        ? consolePolicy
+        : strictPolicy;
+  response.setHeader('Content-Security-Policy', policy);
+  // What context.secure says with proxy: false (createApp): the socket is TLS.
+  if ((context.req.socket as { encrypted?: boolean }).encrypted === true) {
+    response.setHeader('Strict-Transport-Security', 'max-age=31536000');
+  }
+  return next();
 }

@@ -55,7 +55,8 @@ function credentialOf(
   context: Context,
   access: RouteAccess,
 ): { token?: string; fromCookie: boolean } {
-  const header = context.get('Authorization');
+  // The raw header, as context.get('Authorization') reads it, without koa's delegation.
+  const header = context.req.headers.authorization;
   if (header) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new UnauthorizedError('The Authorization header must be "Bearer <token>".');

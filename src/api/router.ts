@@ -39,10 +39,12 @@ export function buildRouter(
           // context.query parses the query string on first access: only for routes that take one.
           const query = route.query ? parse(route.query, context.query, 'query') : undefined;
           const body = route.body ? parse(route.body, jsonBody(context), 'body') : undefined;
-          const result = await route.handle({ context, params, query, body, principal });
+          const output = route.handle({ context, params, query, body, principal });
+          // Most handlers answer synchronously: no microtask turn for them.
+          const result = isThenable(output) ? await output : output;
           if (result !== undefined) {
             context.status = successStatus;
-            context.body = result;
+            setResponseBody(context, result);
           }
         } catch (error) {
           if (error instanceof UnauthorizedError) {
@@ -58,6 +60,39 @@ export function buildRouter(
     owners.set(router.stack[router.stack.length - 1], route);
   }
   return router;
+}
+
+/** What koa answers a JSON body with when no JSON media type was set. */
+const jsonMediaType = 'application/json; charset=utf-8';
+
+/**
+ * `context.body = result`, with a plain object or array serialized here, once: koa would
+ * remove the Content-Length, look the `json` type up and test it, then serialize in respond and
+ * compute the length; as a string with its Content-Type set the body only needs its length.
+ * The bytes and headers are the same (a JSON media type the handler set is kept, as koa does).
+ */
+function setResponseBody(context: Context, result: unknown): void {
+  if (typeof result === 'object' && result !== null && isPlainJson(result)) {
+    const response = context.res;
+    const type = response.getHeader('Content-Type');
+    if (typeof type !== 'string' || !/\bjson\b/i.test(type)) {
+      response.setHeader('Content-Type', jsonMediaType);
+    }
+    context.body = JSON.stringify(result);
+    return;
+  }
+  context.body = result;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+/** A plain object or an array: what koa serializes as JSON (not a Buffer, stream, Blob…). */
+function isPlainJson(value: object): boolean {
+  if (Array.isArray(value)) return true;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 /**

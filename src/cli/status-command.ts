@@ -101,9 +101,10 @@ export function formatStatus(status: DaemonStatus, url: string): string {
       'no drivers running',
     ),
     table(
-      ['PUBLISHER', 'STATUS', 'REASON'],
+      ['PUBLISHER', 'TYPE', 'STATUS', 'REASON'],
       status.publishers.map((publisher) => [
         publisher.name,
+        publisher.type,
         publisher.status,
         publisher.lastError ?? publisher.reason ?? '',
       ]),

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import qrcode from 'qrcode-terminal';
 import { passwordProblems } from '../auth/account-service.js';
 import { generatePassword } from '../auth/password.js';
 import { type RoleName, roleNames } from '../auth/permissions.js';
@@ -291,6 +290,8 @@ async function enableTwoFactor(tools: AccountTools, name: string): Promise<void>
     `${replaced ? 'Replaced the' : 'Enabled'} two-factor of '${name}'; its tokens no longer work. Scan the code or enter the URI in an authenticator app (shown only this once):`,
   );
   process.stdout.write(`${uri}\n`);
+  // Imported here: every other command, and `tagd start` (which loads this module), needs none.
+  const { default: qrcode } = await import('qrcode-terminal');
   qrcode.generate(uri, { small: true }, (code) => process.stdout.write(`${code}\n`));
 }
 

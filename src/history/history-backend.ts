@@ -115,8 +115,26 @@ export interface HistoryBackend {
   lastSeq(): Promise<string>;
   /**
    * Deletes samples older than `beforeMs` (retention). Partitioned backends drop whole
-   * partitions that lie entirely before it and delete the rest row by row.
-   * @returns how many samples were deleted, when the backend can tell; else undefined.
+   * partitions that lie entirely before it and delete the rest row by row. A backend that
+   * deletes in slices (SQLite) awaits `options.betweenSlices` between them and ends early, without
+   * an error, once `options.signal` is aborted; one that deletes in one statement may ignore both.
+   * @returns how many samples were deleted (so far, when ended early), when the backend can
+   * tell; else undefined.
    */
-  deleteBefore(beforeMs: number): Promise<number | undefined>;
+  deleteBefore(beforeMs: number, options?: DeleteOptions): Promise<number | undefined>;
+}
+
+/** How a retention run shares the backend with appends (see {@link HistoryBackend.deleteBefore}). */
+export interface DeleteOptions {
+  /**
+   * Aborted: the run ends at its next slice boundary (what was deleted stays deleted). Absent:
+   * the run goes on until done or until the backend stops.
+   */
+  signal?: AbortSignal;
+  /**
+   * Awaited between two slices, after each slice's transaction has committed: the caller's
+   * appends run there, so a long run never holds them back. Absent: the backend only yields to
+   * the event loop between slices.
+   */
+  betweenSlices?: () => Promise<void>;
 }

@@ -8,6 +8,10 @@
  * on the clock, one at a time, each of at most `maxBatch` samples (a synchronous backend such
  * as SQLite holds the event loop for one whole append).
  *
+ * The backend sees one operation at a time, and appends come first: a retention run deletes in
+ * slices, and a flush due while a slice is under way runs as soon as that slice has committed,
+ * before the next one. A stop aborts the run and never waits for it (see {@link stop}).
+ *
  * A bad sample never stops logging: when the backend refuses an append for a reason other
  * than an outage (see {@link refusesSamples}), the batch is halved again and again until the
  * samples it refuses are isolated; those are dropped, counted (`rejected`) and logged once per
@@ -86,7 +90,18 @@ export class HistoryLogger {
   // Buffer as an array with a moving head: dropping the oldest costs no copy.
   private buffer: LoggedSample[] = [];
   private head = 0;
+  /** The append drain under way (one at a time). */
   private busy: Promise<void> | undefined;
+  /** The retention run under way: aborted by stop. */
+  private retention: AbortController | undefined;
+  /**
+   * While the backend works on a retention slice: settles when the slice has committed (the
+   * run pauses between slices) or the run ended. Appends wait for it, not for the whole run.
+   */
+  private slice: Promise<void> | undefined;
+  private endSlice: (() => void) | undefined;
+  /** A flush came due during a retention slice: it runs once the slice has committed. */
+  private flushWanted = false;
   /** Samples in the append under way. */
   private inFlight = 0;
   private unsubscribe: (() => void) | undefined;
@@ -151,7 +166,9 @@ export class HistoryLogger {
   }
 
   /**
-   * Stops following the store, waits for the append in flight, then appends what is still
+   * Stops following the store, aborts a retention run (without waiting for it: it ends at its
+   * next slice boundary, and a slice still under way in an asynchronous backend is left to
+   * finish beside the final append), waits for the append in flight, then appends what is still
    * buffered (one attempt; what fails is counted and logged as lost). Idempotent.
    */
   async stop(): Promise<void> {
@@ -160,10 +177,11 @@ export class HistoryLogger {
     const { clock } = this.options;
     for (const timer of this.timers) clock.clearTimer(timer);
     this.timers = [];
+    this.retention?.abort();
     // A hung backend (a database that stopped answering) must not hold the daemon's stop.
     let timer: TimerHandle | undefined;
     const gaveUp = await Promise.race([
-      this.flush().then(() => false),
+      this.flushAppends().then(() => false),
       new Promise<boolean>((resolve) => {
         timer = clock.setTimeout(() => resolve(true), this.options.stopTimeoutMs ?? 10_000);
       }),
@@ -187,8 +205,22 @@ export class HistoryLogger {
     }
   }
 
-  /** Appends everything buffered now (after the append in flight, if any). */
+  /**
+   * Appends everything buffered now, after the append or retention slice under way, if any
+   * (not after the whole retention run).
+   */
   async flush(): Promise<void> {
+    for (;;) {
+      if (this.busy) await this.busy;
+      else if (this.slice) await this.slice;
+      else break;
+    }
+    if (this.buffered === 0) return;
+    await this.drainSoon();
+  }
+
+  /** As {@link flush}, but without waiting for a retention slice (stop: the run is aborted). */
+  private async flushAppends(): Promise<void> {
     while (this.busy) await this.busy;
     if (this.buffered === 0) return;
     await this.drainSoon();
@@ -311,13 +343,17 @@ export class HistoryLogger {
 
   private flushSoon(): void {
     if (this.busy || this.buffered === 0) return;
+    if (this.slice) {
+      this.flushWanted = true;
+      return;
+    }
+    this.flushWanted = false;
     void this.drainSoon();
   }
 
   /** Starts {@link drain} as the one backend operation under way. */
   private drainSoon(): Promise<void> {
     const run: Promise<void> = this.drain().finally(() => {
-      // Retention may have been chained after this run meanwhile: leave its promise in place.
       if (this.busy === run) this.busy = undefined;
     });
     this.busy = run;
@@ -428,27 +464,67 @@ export class HistoryLogger {
     );
   }
 
+  /** Starts a retention run unless one is still under way (it is then left to finish). */
   private retainSoon(): void {
+    if (this.retention !== undefined) return;
+    const controller = new AbortController();
+    this.retention = controller;
     const before = this.options.clock.now() - this.options.retentionDays * day;
-    // Chained after the append in flight, so the backend sees one operation at a time.
-    const previous = this.busy ?? Promise.resolve();
-    const run = previous
-      .then(() => this.options.backend.deleteBefore(before))
-      .then(
-        (deleted) => {
-          if (deleted) {
-            this.options.logger.info(
-              { deleted, before: new Date(before).toISOString() },
-              'history retention deleted old samples',
-            );
-          }
-        },
-        (error) => this.options.logger.warn({ err: error }, 'history retention failed'),
-      );
-    const chained: Promise<void> = run.finally(() => {
-      if (this.busy === chained) this.busy = undefined;
+    void this.retain(before, controller.signal).finally(() => {
+      if (this.retention === controller) this.retention = undefined;
     });
-    this.busy = chained;
+  }
+
+  /** One retention run, slice by slice, with the appends that came due run between slices. */
+  private async retain(before: number, signal: AbortSignal): Promise<void> {
+    // Never together with an append: the run starts after the one under way.
+    while (this.busy) await this.busy;
+    if (signal.aborted) return;
+    this.beginSlice();
+    try {
+      const deleted = await this.options.backend.deleteBefore(before, {
+        signal,
+        betweenSlices: () => this.betweenSlices(signal),
+      });
+      if (deleted) {
+        this.options.logger.info(
+          { deleted, before: new Date(before).toISOString(), ended: signal.aborted || undefined },
+          'history retention deleted old samples',
+        );
+      }
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'history retention failed');
+    } finally {
+      this.endSliceNow();
+    }
+    // A flush that came due during the last slice.
+    if (this.flushWanted && !signal.aborted) this.flushSoon();
+  }
+
+  /**
+   * Awaited by the backend between two retention slices: runs the appends that came due during
+   * the slice, lets timers and I/O run, and resumes only once no append is under way.
+   */
+  private async betweenSlices(signal: AbortSignal): Promise<void> {
+    this.endSliceNow();
+    if (this.flushWanted && !signal.aborted) this.flushSoon();
+    await yieldToEventLoop();
+    // A drain started meanwhile (by this pause, the flush timer, flush() or stop()) goes first.
+    while (this.busy) await this.busy;
+    // Aborted: the backend ends the run when this returns; no slice follows.
+    if (!signal.aborted) this.beginSlice();
+  }
+
+  private beginSlice(): void {
+    this.slice = new Promise((resolve) => {
+      this.endSlice = resolve;
+    });
+  }
+
+  private endSliceNow(): void {
+    this.endSlice?.();
+    this.slice = undefined;
+    this.endSlice = undefined;
   }
 }
 

@@ -11,6 +11,7 @@
 import type {
   AggregateQuery,
   AggregateValue,
+  DeleteOptions,
   HistoryBackend,
   HistoryRange,
   LoggedSample,
@@ -117,8 +118,8 @@ export class OpenOnUseBackend implements HistoryBackend {
     return this.inner.lastSeq();
   }
 
-  async deleteBefore(beforeMs: number): Promise<number | undefined> {
+  async deleteBefore(beforeMs: number, options?: DeleteOptions): Promise<number | undefined> {
     await this.ready('deleteBefore');
-    return this.inner.deleteBefore(beforeMs);
+    return this.inner.deleteBefore(beforeMs, options);
   }
 }

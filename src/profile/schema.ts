@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
 import { extensionsSchema } from '../extensions/extensions-config.js';
 import { historyConfigSchema } from '../history/history-config.js';
+import { mqttConfigSchema } from '../publishers/mqtt/schema.js';
 import { webhookConfigSchema } from '../publishers/webhook/schema.js';
 import { queryLimitsSchema } from '../queries/query-limits.js';
 import { tagPathProblem } from '../tags/tag-path.js';
@@ -40,8 +41,16 @@ const securitySchema = z
       .describe(
         'Absolute lifetime of a sign-in, hours, counted from the password (and two-factor) check: no renewal or refresh-token rotation extends it; then sign in again. Service tokens are not affected.',
       ),
+    writesPerSecond: z
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe(
+        'Tag values one account may write per second (each item of a write request counts), on average; beyond, POST /api/v2/Tags/Write answers 429. Default: 20.',
+      ),
   })
-  .describe('Sign-in tokens.');
+  .describe('Sign-in tokens and the per-account write rate.');
 
 const tagSourceSchema = z
   .string()
@@ -68,8 +77,9 @@ const licenseSchema = z
 const publishersSchema = z
   .strictObject({
     webhooks: z.array(webhookConfigSchema).default([]).describe('Webhook publishers.'),
+    mqtt: z.array(mqttConfigSchema).default([]).describe('MQTT publishers.'),
   })
-  .describe('Publishers pushing collections to receivers.');
+  .describe('Publishers pushing collections to receivers and brokers.');
 
 /** A named set of tags that publishers and history refer to. */
 export const collectionSchema = z.strictObject({

@@ -82,6 +82,20 @@ function crossFieldErrors(document: unknown): FieldError[] {
   const publishers = isRecord(document.publishers) ? document.publishers : {};
   const webhooks = Array.isArray(publishers.webhooks) ? publishers.webhooks : [];
   errors.push(...duplicateNames(webhooks, 'publishers.webhooks', 'webhook publisher'));
+  const mqtt = Array.isArray(publishers.mqtt) ? publishers.mqtt : [];
+  errors.push(...duplicateNames(mqtt, 'publishers.mqtt', 'MQTT publisher'));
+  // Every publisher owns the health tags Publishers/<name>/…: one name, one publisher.
+  const webhookNames = new Set(
+    webhooks.flatMap((webhook) => (isRecord(webhook) ? [webhook.name] : [])),
+  );
+  mqtt.forEach((publisher, index) => {
+    if (!isRecord(publisher) || typeof publisher.name !== 'string') return;
+    if (!webhookNames.has(publisher.name)) return;
+    errors.push({
+      path: `publishers.mqtt[${index}].name`,
+      message: `A webhook publisher is named '${publisher.name}' too: publishers share the health tags Publishers/<name>/…, so names must differ.`,
+    });
+  });
   return errors;
 }
 

@@ -51,24 +51,24 @@ export interface PublisherState {
 export const deliveryFailedMessage = 'Webhook delivery failed - see log for details.';
 
 /**
- * The running webhook publishers, as the management API and the daemon drive them. Conditions
+ * The running publishers of one kind (webhook, MQTT), as the management API and the daemon drive them. Conditions
  * to run (spec §3.1): the data relay feature is licensed, at least one collection is selected,
  * and every selected collection exists; a publisher that cannot run stays Off with a reason.
  */
-export interface PublisherManager<Config> {
+export interface PublisherManager<Config, State extends PublisherState = PublisherState> {
   /** Every publisher's state, in configuration order. */
-  list(): PublisherState[];
+  list(): State[];
   /** One publisher's state, or undefined. */
-  get(name: string): PublisherState | undefined;
+  get(name: string): State | undefined;
   /**
    * Adds or replaces the publisher `config.name`. A new publisher with Auto Connect on starts
    * at once; a replaced one keeps running if it was running (with the new configuration).
    */
-  put(config: Config): Promise<PublisherState>;
+  put(config: Config): Promise<State>;
   /** Stops and removes a publisher. @returns whether it existed. */
   remove(name: string): Promise<boolean>;
   /** Starts a publisher; when a condition fails it stays Off and `reason` says why. */
-  start(name: string): Promise<PublisherState>;
+  start(name: string): Promise<State>;
   /** Stops a publisher (Off, reason "stopped"). */
-  stop(name: string): Promise<PublisherState>;
+  stop(name: string): Promise<State>;
 }

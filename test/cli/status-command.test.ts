@@ -28,7 +28,7 @@ const healthy: DaemonStatus = {
       tagsByQuality: { Good: 3, Stale: 0, Unavailable: 0, Bad: 0 },
     },
   ],
-  publishers: [{ name: 'mes', status: 'On' }],
+  publishers: [{ name: 'mes', type: 'webhook', status: 'On' }],
   history: { backend: 'sqlite', state: 'Ok', buffered: 0, appended: 10, dropped: 0 },
   listeners: [{ name: 'http', url: 'http://127.0.0.1:8080' }],
 };
@@ -39,7 +39,7 @@ test('a healthy status prints its tables and no problem', (t) => {
   t.regex(text, /^tagd 0\.1\.0, pid 42, up 1h 2m, at http:\/\/127\.0\.0\.1:8080$/m);
   t.regex(text, /^DRIVER +TYPE +STATE +TAGS +GOOD +STALE +UNAVAILABLE +BAD +MESSAGE$/m);
   t.regex(text, /^Line1 +simulator +Running +3 +3 +0 +0 +0$/m);
-  t.regex(text, /^mes +On$/m);
+  t.regex(text, /^mes +webhook +On$/m);
   t.regex(text, /^sqlite +Ok +0 +10 +0$/m);
   t.regex(text, /^http +http:\/\/127\.0\.0\.1:8080$/m);
   t.regex(text, /all well\n$/);
@@ -50,7 +50,7 @@ test('a reconnecting driver, a publisher in Error and a history outage are probl
   const status: DaemonStatus = {
     ...healthy,
     drivers: [{ ...driver, state: 'Reconnecting', message: 'ECONNREFUSED 10.0.0.5:502' }],
-    publishers: [{ name: 'mes', status: 'Error', lastError: 'HTTP 503' }],
+    publishers: [{ name: 'mes', type: 'mqtt', status: 'Error', lastError: 'HTTP 503' }],
     history: { backend: 'postgres', state: 'Outage', buffered: 5, appended: 0, dropped: 0 },
   };
   t.deepEqual(statusProblems(status), [
@@ -60,7 +60,7 @@ test('a reconnecting driver, a publisher in Error and a history outage are probl
   ]);
   const text = formatStatus(status, 'http://127.0.0.1:8080');
   t.regex(text, /Reconnecting .*ECONNREFUSED 10\.0\.0\.5:502/);
-  t.regex(text, /^mes +Error +HTTP 503$/m);
+  t.regex(text, /^mes +mqtt +Error +HTTP 503$/m);
   t.regex(text, /in error: driver Line1: Reconnecting; publisher mes: Error; history: Outage\n$/);
 });
 

@@ -10,11 +10,15 @@ Arguments:
   --baud N --parity N|E|O --bytesize 7|8 --stopbits 1|2   serial settings (RTU)
   --unit N              unit id served (default 1)
   --data JSON           {"co": [0, 1], "di": [...], "hr": [...], "ir": [...]}
+  --no-mask-write       answer FC 22 (Mask Write Register) with exception 1, illegal function,
+                        like the many devices that lack it
 Control: JSON lines on stdin.
   {"op": "set", "table": "hr", "address": 0, "values": [1, 2]}
+  {"op": "get", "table": "hr", "address": 0, "count": 2}
 Events: JSON lines on stdout.
   {"event": "listening", "port": N} (TCP) or {"event": "listening", "device": "..."} (RTU)
   {"event": "set"}
+  {"event": "get", "values": [1, 2]}
 The server exits when stdin closes.
 """
 
@@ -98,6 +102,11 @@ from pymodbus.transaction import ModbusRtuFramer, ModbusSocketFramer  # noqa: E4
 FUNCTION = {"co": 1, "di": 2, "hr": 3, "ir": 4}
 
 
+def drop_mask_write(server):
+    """Unknown function codes decode as IllegalFunctionRequest, answered with exception 1."""
+    server.decoder._ServerDecoder__lookup.pop(22, None)
+
+
 def emit(event):
     sys.stdout.write(json.dumps(event) + "\n")
     sys.stdout.flush()
@@ -114,6 +123,13 @@ def watch_stdin(loop, slave, done):
                 slave.setValues(FUNCTION[request["table"]], request["address"], request["values"])
                 emit({"event": "set"})
             loop.call_soon_threadsafe(apply)
+        elif request.get("op") == "get":
+            def read(request=request):
+                values = slave.getValues(
+                    FUNCTION[request["table"]], request["address"], request["count"]
+                )
+                emit({"event": "get", "values": [int(v) for v in values]})
+            loop.call_soon_threadsafe(read)
     loop.call_soon_threadsafe(done.set)
 
 
@@ -127,6 +143,7 @@ async def main():
     parser.add_argument("--stopbits", type=int, default=1)
     parser.add_argument("--unit", type=int, default=1)
     parser.add_argument("--data", default="{}")
+    parser.add_argument("--no-mask-write", action="store_true")
     args = parser.parse_args()
     data = json.loads(args.data)
 
@@ -151,6 +168,8 @@ async def main():
             stopbits=args.stopbits,
             timeout=0,
         )
+        if args.no_mask_write:
+            drop_mask_write(server)
         await server.start()
         # pymodbus 3.0 swallows most failures to open the port (logged at debug level) and
         # would serve nothing: say so and exit instead of claiming to listen.
@@ -166,6 +185,8 @@ async def main():
             address=("127.0.0.1", args.tcp or 0),
             allow_reuse_address=True,
         )
+        if args.no_mask_write:
+            drop_mask_write(server)
         task = asyncio.create_task(server.serve_forever())
         await server.serving
         port = server.server.sockets[0].getsockname()[1]

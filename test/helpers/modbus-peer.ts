@@ -69,9 +69,18 @@ export class ModbusPeer {
     this.exited = new Promise((resolve) => child.once('close', () => resolve()));
   }
 
-  /** Starts a server with `data` for unit `unit` (default 1). */
-  static async start(mode: PeerMode, data: PeerData, unit = 1): Promise<ModbusPeer> {
+  /**
+   * Starts a server with `data` for unit `unit` (default 1); `noMaskWrite` makes it answer
+   * FC 22 with exception 1 (illegal function).
+   */
+  static async start(
+    mode: PeerMode,
+    data: PeerData,
+    unit = 1,
+    options: { noMaskWrite?: boolean } = {},
+  ): Promise<ModbusPeer> {
     const args = [peerScript, '--unit', String(unit), '--data', JSON.stringify(data)];
+    if (options.noMaskWrite) args.push('--no-mask-write');
     if (mode.kind === 'tcp') args.push('--tcp', String(mode.port ?? 0));
     else {
       args.push('--rtu', mode.device, '--baud', String(mode.baudRate ?? 9600));
@@ -89,6 +98,16 @@ export class ModbusPeer {
     const done = this.next((event) => event.event === 'set');
     this.child.stdin.write(`${JSON.stringify({ op: 'set', table, address, values })}\n`);
     await done;
+  }
+
+  /** Reads `count` values of a table from `address`, from the server's own data store. */
+  async get(table: keyof PeerData, address: number, count: number): Promise<number[]> {
+    const before = this.events.length;
+    const done = this.next((event) => event.event === 'get');
+    this.child.stdin.write(`${JSON.stringify({ op: 'get', table, address, count })}\n`);
+    await done;
+    const event = this.events.slice(before).find((candidate) => candidate.event === 'get');
+    return (event?.values as number[] | undefined) ?? [];
   }
 
   /**

@@ -32,6 +32,8 @@ export interface TestVariable {
   dataType: DataType;
   value: unknown;
   array?: boolean;
+  /** Readable only: a write answers BadNotWritable. Default: readable and writable. */
+  readOnly?: boolean;
 }
 
 /** The variables every test server has, by name (NodeId `ns=1;s=<name>`). */
@@ -168,6 +170,7 @@ export class OpcuaTestServer {
         nodeId: `s=${name}`,
         dataType: spec.dataType,
         ...(spec.array ? { valueRank: 1 } : {}),
+        ...(spec.readOnly ? { accessLevel: 'CurrentRead', userAccessLevel: 'CurrentRead' } : {}),
       });
       variable.setValueFromSource(variant(spec), StatusCodes.Good);
       variables.set(name, variable);
@@ -199,6 +202,13 @@ export class OpcuaTestServer {
     const code = (StatusCodes as unknown as Record<string, StatusCode>)[status];
     if (!(code instanceof StatusCode)) throw new Error(`no status code ${status}`);
     variable.setValueFromSource(variant({ ...spec, value }), code, new Date());
+  }
+
+  /** A variable's current value, as the server holds it (a Variant's value). */
+  get(name: string): unknown {
+    const variable = this.variables.get(name);
+    if (!variable) throw new Error(`no test variable ${name}`);
+    return variable.readValue().value.value;
   }
 
   /** Shuts the server down at once (clients see the connection drop). */

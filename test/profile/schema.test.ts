@@ -33,8 +33,14 @@ test('config/demo.json validates with a simulator holding every kind and a repla
   if (driver?.type !== 'simulator') return t.fail('the first driver is the simulator');
   t.deepEqual(
     driver.tags.map((tag) => tag.kind),
-    ['sine', 'ramp', 'randomWalk', 'square', 'counter', 'boolean', 'string'],
+    ['sine', 'ramp', 'randomWalk', 'square', 'counter', 'boolean', 'string', 'square', 'boolean'],
   );
+  t.deepEqual(
+    driver.tags.filter((tag) => tag.writable).map((tag) => tag.name),
+    ['Controls/Setpoint', 'Controls/ConveyorOn'],
+    'two writable tags demonstrate writes',
+  );
+  t.true(driver.allowWrites);
   t.deepEqual(profile.collections, [{ name: 'Line1', members: ['Demo/Line1/**'] }]);
 });
 
@@ -76,7 +82,7 @@ test('an empty document is a valid profile with every default', (t) => {
     },
     drivers: [],
     collections: [],
-    publishers: { webhooks: [] },
+    publishers: { webhooks: [], mqtt: [] },
   });
 });
 

@@ -33,7 +33,11 @@ interface Request {
   id: number;
   unit: number;
   functionCode: number;
-  count: number;
+  /**
+   * The data of a fitting answer (its body, without the function code), or a message saying
+   * why the answer does not fit the request.
+   */
+  accept(body: Uint8Array): Uint8Array | string;
   bytes: Uint8Array;
   timer: TimerHandle | undefined;
   resolve(data: Uint8Array): void;
@@ -41,7 +45,7 @@ interface Request {
 }
 
 /**
- * One open connection to a device: a queue of read requests, at most `maxInFlight` of them
+ * One open connection to a device: a queue of requests (reads and writes, in order), at most `maxInFlight` of them
  * sent and unanswered at a time, each with its own timeout. A closed connection is not
  * reopened: the driver opens a new one, so no state survives a reconnect. A stream that falls
  * out of step (a malformed MBAP header) is closed at once and reported lost.
@@ -113,19 +117,67 @@ export class ModbusConnection {
   read(unit: number, functionCode: number, address: number, count: number): Promise<Uint8Array> {
     if (this.closed)
       return Promise.reject(new ModbusRequestError('closed', 'The connection is closed.'));
+    const expected = functionCode <= 2 ? Math.ceil(count / 8) : count * 2;
+    const id = this.takeId();
+    return this.enqueue(
+      id,
+      unit,
+      functionCode,
+      this.framer.encodeRead(id, unit, functionCode, address, count),
+      (body) =>
+        body[0] === expected && body.length === expected + 1
+          ? body.subarray(1, 1 + expected)
+          : `Malformed answer: function ${functionCode}, ${body[0]} data bytes (expected ${expected} bytes)`,
+    );
+  }
+
+  /**
+   * Sends a write request (FC 5, 6, 15, 16, 22) whose PDU after the function code is `data`,
+   * once: a request is never re-sent, on this connection or another. Resolves with the answer's
+   * body when it echoes the first `echoBytes` bytes of `data` (the address and value of FC 5 and
+   * 6, the address and quantity of FC 15 and 16, all of FC 22).
+   * @throws ModbusRequestError as {@link read}; its `sent` says whether the request had gone
+   *   out (a `closed` or `timeout` failure before sending changed nothing on the device).
+   */
+  write(
+    unit: number,
+    functionCode: number,
+    data: Uint8Array,
+    echoBytes: number,
+  ): Promise<Uint8Array> {
+    if (this.closed)
+      return Promise.reject(
+        new ModbusRequestError('closed', 'The connection is closed.', undefined, false),
+      );
+    const id = this.takeId();
+    const echo = data.subarray(0, echoBytes);
+    return this.enqueue(
+      id,
+      unit,
+      functionCode,
+      this.framer.encodeRequest(id, unit, functionCode, data),
+      (body) =>
+        body.length === echoBytes && body.every((byte, index) => byte === echo[index])
+          ? body
+          : `Malformed answer to function ${functionCode}: it does not echo the request`,
+    );
+  }
+
+  private takeId(): number {
+    const id = this.nextId;
+    this.nextId = this.nextId === 0xffff ? 1 : this.nextId + 1;
+    return id;
+  }
+
+  private enqueue(
+    id: number,
+    unit: number,
+    functionCode: number,
+    bytes: Uint8Array,
+    accept: Request['accept'],
+  ): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
-      const id = this.nextId;
-      this.nextId = this.nextId === 0xffff ? 1 : this.nextId + 1;
-      this.queue.push({
-        id,
-        unit,
-        functionCode,
-        count,
-        bytes: this.framer.encodeRead(id, unit, functionCode, address, count),
-        timer: undefined,
-        resolve,
-        reject,
-      });
+      this.queue.push({ id, unit, functionCode, accept, bytes, timer: undefined, resolve, reject });
       this.pump();
     });
   }
@@ -198,7 +250,12 @@ export class ModbusConnection {
         this.queue
           .shift()
           ?.reject(
-            new ModbusRequestError('timeout', `The line did not go quiet within ${timeoutMs} ms`),
+            new ModbusRequestError(
+              'timeout',
+              `The line did not go quiet within ${timeoutMs} ms`,
+              undefined,
+              false,
+            ),
           );
       }
     }
@@ -232,21 +289,15 @@ export class ModbusConnection {
       request.reject(ModbusRequestError.exception(body[0] ?? 0));
       return;
     }
-    const expected = request.functionCode <= 2 ? Math.ceil(request.count / 8) : request.count * 2;
-    if (
-      frame.functionCode !== request.functionCode ||
-      body[0] !== expected ||
-      body.length !== expected + 1
-    ) {
-      request.reject(
-        new ModbusRequestError(
-          'malformed',
-          `Malformed answer: function ${frame.functionCode}, ${body[0]} data bytes (expected function ${request.functionCode}, ${expected} bytes)`,
-        ),
-      );
+    const data =
+      frame.functionCode === request.functionCode
+        ? request.accept(body)
+        : `Malformed answer: function ${frame.functionCode} (expected ${request.functionCode})`;
+    if (typeof data === 'string') {
+      request.reject(new ModbusRequestError('malformed', data));
       return;
     }
-    request.resolve(body.subarray(1, 1 + expected));
+    request.resolve(data);
   }
 
   private shutDown(error: ModbusRequestError): void {
@@ -254,12 +305,16 @@ export class ModbusConnection {
     this.draining = false;
     this.options.clock.clearTimer(this.quietTimer);
     this.quietTimer = undefined;
-    const failed = [...this.inFlight.values(), ...this.queue];
+    const sent = [...this.inFlight.values()];
+    const queued = [...this.queue];
     this.inFlight.clear();
     this.queue.length = 0;
-    for (const request of failed) {
+    for (const request of sent) {
       this.options.clock.clearTimer(request.timer);
       request.reject(error);
     }
+    // Requests still queued never went out: a write among them changed nothing.
+    const unsent = new ModbusRequestError(error.failure, error.message, undefined, false);
+    for (const request of queued) request.reject(unsent);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The wire format of a Modbus connection: MBAP over TCP, RTU (address, PDU, CRC) on a serial
- * line. A framer encodes read requests and cuts the byte stream into answers.
+ * line. A framer encodes requests and cuts the byte stream into answers.
  */
 
 /** One answer cut from the stream. */
@@ -27,6 +27,11 @@ export interface ModbusFramer {
     address: number,
     count: number,
   ): Uint8Array;
+  /**
+   * The bytes of any request: `data` is the PDU after the function code (a write's address,
+   * quantity and values).
+   */
+  encodeRequest(id: number, unit: number, functionCode: number, data: Uint8Array): Uint8Array;
   /** Appends received bytes and tells `sink` of each complete answer and each malformed one. */
   push(chunk: Uint8Array, sink: FrameSink): void;
   /** Drops bytes of a partial answer (before a new request, so a late half cannot merge with its answer). */

@@ -36,6 +36,19 @@ export class MbapFramer implements ModbusFramer {
     return bytes;
   }
 
+  encodeRequest(id: number, unit: number, functionCode: number, data: Uint8Array): Uint8Array {
+    const bytes = new Uint8Array(8 + data.length);
+    bytes[0] = id >> 8;
+    bytes[1] = id & 0xff;
+    const length = 2 + data.length;
+    bytes[4] = length >> 8;
+    bytes[5] = length & 0xff;
+    bytes[6] = unit;
+    bytes[7] = functionCode;
+    bytes.set(data, 8);
+    return bytes;
+  }
+
   push(chunk: Uint8Array, sink: FrameSink): void {
     let bytes: Uint8Array;
     if (this.pending.length === 0) bytes = chunk;

@@ -3,7 +3,7 @@ import type { FrameSink, ModbusFramer } from './framer.js';
 /**
  * Modbus RTU framing: unit id, PDU, CRC-16 (polynomial 0xA001, low byte first). RTU frames
  * carry no transaction id, so only one request is in flight; an answer's length follows from
- * its function code and byte count. A frame with a wrong CRC or an unknown function code is
+ * its function code (and byte count, for reads). A frame with a wrong CRC or an unknown function code is
  * reported malformed and the buffered bytes dropped; the connection finds its step again by
  * waiting for a silent line after the request's timeout.
  */
@@ -31,6 +31,17 @@ export class RtuFramer implements ModbusFramer {
     return bytes;
   }
 
+  encodeRequest(_id: number, unit: number, functionCode: number, data: Uint8Array): Uint8Array {
+    const bytes = new Uint8Array(4 + data.length);
+    bytes[0] = unit;
+    bytes[1] = functionCode;
+    bytes.set(data, 2);
+    const crc = crc16(bytes, 2 + data.length);
+    bytes[2 + data.length] = crc & 0xff;
+    bytes[3 + data.length] = crc >> 8;
+    return bytes;
+  }
+
   push(chunk: Uint8Array, sink: FrameSink): void {
     let bytes: Uint8Array;
     if (this.pending.length === 0) bytes = chunk;
@@ -45,9 +56,22 @@ export class RtuFramer implements ModbusFramer {
       let length: number;
       if (functionCode & 0x80) length = 5;
       else if (functionCode >= 1 && functionCode <= 4) length = 5 + (bytes[at + 2] as number);
+      // Write answers echo the address with the value or quantity (5, 6, 15, 16), or the
+      // address and both masks (22).
+      else if (
+        functionCode === 5 ||
+        functionCode === 6 ||
+        functionCode === 15 ||
+        functionCode === 16
+      )
+        length = 8;
+      else if (functionCode === 22) length = 10;
       else {
-        // Not an answer to a read: drop what we have; the next silent interval resynchronises.
-        sink.malformed(`RTU frame with function code ${functionCode}, no read answer`, false);
+        // Not an answer tagd asks for: drop what we have; the next silent interval resynchronises.
+        sink.malformed(
+          `RTU frame with function code ${functionCode}, not an answer to a request`,
+          false,
+        );
         at = bytes.length;
         break;
       }

@@ -327,21 +327,23 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
 
 /**
  * Refuses when the data relay feature is not licensed.
+ * @param what the publisher kind the message names. Default: "The webhook publisher".
  * @throws ForbiddenError `feature-unavailable`, naming the editions that include it.
  */
-export function requireDataRelay(license: LicenseState): void {
+export function requireDataRelay(license: LicenseState, what = 'The webhook publisher'): void {
   if (license.features.has('dataRelay')) return;
   const current =
     license.edition === 'unlicensed'
       ? 'this installation is not licensed'
       : `this installation is licensed for the ${license.edition} edition`;
   throw new ForbiddenError(
-    `The webhook publisher needs the data relay feature of the ${editionPhrase()}; ${current}.`,
+    `${what} needs the data relay feature of the ${editionPhrase()}; ${current}.`,
     'feature-unavailable',
   );
 }
 
-function editionPhrase(): string {
+/** "server or enterprise edition": the editions with the data relay feature. */
+export function editionPhrase(): string {
   const names = editionsWith('dataRelay');
   const last = names.pop();
   return `${names.length > 0 ? `${names.join(', ')} or ` : ''}${last} edition`;
@@ -417,12 +419,13 @@ function rejectMasks(config: WebhookConfig): void {
 }
 
 /**
- * A copy of a schema whose secret fields also accept {@link secretMask}. A field's own
+ * A copy of a schema whose secret fields also accept {@link secretMask} (shared with the MQTT
+ * publisher routes). A field's own
  * messages are kept (the union reports the field's first issue), so a PUT is validated with
  * the same words as a POST; only the mask itself gets through, to be filled from the stored
  * configuration by the handler.
  */
-function acceptingMask(schema: z.ZodType): z.ZodType {
+export function acceptingMask(schema: z.ZodType): z.ZodType {
   const def = schema.def as unknown as Record<string, unknown> & { type: string };
   switch (def.type) {
     case 'optional':

@@ -24,6 +24,7 @@ export const statusSchema = z
       .array(
         z.object({
           name: z.string(),
+          type: z.enum(['webhook', 'mqtt']),
           status: z.enum(['On', 'Off', 'Error']),
           reason: z.string().optional().describe('Why an Off publisher is off.'),
           lastError: z
@@ -32,7 +33,7 @@ export const statusSchema = z
             .describe('Why the last delivery failed, when it did; never a secret.'),
         }),
       )
-      .describe('The webhook publishers, in configuration order.'),
+      .describe('The webhook, then the MQTT publishers, each in configuration order.'),
     history: z
       .object({
         backend: z.string().describe('`sqlite` or `postgres`.'),
@@ -73,8 +74,18 @@ export function statusRoutes(deps: ApiDeps): RouteDefinition[] {
           pid: process.pid,
           uptimeSeconds: Math.round(process.uptime()),
           drivers: deps.drivers?.list() ?? [],
-          publishers: (deps.publishers?.list() ?? []).map((publisher) => ({
+          publishers: [
+            ...(deps.publishers?.list() ?? []).map((state) => ({
+              state,
+              type: 'webhook' as const,
+            })),
+            ...(deps.mqttPublishers?.list() ?? []).map((state) => ({
+              state,
+              type: 'mqtt' as const,
+            })),
+          ].map(({ state: publisher, type }) => ({
             name: publisher.name,
+            type,
             status: publisher.status,
             ...(publisher.reason === undefined ? {} : { reason: publisher.reason }),
             ...(publisher.lastDelivery?.ok === false && publisher.lastDelivery.error

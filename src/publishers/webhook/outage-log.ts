@@ -33,6 +33,8 @@ export interface FailedDelivery {
   samples: number;
   /** The batch's id. */
   batchId: string;
+  /** The batch was kept in the outbox (storeAndForward) rather than dropped. */
+  kept?: boolean;
 }
 
 interface Outage {
@@ -101,7 +103,8 @@ export class OutageLog {
         fields,
         `Webhook publisher '${this.name}': delivery to the destination failed after ` +
           `${delivery.attempts} attempts (${delivery.error}); the batch of ${delivery.samples} ` +
-          `samples was dropped; status Error.${credentialHint(delivery.httpStatus)} Until a ` +
+          `samples was ${delivery.kept ? 'kept in the outbox to be sent again' : 'dropped'}; ` +
+          `status Error.${credentialHint(delivery.httpStatus)} Until a ` +
           'delivery succeeds, failures are summarized at most once a minute.',
       );
       return;

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { secret } from '../../profile/secret-fields.js';
 import { segmentPattern } from '../../tags/tag-path.js';
+import { loggingModes } from '../trigger/logging-mode.js';
 
 /** Spec §2.4: saving without a Destination URL. */
 export const missingUrlMessage = 'You must provide a webhook destination URL.';
@@ -59,10 +60,7 @@ export const webhookAuthenticationSchema = z
   )
   .meta({ id: 'WebhookAuthentication' });
 
-/** Logging modes (spec §2.4). */
-export const loggingModes = ['Snapshot', 'On Change', 'Everything'] as const;
-/** A logging mode. */
-export type LoggingMode = (typeof loggingModes)[number];
+export { type LoggingMode, loggingModes } from '../trigger/logging-mode.js';
 
 /** A webhook publisher's configuration. */
 export const webhookConfigSchema = z
@@ -108,6 +106,20 @@ export const webhookConfigSchema = z
       .optional()
       .describe('Beyond the spec: Standard Webhooks signing secret (whsec_…). Sealed at rest.'),
     gzip: z.boolean().default(false).describe('Beyond the spec: gzip request bodies.'),
+    storeAndForward: z
+      .boolean()
+      .optional()
+      .describe(
+        'Beyond the spec, default false: a batch whose 3 attempts failed is kept in the durable outbox (state directory) instead of dropped, and sent again, in order and before new batches, once the receiver answers.',
+      ),
+    bufferLimitMB: z
+      .int()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe(
+        'storeAndForward: most megabytes the outbox keeps (default 64); beyond, the oldest batches are dropped and counted.',
+      ),
   })
   .meta({ id: 'WebhookPublisherConfig' });
 

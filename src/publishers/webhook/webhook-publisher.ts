@@ -5,9 +5,10 @@
  */
 
 import { X509Certificate } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../clock.js';
+import { Outbox } from '../../outbox/outbox.js';
 import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
@@ -19,11 +20,11 @@ import {
   type PublisherState,
   type PublisherStatus,
 } from '../publisher.js';
+import { buildPayload, type PayloadEntry } from '../trigger/payload.js';
+import { type BatchSelector, createSelector } from '../trigger/selection.js';
 import { type DeliveryOutcome, WebhookDelivery } from './delivery.js';
 import { OutageLog } from './outage-log.js';
-import { buildPayload, type PayloadEntry } from './payload.js';
 import type { WebhookConfig } from './schema.js';
-import { type BatchSelector, createSelector } from './selection.js';
 
 /** Dependencies of a {@link WebhookPublisher}. */
 export interface WebhookPublisherDeps {
@@ -39,11 +40,17 @@ export interface WebhookPublisherDeps {
   version: string;
   /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
   baseDir?: string;
+  /** The state directory, where `storeAndForward` keeps its outbox. Required for it. */
+  stateDir?: string;
 }
 
 /** The reason an Off publisher gives when its caFile cannot be used; the log says why. */
 export const caFileUnusableReason =
   'The CA file (caFile) could not be used; the gateway log says why.';
+
+/** The reason an Off publisher gives when its storeAndForward outbox cannot be opened. */
+export const outboxUnusableReason =
+  'The outbox in the state directory could not be opened; the gateway log says why.';
 
 /** The reason an Off publisher gives after Stop (PublisherManager contract). */
 export const stoppedReason = 'stopped';
@@ -89,6 +96,8 @@ export class WebhookPublisher {
   private abort: AbortController | undefined;
   private stopMembersAdded: (() => void) | undefined;
   private inFlight: Promise<void> | undefined;
+  /** storeAndForward: the batches whose delivery failed, oldest first. */
+  private outbox: Outbox | undefined;
   private members: string[] = [];
   /** Everything mode only: the members as a set, for filtering updates. */
   private memberSet = new Set<string>();
@@ -169,6 +178,25 @@ export class WebhookPublisher {
       if (this.running) return; // started meanwhile by a concurrent call
     }
     const config = this.current;
+    const outboxFile = this.outboxFile;
+    if (config.storeAndForward && outboxFile !== undefined) {
+      const outbox = new Outbox({
+        file: outboxFile,
+        limitBytes: (config.bufferLimitMB ?? 64) * 1024 * 1024,
+        now: () => this.deps.clock.now(),
+      });
+      try {
+        outbox.open();
+      } catch (error) {
+        this.setOff(outboxUnusableReason);
+        this.log.error(
+          { err: error },
+          `Webhook publisher '${this.name}' stays Off: its outbox cannot be opened.`,
+        );
+        return;
+      }
+      this.outbox = outbox;
+    }
     this.delivery = new WebhookDelivery(config, {
       clock: this.deps.clock,
       version: this.deps.version,
@@ -226,6 +254,14 @@ export class WebhookPublisher {
     this.setOff(reason);
   }
 
+  /** The file of this publisher's storeAndForward outbox; undefined without a state directory. */
+  get outboxFile(): string | undefined {
+    const stateDir = this.deps.stateDir;
+    return stateDir === undefined
+      ? undefined
+      : join(stateDir, 'outbox', `webhook-${this.current.name}.db`);
+  }
+
   /** Records why a publisher that does not run is Off (the manager's run conditions). */
   setOff(reason: string): void {
     this.reason = reason;
@@ -263,6 +299,8 @@ export class WebhookPublisher {
     this.selector = undefined;
     this.delivery = undefined;
     this.abort = undefined;
+    this.outbox?.close();
+    this.outbox = undefined;
   }
 
   private tick(): void {
@@ -284,7 +322,8 @@ export class WebhookPublisher {
     const entries = buildPayload(samples);
     if (entries.length === 0) {
       selector.delivered();
-      return;
+      // Nothing new, but stored batches (storeAndForward) still wait for the receiver.
+      if (this.outbox === undefined || this.outbox.depth === 0) return;
     }
     const signal = (this.abort as AbortController).signal;
     const flight = this.deliver(delivery, selector, entries, signal).finally(() => {
@@ -299,6 +338,18 @@ export class WebhookPublisher {
     entries: PayloadEntry[],
     signal: AbortSignal,
   ): Promise<void> {
+    const outbox = this.outbox;
+    if (outbox !== undefined && outbox.depth > 0) {
+      // Stored batches go first, in order; while the oldest still fails, the new batch joins them.
+      const drained = await this.forward(delivery, outbox, signal);
+      if (signal.aborted) return;
+      if (!drained) {
+        if (entries.length > 0) this.keep(outbox, entries);
+        selector.delivered();
+        return;
+      }
+    }
+    if (entries.length === 0) return;
     let outcome: DeliveryOutcome;
     try {
       outcome = await delivery.send(entries, {
@@ -335,7 +386,13 @@ export class WebhookPublisher {
     const error = last?.error ?? 'unknown error';
     this.lastDelivery = { ...record, error };
     this.counters.failures++;
-    selector.dropped();
+    const kept = outbox !== undefined;
+    if (kept) {
+      this.keep(outbox, entries);
+      selector.delivered();
+    } else {
+      selector.dropped();
+    }
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
     this.setStatus('Error');
@@ -347,7 +404,74 @@ export class WebhookPublisher {
       errors: outcome.failures.map((failure) => failure.error),
       samples: entries.length,
       batchId: outcome.batchId,
+      kept,
     });
+  }
+
+  /** storeAndForward: appends a failed batch to the outbox (the oldest beyond the bound go). */
+  private keep(outbox: Outbox, entries: PayloadEntry[]): void {
+    const dropped = outbox.append([{ topic: 'batch', payload: JSON.stringify(entries) }]);
+    if (dropped > 0) {
+      this.log.warn(
+        { dropped, bufferLimitMB: this.current.bufferLimitMB ?? 64 },
+        `Webhook publisher '${this.name}': the outbox is full; its ${dropped} oldest batches were dropped.`,
+      );
+    }
+  }
+
+  /**
+   * storeAndForward: delivers the stored batches oldest first, each with the usual attempts,
+   * removing each once the receiver accepted it.
+   * @returns true when the outbox is empty, false when a batch failed again (it stays first).
+   */
+  private async forward(
+    delivery: WebhookDelivery,
+    outbox: Outbox,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    while (outbox.depth > 0) {
+      const [stored] = outbox.peek(1);
+      if (stored === undefined) return true;
+      const entries = JSON.parse(stored.payload.toString('utf8')) as PayloadEntry[];
+      const outcome = await delivery.send(entries, { signal });
+      if (outcome.aborted) return false;
+      const record: DeliveryRecord = {
+        at: new Date(outcome.endedAt).toISOString(),
+        ok: outcome.ok,
+        ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
+        attempts: outcome.attempts,
+        durationMs: outcome.endedAt - outcome.startedAt,
+        samples: entries.length,
+      };
+      if (!outcome.ok) {
+        const last = outcome.failures[outcome.failures.length - 1];
+        const error = last?.error ?? 'unknown error';
+        this.lastDelivery = { ...record, error };
+        this.writeHealth(this.health.lastDeliverySuccess, false);
+        this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
+        this.setStatus('Error');
+        this.outageLog.failed({
+          at: outcome.endedAt,
+          attempts: outcome.attempts,
+          error,
+          ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
+          errors: outcome.failures.map((failure) => failure.error),
+          samples: entries.length,
+          batchId: outcome.batchId,
+          kept: true,
+        });
+        return false;
+      }
+      outbox.remove([stored.id]);
+      this.lastDelivery = record;
+      this.counters.batches++;
+      this.counters.samples += entries.length;
+      this.writeHealth(this.health.lastDeliverySuccess, true);
+      this.writeHealth(this.health.lastDeliveryError, '');
+      this.setStatus('On');
+      this.outageLog.recovered(outcome.httpStatus);
+    }
+    return true;
   }
 
   /** Everything mode: logs the updates dropped since the last tick, at most once a tick. */

@@ -7,10 +7,12 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { NotFoundError } from '../../errors.js';
-import { editionsWith, type LicenseState } from '../../license/license.js';
+import type { LicenseState } from '../../license/license.js';
+import { Outbox } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
 import type { PublisherManager, PublisherState } from '../publisher.js';
+import { runBlocker } from '../run-conditions.js';
 import type { WebhookConfig } from './schema.js';
 import { WebhookPublisher } from './webhook-publisher.js';
 
@@ -30,6 +32,8 @@ export interface WebhookPublishersDeps {
   version: string;
   /** Folder a relative `caFile` is resolved against (the profile's). Default: the working directory. */
   baseDir?: string;
+  /** The state directory (the storeAndForward outbox). */
+  stateDir?: string;
 }
 
 /** Reason of a publisher that stays Off because Auto Connect is off. */
@@ -103,6 +107,9 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
     if (publisher === undefined) return false;
     await publisher.stop('removed');
     this.publishers.delete(name);
+    // Its stored batches go with it: a later publisher of that name starts empty.
+    const outboxFile = publisher.outboxFile;
+    if (outboxFile !== undefined) Outbox.discard(outboxFile);
     return true;
   }
 
@@ -121,7 +128,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
   }
 
   private create(config: WebhookConfig): WebhookPublisher {
-    const { store, collections, clock, logger, version, baseDir } = this.deps;
+    const { store, collections, clock, logger, version, baseDir, stateDir } = this.deps;
     const publisher = new WebhookPublisher(config, {
       store,
       collections,
@@ -129,6 +136,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
       logger,
       version,
       ...(baseDir !== undefined ? { baseDir } : {}),
+      ...(stateDir !== undefined ? { stateDir } : {}),
     });
     this.publishers.set(config.name, publisher);
     return publisher;
@@ -154,21 +162,6 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
 
   /** Why a publisher with this configuration cannot run, or undefined when it can. */
   private blocker(config: WebhookConfig): string | undefined {
-    const license = this.deps.license();
-    if (!license.features.has('dataRelay')) {
-      const editions = editionsWith('dataRelay').join(' or ');
-      const held =
-        license.edition === 'unlicensed'
-          ? `no valid license is installed${license.problem ? ` (${license.problem})` : ''}`
-          : `the license is for the ${license.edition} edition`;
-      return `The data relay feature is not licensed: it needs the ${editions} edition, and ${held}.`;
-    }
-    if (config.collections.length === 0) return 'No collection is selected.';
-    const missing = config.collections.filter((name) => !this.deps.collections.has(name));
-    if (missing.length === 1) return `Collection '${missing[0]}' does not exist.`;
-    if (missing.length > 1) {
-      return `Collections ${missing.map((name) => `'${name}'`).join(', ')} do not exist.`;
-    }
-    return undefined;
+    return runBlocker(this.deps.license(), this.deps.collections, config.collections);
   }
 }

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import test from 'ava';
 import { systemClock } from '../../../src/clock.js';
+import type { PayloadEntry } from '../../../src/publishers/trigger/payload.js';
 import {
   authenticationHeaders,
   type DeliveryOutcome,
@@ -12,7 +13,6 @@ import {
   standardWebhookSignature,
   WebhookDelivery,
 } from '../../../src/publishers/webhook/delivery.js';
-import type { PayloadEntry } from '../../../src/publishers/webhook/payload.js';
 import { makeCertificates } from '../../helpers/certificates.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { startReceiver, waitUntil } from '../../helpers/webhook-receiver.js';

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import test, { type ExecutionContext } from 'ava';
 import { type Clock, systemClock } from '../../../src/clock.js';
 import { deliveryFailedMessage } from '../../../src/publishers/publisher.js';
-import type { PayloadEntry } from '../../../src/publishers/webhook/payload.js';
+import type { PayloadEntry } from '../../../src/publishers/trigger/payload.js';
 import { type WebhookConfig, webhookConfigSchema } from '../../../src/publishers/webhook/schema.js';
 import {
   caFileUnusableReason,

@@ -1,5 +1,5 @@
 /**
- * What each Logging mode puts in a batch (spec §6):
+ * What each Logging mode puts in a batch (spec §6), for every publisher (webhook, MQTT):
  *
  * - `Snapshot`: every member's current sample, each interval.
  * - `On Change`: the latest sample of each member whose value or quality differs from what the
@@ -10,9 +10,9 @@
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore, TagUpdate } from '../../tags/tag-store.js';
 import type { PublisherCounters } from '../publisher.js';
+import type { LoggingMode } from './logging-mode.js';
 import { isPublishable } from './payload.js';
 import { RingBuffer } from './ring-buffer.js';
-import type { LoggingMode } from './schema.js';
 
 /**
  * Picks the samples of each interval's batch. The publisher calls `select` once per tick that
@@ -44,6 +44,12 @@ export interface SelectorDeps {
   counters: PublisherCounters;
   /** Everything: updates kept between publishes. */
   everythingBufferSize: number;
+  /**
+   * Everything: which updates the publisher can send, so the others take no room. Default:
+   * {@link isPublishable} (the JSON entries: numbers, and qualities without value); Sparkplug
+   * also sends booleans and strings.
+   */
+  accepts?: (sample: Sample) => boolean;
 }
 
 /** Makes the selector of a Logging mode. */
@@ -139,10 +145,11 @@ export class EverythingSelector implements BatchSelector {
   private unsubscribe: (() => void) | undefined;
   private readonly onUpdates = (updates: readonly TagUpdate[]): void => {
     const { isMember, counters } = this.deps;
+    const accepts = this.deps.accepts ?? isPublishable;
     const buffer = this.buffer;
     for (let i = 0; i < updates.length; i++) {
       const sample = (updates[i] as TagUpdate).sample;
-      if (!isMember(sample.fullTagId) || !isPublishable(sample)) continue;
+      if (!isMember(sample.fullTagId) || !accepts(sample)) continue;
       if (buffer.push(sample)) counters.droppedSamples++;
     }
   };

@@ -3,7 +3,7 @@ import {
   buildPayload,
   isPublishable,
   toPayloadEntry,
-} from '../../../src/publishers/webhook/payload.js';
+} from '../../../src/publishers/trigger/payload.js';
 import type { Sample } from '../../../src/tags/sample.js';
 
 const at = '2026-01-01T08:00:00.000Z';

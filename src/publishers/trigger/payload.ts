@@ -1,6 +1,7 @@
 /**
- * The body of a webhook publish (spec §6 "Webhook publish"): one JSON array of entries
- * `{ fullTagId, utcTimestamp, quality, value? }`, built from tag samples.
+ * The entries every publisher sends (spec §6 "Webhook publish"): `{ fullTagId, utcTimestamp,
+ * quality, value? }`, built from tag samples. The webhook body and the MQTT `json` payload are
+ * one JSON array of them; the MQTT `json-per-tag` payload is one of them.
  */
 import type { Quality, Sample } from '../../tags/sample.js';
 

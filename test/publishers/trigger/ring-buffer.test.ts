@@ -1,5 +1,5 @@
 import test from 'ava';
-import { RingBuffer } from '../../../src/publishers/webhook/ring-buffer.js';
+import { RingBuffer } from '../../../src/publishers/trigger/ring-buffer.js';
 
 test('keeps items in order up to its capacity', (t) => {
   const ring = new RingBuffer<number>(4);

@@ -5,7 +5,7 @@ import {
   EverythingSelector,
   OnChangeSelector,
   SnapshotSelector,
-} from '../../../src/publishers/webhook/selection.js';
+} from '../../../src/publishers/trigger/selection.js';
 import type { Quality, Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
 import { ManualClock } from '../../helpers/manual-clock.js';

@@ -1,7 +1,7 @@
 /**
  * A bounded first-in first-out buffer over one preallocated array: pushing costs no allocation,
  * and a full buffer overwrites its oldest item, so memory stays fixed however fast items come.
- * Serves the Everything mode of the webhook publisher.
+ * Serves the Everything mode of the publishers (webhook and MQTT).
  */
 export class RingBuffer<T> {
   private readonly slots: (T | undefined)[];

@@ -1,0 +1,316 @@
+/**
+ * MQTT publisher budgets (issue 13), against a Mosquitto started for the run on a loopback port
+ * (Debian's `mosquitto`), with a subscriber in this process receiving every message:
+ *
+ * 1. `mqtt: publish QoS 0` and `mqtt: publish QoS 1` — messages per second, tagd against a bare
+ *    `mqtt` client loop sending the same payloads (budget: ratio ≥ 0.7). One iteration is one
+ *    tick of a real MqttPublisher (json-per-tag, Snapshot, ManualClock moved by one interval)
+ *    over 1,000 tags: members re-read, samples selected, 1,000 entries built and serialized,
+ *    published, and (QoS 1) every PUBACK received. The baseline publishes the same 1,000
+ *    topics and payloads, built once beforehand, from a bare client and waits the same way.
+ * 2. `mqtt: change → subscriber p99` — `updateIntervalMs` 10, On Change, json, on the real
+ *    clock: 100 tags change every 10 ms (10,000 changes/s) for 5 s; each change carries its
+ *    write time, and the subscriber records when its entry arrives. The rate printed is
+ *    1000 / p99 (ms), so the budget "p99 < 50 ms" is "≥ 20 /s"; the baseline is a bare client
+ *    publishing each 10 ms batch at once (the floor: broker and subscriber alone).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { ExecutionContext } from 'ava';
+import { connectAsync, type MqttClient } from 'mqtt';
+import { pino } from 'pino';
+import { systemClock } from '../src/clock.js';
+import { MqttPublisher } from '../src/publishers/mqtt/mqtt-publisher.js';
+import { mqttConfigSchema } from '../src/publishers/mqtt/schema.js';
+import { toPayloadEntry } from '../src/publishers/trigger/payload.js';
+import { Collections } from '../src/tags/collections.js';
+import type { Sample } from '../src/tags/sample.js';
+import { TagStore } from '../src/tags/tag-store.js';
+import { ManualClock } from '../test/helpers/manual-clock.js';
+import { startMosquitto } from '../test/helpers/mosquitto.js';
+import {
+  caseResult,
+  type MeasuredCase,
+  runAsyncCase,
+  type SideResult,
+  sideResult,
+} from './harness.js';
+
+const silent = pino({ level: 'silent' });
+const tagCount = 1_000;
+const tagIds = Array.from({ length: tagCount }, (_, i) => `Line1/plc-${i % 10}/HR${40001 + i}`);
+
+/** The test helpers take an ava context for clean-up; the bench gives them one of its own. */
+function benchContext(): { t: ExecutionContext; cleanUp: () => Promise<void> } {
+  const teardowns: (() => unknown)[] = [];
+  const t = { teardown: (fn: () => unknown) => teardowns.push(fn) } as unknown as ExecutionContext;
+  return {
+    t,
+    cleanUp: async () => {
+      for (const fn of teardowns.reverse()) await fn();
+    },
+  };
+}
+
+async function counter(
+  url: string,
+  topic: string,
+): Promise<{ client: MqttClient; count: () => number }> {
+  const client = await connectAsync(url, { reconnectPeriod: 0 });
+  let received = 0;
+  client.on('message', () => {
+    received++;
+  });
+  await client.subscribeAsync(topic, { qos: 0 });
+  return { client, count: () => received };
+}
+
+function publishCase(qos: 0 | 1): MeasuredCase {
+  const info = {
+    name: `mqtt: publish QoS ${qos}`,
+    unit: 'messages',
+    unitsPerIteration: tagCount,
+    budget: { minRatio: 0.7, description: '≥ 0.7 × a bare mqtt client loop (issue 13)' },
+  };
+  return {
+    kind: 'measured',
+    ...info,
+    async measure() {
+      const { t, cleanUp } = benchContext();
+      const folder = mkdtempSync(join(tmpdir(), 'tagd-bench-mqtt-'));
+      try {
+        const broker = await startMosquitto(t);
+        const sink = await counter(broker.url, 'bench/#');
+        t.teardown(() => sink.client.endAsync(true));
+        const clock = new ManualClock(Date.UTC(2026, 0, 1));
+        const store = new TagStore({ clock, logger: silent });
+        const stamp = new Date(clock.now()).toISOString();
+        store.write(
+          tagIds.map((fullTagId, i) => ({
+            fullTagId,
+            utcTimestamp: stamp,
+            quality: 'Good',
+            value: i * 0.5,
+          })),
+        );
+        const collections = new Collections(store, [{ name: 'plant', members: ['**'] }], silent);
+        await collections.start();
+        const publisher = new MqttPublisher(
+          mqttConfigSchema.parse({
+            name: 'bench',
+            brokerUrl: broker.url,
+            collections: ['plant'],
+            format: 'json-per-tag',
+            loggingMode: 'Snapshot',
+            retain: false,
+            qos,
+            topicPrefix: 'bench/tagd',
+            updateIntervalMs: 1000,
+          }),
+          { store, collections, clock, logger: silent, stateDir: folder },
+        );
+        const connected = new Promise<void>((resolve) => {
+          const off = store.subscribe((updates) => {
+            if (
+              updates.some(
+                (u) => u.sample.fullTagId === 'Publishers/bench/Status' && u.sample.value === 'On',
+              )
+            ) {
+              off();
+              resolve();
+            }
+          });
+        });
+        await publisher.start();
+        await connected;
+        t.teardown(() => publisher.stop());
+        const bare = await connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5 });
+        t.teardown(() => bare.endAsync(true));
+        const messages = tagIds.map((id) => {
+          const entry = toPayloadEntry(store.get(id) as Sample);
+          return { topic: `bench/bare/${id}`, payload: JSON.stringify(entry) };
+        });
+        return await runAsyncCase(
+          {
+            ...info,
+            baseline: {
+              name: `bare mqtt client, ${tagCount} prepared messages`,
+              run: async (iterations) => {
+                for (let i = 0; i < iterations; i++) {
+                  await new Promise<void>((resolve, reject) => {
+                    let pending = messages.length;
+                    for (const message of messages) {
+                      bare.publish(message.topic, message.payload, { qos }, (error) => {
+                        if (error) reject(error);
+                        else if (--pending === 0) resolve();
+                      });
+                    }
+                  });
+                }
+              },
+            },
+            subject: {
+              name: `MqttPublisher tick: ${tagCount} tags, json-per-tag`,
+              run: async (iterations) => {
+                for (let i = 0; i < iterations; i++) {
+                  clock.advance(1000);
+                  await publisher.idle();
+                }
+              },
+            },
+            verify() {
+              const state = publisher.state();
+              if (state.counters.failures > 0) throw new Error('a batch failed');
+            },
+          },
+          { samples: 7, warmupMs: 500 },
+        );
+      } finally {
+        await cleanUp();
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** p99 of latencies (ms) → the printed "rate" 1000 / p99. */
+function latencySide(name: string, latencies: number[]): SideResult {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  process.stdout.write(
+    `  ${name}: ${latencies.length} changes, p50 ${p(0.5).toFixed(1)} ms, p99 ${p(0.99).toFixed(1)} ms, max ${p(1).toFixed(1)} ms\n`,
+  );
+  return sideResult(name, latencies.length, [1000 / Math.max(p(0.99), 0.001)]);
+}
+
+function latencyCase(): MeasuredCase {
+  const info = {
+    name: 'mqtt: change → subscriber p99',
+    unit: 'p99⁻¹ (1000 / ms)',
+    budget: {
+      minRatePerSecond: 20,
+      description: 'p99 < 50 ms at 10,000 changes/s, updateIntervalMs 10, On Change (issue 13)',
+    },
+  };
+  const changesPerWrite = 100;
+  const writeEveryMs = 10;
+  const durationMs = 5_000;
+  return {
+    kind: 'measured',
+    ...info,
+    async measure() {
+      const { t, cleanUp } = benchContext();
+      const folder = mkdtempSync(join(tmpdir(), 'tagd-bench-mqtt-'));
+      try {
+        const broker = await startMosquitto(t);
+        const writtenAt = new Map<number, number>();
+        const run = async (topic: string, start: () => Promise<(values: Sample[]) => void>) => {
+          const latencies: number[] = [];
+          const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
+          t.teardown(() => sub.endAsync(true));
+          sub.on('message', (_topic, payload) => {
+            const now = performance.now();
+            for (const entry of JSON.parse(String(payload)) as { value: number }[]) {
+              const at = writtenAt.get(entry.value);
+              if (at !== undefined) latencies.push(now - at);
+            }
+          });
+          await sub.subscribeAsync(topic, { qos: 0 });
+          const write = await start();
+          let serial = 0;
+          const began = performance.now();
+          await new Promise<void>((resolve) => {
+            const timer = setInterval(() => {
+              const stamp = new Date().toISOString();
+              const samples: Sample[] = [];
+              const at = performance.now();
+              for (let i = 0; i < changesPerWrite; i++) {
+                serial++;
+                writtenAt.set(serial, at);
+                samples.push({
+                  fullTagId: tagIds[i % tagCount] as string,
+                  utcTimestamp: stamp,
+                  quality: 'Good',
+                  value: serial,
+                });
+              }
+              write(samples);
+              if (at - began >= durationMs) {
+                clearInterval(timer);
+                resolve();
+              }
+            }, writeEveryMs);
+          });
+          // The last batch's way through the broker.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          writtenAt.clear();
+          return latencies;
+        };
+
+        const bare = await connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5 });
+        t.teardown(() => bare.endAsync(true));
+        const baseline = await run('bench/bare/#', async () => (samples) => {
+          const entries = samples.map((sample) => toPayloadEntry(sample));
+          bare.publish('bench/bare/plant', JSON.stringify(entries), { qos: 1 });
+        });
+
+        const store = new TagStore({ clock: systemClock, logger: silent });
+        const stamp = new Date().toISOString();
+        store.write(
+          tagIds.map((fullTagId) => ({
+            fullTagId,
+            utcTimestamp: stamp,
+            quality: 'Good',
+            value: 0,
+          })),
+        );
+        const collections = new Collections(store, [{ name: 'plant', members: ['**'] }], silent);
+        await collections.start();
+        const publisher = new MqttPublisher(
+          mqttConfigSchema.parse({
+            name: 'bench',
+            brokerUrl: broker.url,
+            collections: ['plant'],
+            format: 'json',
+            loggingMode: 'On Change',
+            updateIntervalMs: 10,
+            topicPrefix: 'bench/tagd',
+          }),
+          { store, collections, clock: systemClock, logger: silent, stateDir: folder },
+        );
+        t.teardown(() => publisher.stop());
+        const subject = await run('bench/tagd/#', async () => {
+          const connected = new Promise<void>((resolve) => {
+            const off = store.subscribe((updates) => {
+              if (
+                updates.some(
+                  (u) =>
+                    u.sample.fullTagId === 'Publishers/bench/Status' && u.sample.value === 'On',
+                )
+              ) {
+                off();
+                resolve();
+              }
+            });
+          });
+          await publisher.start();
+          await connected;
+          return (samples) => store.write(samples);
+        });
+        return caseResult(
+          info,
+          latencySide('bare client, each 10 ms batch published at once', baseline),
+          latencySide('MqttPublisher, On Change every 10 ms', subject),
+        );
+      } finally {
+        await cleanUp();
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** The cases, for bench/run.ts. */
+export const cases: MeasuredCase[] = [publishCase(0), publishCase(1), latencyCase()];

@@ -1,0 +1,134 @@
+/**
+ * The console's one way to the API: same-origin fetch with the session cookies, the CSRF
+ * double-submit header on unsafe methods, problem documents turned into {@link ApiError}, and
+ * one renewal attempt when the access cookie has expired before the session is declared over.
+ */
+import type { Problem } from './api-types';
+
+/** A failed API call with its problem document. */
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail ?? problem.title ?? `HTTP ${problem.status}`);
+  }
+
+  /** HTTP status. */
+  get status(): number {
+    return this.problem.status;
+  }
+
+  /** Field path → message, from the problem's `errors[]` (the first message per field). */
+  fieldErrors(): Record<string, string> {
+    const fields: Record<string, string> = {};
+    for (const error of this.problem.errors ?? []) fields[error.path] ??= error.message;
+    return fields;
+  }
+}
+
+/** Options of {@link api}. */
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  body?: unknown;
+  /** A pre-auth token (password change) sent as Bearer instead of the cookies. */
+  bearer?: string;
+  /** Do not renew the session on 401 (sign-in and renewal themselves). */
+  noRenew?: boolean;
+}
+
+const csrfCookie = 'tagd_csrf';
+
+/** The CSRF token the server set as a readable cookie at sign-in. */
+export function csrfToken(): string {
+  for (const part of document.cookie.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === csrfCookie) return decodeURIComponent(rest.join('='));
+  }
+  return '';
+}
+
+/** How a renewal went: a new access cookie, refused (the sign-in is over), or no answer. */
+export type RenewOutcome = 'renewed' | 'refused' | 'unreachable';
+
+let renewing: Promise<RenewOutcome> | undefined;
+let onSessionEnded: () => void = () => undefined;
+
+/** Registers what happens when the session cannot be renewed (back to sign-in). */
+export function setSessionEndedHandler(handler: () => void): void {
+  onSessionEnded = handler;
+}
+
+/** Declares the session over (a renewal was refused): the console returns to sign-in. */
+export function endSession(): void {
+  onSessionEnded();
+}
+
+/**
+ * `GET /api/v2/Users/Refresh` with the refresh cookie: a new access cookie and a rotated refresh
+ * cookie, and the account's sign-in answer. A refresh token works once, so two renewals with the
+ * same one would look like a replay and end the sign-in: renewals are single-flight in this page
+ * and, through the Web Locks API (secure contexts: HTTPS and loopback), across the console's
+ * tabs; a tab that waited sends the cookie the other one just received.
+ */
+export async function refreshSession(): Promise<Response> {
+  const call = () => fetch('/api/v2/Users/Refresh', { credentials: 'same-origin' });
+  const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+  return locks ? await locks.request('tagd-session-renewal', call) : call();
+}
+
+/** Renews the access cookie (see {@link refreshSession}); single-flight within the page. */
+export function renewSession(): Promise<RenewOutcome> {
+  renewing ??= refreshSession()
+    .then((response): RenewOutcome => (response.ok ? 'renewed' : 'refused'))
+    .catch((): RenewOutcome => 'unreachable')
+    .finally(() => {
+      renewing = undefined;
+    });
+  return renewing;
+}
+
+/** Calls the API; resolves with the parsed JSON body (undefined for 204). @throws ApiError */
+export async function api<T>(path: string, options: RequestOptions = {}): Promise<T> {
+  const response = await send(path, options);
+  if (response.status === 401 && !options.noRenew && !options.bearer) {
+    if ((await renewSession()) === 'renewed') {
+      const retried = await send(path, options);
+      if (retried.status !== 401) return parse<T>(retried);
+    }
+    onSessionEnded();
+  }
+  return parse<T>(response);
+}
+
+function send(path: string, options: RequestOptions): Promise<Response> {
+  const method = options.method ?? 'GET';
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  if (options.bearer) headers.Authorization = `Bearer ${options.bearer}`;
+  else if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken();
+  return fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+}
+
+async function parse<T>(response: Response): Promise<T> {
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  if (!response.ok) {
+    const problem = (body ?? {}) as Partial<Problem>;
+    throw new ApiError({ ...problem, status: response.status });
+  }
+  return body as T;
+}
+
+/** Encodes a tag path or name for a URL path (slashes kept as separators where wanted). */
+export function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}

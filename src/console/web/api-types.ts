@@ -1,0 +1,118 @@
+/**
+ * The shapes of the public /api/v2 that the console reads, written from the OpenAPI document
+ * (the console is an API client like any other, so it imports nothing from the server).
+ */
+
+/** Tag quality (spec §2.3). */
+export type Quality = 'Good' | 'Stale' | 'Unavailable' | 'Bad';
+
+/** A tag sample as `Tags/Sample` and `Tags/Stream` answer it. */
+export interface Sample {
+  fullTagId: string;
+  utcTimestamp: string;
+  quality: Quality;
+  value?: number | boolean | string;
+  reason?: string;
+  message?: string;
+  metadata?: { unit?: string; description?: string; source?: string; valueText?: string };
+}
+
+/** The problem document of every API failure (RFC 9457). */
+export interface Problem {
+  type?: string;
+  title?: string;
+  status: number;
+  detail?: string;
+  code?: string;
+  errors?: { path: string; message: string }[];
+}
+
+/** Sign-in response (spec §2.1), browser flavour: no token in the body. */
+export interface SignInResponse {
+  username: string;
+  id: string;
+  permissions: string[];
+  preAuthToken?: string;
+  requiresTwoFactor?: boolean;
+  requiresPasswordChange?: boolean;
+}
+
+/** Webhook publisher authentication (spec §5). */
+export interface WebhookAuthentication {
+  mode: 'None' | 'Bearer token' | 'API key header' | 'Basic auth';
+  bearerToken?: string;
+  apiKeyHeaderName?: string;
+  apiKeyHeaderValue?: string;
+  basicAuthUsername?: string;
+  basicAuthPassword?: string;
+}
+
+/** A webhook publisher configuration (spec §2.4); secrets come back as `********`. */
+export interface WebhookConfig {
+  name: string;
+  destinationUrl: string;
+  authentication: WebhookAuthentication;
+  collections: string[];
+  loggingMode: 'Snapshot' | 'On Change' | 'Everything';
+  updateIntervalSeconds: number;
+  autoConnect: boolean;
+  [extra: string]: unknown;
+}
+
+/** A publisher's state (spec §3.1). */
+export interface PublisherState {
+  name: string;
+  status: 'On' | 'Off' | 'Error';
+  reason?: string;
+  lastDelivery?: {
+    at: string;
+    ok: boolean;
+    httpStatus?: number;
+    attempts: number;
+    durationMs: number;
+    samples: number;
+    error?: string;
+  };
+  counters: Record<string, number>;
+}
+
+/** A publisher as listed. */
+export type WebhookPublisher = WebhookConfig & { state: PublisherState };
+
+/** A collection. */
+export interface Collection {
+  name: string;
+  members: string[];
+}
+
+/** A driver as `GET /api/v2/Drivers` lists it (DriverReport). */
+export interface DriverView {
+  name: string;
+  type: string;
+  /** `Running`, `Reconnecting`, `Stopped` or `Failed`. */
+  state: string;
+  /** The state as the driver itself reports it. */
+  driverState?: string;
+  since: string;
+  message?: string;
+  lastError?: { message: string; utcTimestamp: string };
+  counters: Record<string, number>;
+  tagCount: number;
+  tagsByQuality?: Partial<Record<Quality, number>>;
+}
+
+/** An account as `GET /api/v2/Users` lists it (UserAccount). */
+export interface UserView {
+  id: string;
+  username: string;
+  /** A service account: no password, a generated token. */
+  service: boolean;
+  roles: string[];
+  enabled: boolean;
+  requiresPasswordChange: boolean;
+  twoFactor: boolean;
+  createdAt: string;
+}
+
+/** The value the API returns in place of a stored secret; sending it back keeps the secret. */
+export const secretMask = '********';

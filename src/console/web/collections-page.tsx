@@ -1,0 +1,123 @@
+import { useSignal } from '@preact/signals';
+import { ApiError, api } from './api-client';
+import type { Collection } from './api-types';
+import { CollectionForm } from './collection-form';
+import { href, navigate, route } from './router';
+import { usePoll } from './use-poll';
+
+/**
+ * Collections: named sets of tag paths and patterns that publishers send. List, create, edit the
+ * members (`#/collections/edit/<name>`), delete (asked twice).
+ */
+export function CollectionsPage() {
+  const [, action, name] = route.value.segments;
+  const list = usePoll(() => api<Collection[]>('/api/v2/Collections'), 0, action ?? '');
+  const confirming = useSignal<string | undefined>(undefined);
+  const message = useSignal('');
+
+  if (action === 'new') return <CollectionForm onDone={() => navigate('collections')} />;
+  if (action === 'edit' && name) {
+    const existing = list.data?.find((collection) => collection.name === name);
+    if (!existing) return <p role="status">Loading…</p>;
+    return <CollectionForm key={name} existing={existing} onDone={() => navigate('collections')} />;
+  }
+
+  const remove = async (collection: string) => {
+    confirming.value = undefined;
+    try {
+      await api(`/api/v2/Collections/${encodeURIComponent(collection)}`, { method: 'DELETE' });
+      message.value = `Collection ${collection} deleted.`;
+    } catch (error) {
+      message.value = error instanceof ApiError ? error.message : String(error);
+    }
+    list.reload();
+  };
+
+  return (
+    <section class="panel" aria-labelledby="collections-title">
+      <div class="panel-head">
+        <h1 id="collections-title">Collections</h1>
+        <a class="button primary" href={href('collections', 'new')}>
+          New collection
+        </a>
+      </div>
+      {list.error ? (
+        <p class="form-error" role="alert">
+          {list.error}
+        </p>
+      ) : null}
+      {message.value ? (
+        <p class="notice" role="status">
+          {message.value}
+        </p>
+      ) : null}
+      {!list.data ? (
+        <p role="status">Loading…</p>
+      ) : list.data.length === 0 ? (
+        <p>No collections yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Collections</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Members</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((collection) => (
+                <tr key={collection.name}>
+                  <th scope="row">{collection.name}</th>
+                  <td>
+                    {collection.members.map((member) => (
+                      <code key={member} class="chip">
+                        {member}
+                      </code>
+                    ))}
+                  </td>
+                  <td>
+                    <div class="actions">
+                      <a class="button" href={href('collections', 'edit', collection.name)}>
+                        Edit<span class="visually-hidden"> {collection.name}</span>
+                      </a>
+                      {confirming.value === collection.name ? (
+                        <>
+                          <button
+                            type="button"
+                            class="danger"
+                            onClick={() => void remove(collection.name)}
+                          >
+                            Confirm delete<span class="visually-hidden"> {collection.name}</span>
+                          </button>
+                          <button
+                            type="button"
+                            onClick={() => {
+                              confirming.value = undefined;
+                            }}
+                          >
+                            Keep
+                          </button>
+                        </>
+                      ) : (
+                        <button
+                          type="button"
+                          onClick={() => {
+                            confirming.value = collection.name;
+                          }}
+                        >
+                          Delete<span class="visually-hidden"> {collection.name}</span>
+                        </button>
+                      )}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,33 @@
+import { pages } from './pages';
+import { href, route } from './router';
+import { can, session, signOut } from './session';
+
+/** The top bar: the pages this account may open, who is signed in, and Sign out. */
+export function NavBar() {
+  const current = route.value.segments[0] ?? 'tags';
+  return (
+    <header class="top-bar">
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <span class="brand">tagd</span>
+      <nav aria-label="Console pages">
+        <ul>
+          {pages
+            .filter((page) => can(page.permission))
+            .map((page) => (
+              <li key={page.id}>
+                <a href={href(page.id)} aria-current={page.id === current ? 'page' : undefined}>
+                  {page.title}
+                </a>
+              </li>
+            ))}
+        </ul>
+      </nav>
+      <span class="who">{session.value?.username}</span>
+      <button type="button" onClick={() => void signOut()}>
+        Sign out
+      </button>
+    </header>
+  );
+}

@@ -1,0 +1,186 @@
+import { useSignal } from '@preact/signals';
+import { ApiError, api, encodePath } from './api-client';
+import type { PublisherState, Sample, WebhookPublisher } from './api-types';
+import { formatTime } from './format';
+import { PublisherForm } from './publisher-form';
+import { href, navigate, route } from './router';
+import { can } from './session';
+import { usePoll } from './use-poll';
+
+/** A publisher with its health tags (spec §2.4), when this account may read tags. */
+interface PublisherRow {
+  publisher: WebhookPublisher;
+  success?: Sample;
+  error?: Sample;
+}
+
+async function loadPublishers(): Promise<PublisherRow[]> {
+  const publishers = await api<WebhookPublisher[]>('/api/v2/Publishers/Webhooks');
+  if (!can('TagView')) return publishers.map((publisher) => ({ publisher }));
+  const health = (name: string, tag: string) =>
+    api<Sample>(`/api/v2/Tags/Sample/${encodePath(`Publishers/${name}/${tag}`)}`).catch(
+      () => undefined,
+    );
+  return Promise.all(
+    publishers.map(async (publisher) => {
+      const [success, error] = await Promise.all([
+        health(publisher.name, 'LastDeliverySuccess'),
+        health(publisher.name, 'LastDeliveryError'),
+      ]);
+      return {
+        publisher,
+        ...(success ? { success } : {}),
+        ...(error ? { error } : {}),
+      };
+    }),
+  );
+}
+
+const statusClass: Record<PublisherState['status'], string> = {
+  On: 'ok',
+  Off: 'off',
+  Error: 'bad',
+};
+
+/**
+ * Publishers: the webhook publishers with status On/Off/Error, their health tags and last
+ * delivery; Start and Stop; create and edit (`#/publishers/new`, `#/publishers/edit/<name>`).
+ */
+export function PublishersPage() {
+  const [, action, name] = route.value.segments;
+  const list = usePoll(loadPublishers, 1_500);
+  const message = useSignal('');
+  const manage = can('PublisherManage');
+
+  if (manage && action === 'new') {
+    return <PublisherForm onDone={() => navigate('publishers')} />;
+  }
+  if (manage && action === 'edit' && name) {
+    const existing = list.data?.find((row) => row.publisher.name === name)?.publisher;
+    if (!existing) return <p role="status">Loading…</p>;
+    return <PublisherForm key={name} existing={existing} onDone={() => navigate('publishers')} />;
+  }
+
+  const command = async (publisher: string, verb: 'Start' | 'Stop') => {
+    message.value = '';
+    try {
+      const state = await api<PublisherState>(
+        `/api/v2/Publishers/Webhooks/${encodeURIComponent(publisher)}/${verb}`,
+        { method: 'POST' },
+      );
+      if (verb === 'Start' && state.status === 'Off' && state.reason) {
+        message.value = `${publisher} stayed Off: ${state.reason}`;
+      }
+    } catch (error) {
+      message.value = error instanceof ApiError ? error.message : String(error);
+    }
+    list.reload();
+  };
+
+  return (
+    <section class="panel" aria-labelledby="publishers-title">
+      <div class="panel-head">
+        <h1 id="publishers-title">Publishers</h1>
+        {manage ? (
+          <a class="button primary" href={href('publishers', 'new')}>
+            New webhook publisher
+          </a>
+        ) : null}
+      </div>
+      {list.error ? (
+        <p class="form-error" role="alert">
+          {list.error}
+        </p>
+      ) : null}
+      {message.value ? (
+        <p class="notice" role="status">
+          {message.value}
+        </p>
+      ) : null}
+      {!list.data ? (
+        <p role="status">Loading…</p>
+      ) : list.data.length === 0 ? (
+        <p>No webhook publishers yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Webhook publishers</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Health</th>
+                <th scope="col">Last delivery</th>
+                <th scope="col">Destination</th>
+                {manage ? <th scope="col">Actions</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map(({ publisher, success, error }) => {
+                const { state } = publisher;
+                const last = state.lastDelivery;
+                return (
+                  <tr key={publisher.name} data-publisher={publisher.name}>
+                    <th scope="row">{publisher.name}</th>
+                    <td>
+                      <span
+                        class={`status status-${statusClass[state.status]}`}
+                        data-testid="publisher-status"
+                      >
+                        {state.status}
+                      </span>
+                      {state.reason ? <div class="muted">{state.reason}</div> : null}
+                    </td>
+                    <td>
+                      <div>
+                        LastDeliverySuccess:{' '}
+                        {success?.value === undefined ? '—' : String(success.value)}
+                      </div>
+                      <div>LastDeliveryError: {error?.value ? String(error.value) : '(none)'}</div>
+                    </td>
+                    <td>
+                      {last
+                        ? `${formatTime(last.at)}: ${last.ok ? 'delivered' : 'failed'}${
+                            last.httpStatus ? ` (HTTP ${last.httpStatus})` : ''
+                          }, ${last.samples} samples, ${last.attempts} attempt${
+                            last.attempts === 1 ? '' : 's'
+                          }`
+                        : 'None yet'}
+                    </td>
+                    <td>
+                      <code>{publisher.destinationUrl}</code>
+                    </td>
+                    {manage ? (
+                      <td>
+                        <div class="actions">
+                          {state.status === 'Off' ? (
+                            <button
+                              type="button"
+                              onClick={() => void command(publisher.name, 'Start')}
+                            >
+                              Start<span class="visually-hidden"> {publisher.name}</span>
+                            </button>
+                          ) : (
+                            <button
+                              type="button"
+                              onClick={() => void command(publisher.name, 'Stop')}
+                            >
+                              Stop<span class="visually-hidden"> {publisher.name}</span>
+                            </button>
+                          )}
+                          <a class="button" href={href('publishers', 'edit', publisher.name)}>
+                            Edit<span class="visually-hidden"> {publisher.name}</span>
+                          </a>
+                        </div>
+                      </td>
+                    ) : null}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,222 @@
+/**
+ * The durable outbox: messages a publisher could not deliver yet, kept in order in one SQLite
+ * file (better-sqlite3, WAL) in the state directory until the receiver acknowledged them.
+ *
+ * - Durability: WAL with `synchronous = NORMAL`, as the history's default: a committed append
+ *   survives the process being killed (kill -9, a crash, an OOM kill); a power loss may lose the
+ *   last appends since the previous WAL checkpoint fsync.
+ * - Order: each message gets the next rowid; reads and deletions go by it, oldest first.
+ * - Bound: the summed size of topic and payload bytes stays within `limitBytes`; an append
+ *   beyond drops the oldest messages and counts them ({@link Outbox.dropped}).
+ * - Delivery is at least once: the owner removes a message only after the receiver acknowledged
+ *   it, so a message acknowledged just before a crash is sent again after the restart.
+ */
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+/** One queued message. */
+export interface OutboxMessage {
+  /** Position in the outbox: larger is newer. */
+  id: number;
+  /** Where it goes: an MQTT topic, or a label the owner understands. */
+  topic: string;
+  payload: Buffer;
+  /** When it was queued, epoch ms. */
+  queuedAt: number;
+}
+
+/** What an append takes. */
+export interface OutboxEntry {
+  topic: string;
+  payload: string | Buffer;
+}
+
+/** Options of {@link Outbox}. */
+export interface OutboxOptions {
+  /** The database file; its folder is created (0700) when missing. */
+  file: string;
+  /** Most bytes of topics and payloads kept; beyond, the oldest messages are dropped. */
+  limitBytes: number;
+  /** Epoch ms now, for `queuedAt`. Default: Date.now. */
+  now?: () => number;
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+/** A bounded, durable, ordered queue of messages. Open before use, close when done. */
+export class Outbox {
+  private db: Database.Database | undefined;
+  private insert: Statement | undefined;
+  private bytes = 0;
+  private count = 0;
+  private droppedTotal = 0;
+
+  constructor(private readonly options: OutboxOptions) {}
+
+  /** Messages queued. */
+  get depth(): number {
+    return this.count;
+  }
+
+  /** Bytes of topics and payloads queued. */
+  get sizeBytes(): number {
+    return this.bytes;
+  }
+
+  /** Messages dropped to stay within the limit since the outbox was opened. */
+  get dropped(): number {
+    return this.droppedTotal;
+  }
+
+  /** Opens (or creates) the file and reads its totals. Idempotent. */
+  open(): void {
+    if (this.db !== undefined) return;
+    const file = this.options.file;
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Queued messages are plant data: the file (and so its -wal and -shm) is the owner's only.
+    closeSync(openSync(file, 'a', 0o600));
+    const db = new Database(file);
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS messages (
+          id INTEGER PRIMARY KEY,
+          topic TEXT NOT NULL,
+          payload BLOB NOT NULL,
+          size INTEGER NOT NULL,
+          t INTEGER NOT NULL
+        );
+      `);
+      const totals = db
+        .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS b FROM messages')
+        .get() as {
+        n: number;
+        b: number;
+      };
+      this.count = totals.n;
+      this.bytes = totals.b;
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    this.db = db;
+    this.insert = db.prepare('INSERT INTO messages (topic, payload, size, t) VALUES (?, ?, ?, ?)');
+  }
+
+  /**
+   * Deletes an outbox's files (the database, its WAL and shared memory), when its publisher is
+   * deleted: its messages must not go to whatever publisher takes the name later.
+   */
+  static discard(file: string): void {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+  }
+
+  /** Closes the file. Idempotent. */
+  close(): void {
+    const db = this.db;
+    this.db = undefined;
+    this.insert = undefined;
+    db?.close();
+  }
+
+  /**
+   * Appends messages in one transaction, in order, then drops the oldest beyond the limit.
+   * @returns how many messages were dropped by this append.
+   */
+  append(entries: readonly OutboxEntry[]): number {
+    const db = this.require();
+    const insert = this.insert as Statement;
+    const now = (this.options.now ?? Date.now)();
+    let added = 0;
+    db.transaction(() => {
+      for (const entry of entries) {
+        const payload =
+          typeof entry.payload === 'string' ? Buffer.from(entry.payload, 'utf8') : entry.payload;
+        const size = payload.length + Buffer.byteLength(entry.topic, 'utf8');
+        insert.run(entry.topic, payload, size, now);
+        added += size;
+      }
+    })();
+    this.count += entries.length;
+    this.bytes += added;
+    return this.trim();
+  }
+
+  /** The oldest `limit` messages, oldest first. */
+  peek(limit: number): OutboxMessage[] {
+    const rows = this.require()
+      .prepare('SELECT id, topic, payload, t FROM messages ORDER BY id LIMIT ?')
+      .all(limit) as { id: number; topic: string; payload: Buffer; t: number }[];
+    return rows.map((row) => ({
+      id: row.id,
+      topic: row.topic,
+      payload: row.payload,
+      queuedAt: row.t,
+    }));
+  }
+
+  /** When the oldest message was queued, epoch ms; undefined when empty. */
+  oldestQueuedAt(): number | undefined {
+    if (this.count === 0) return undefined;
+    const row = this.require().prepare('SELECT t FROM messages ORDER BY id LIMIT 1').get() as
+      | { t: number }
+      | undefined;
+    return row?.t;
+  }
+
+  /** Removes delivered messages by id, in one transaction. */
+  remove(ids: readonly number[]): void {
+    if (ids.length === 0) return;
+    const db = this.require();
+    const select = db.prepare('SELECT size FROM messages WHERE id = ?');
+    const remove = db.prepare('DELETE FROM messages WHERE id = ?');
+    let removed = 0;
+    let bytes = 0;
+    db.transaction(() => {
+      for (const id of ids) {
+        const row = select.get(id) as { size: number } | undefined;
+        if (row === undefined) continue;
+        remove.run(id);
+        removed++;
+        bytes += row.size;
+      }
+    })();
+    this.count -= removed;
+    this.bytes -= bytes;
+  }
+
+  /** Drops the oldest messages until the total fits the limit. */
+  private trim(): number {
+    if (this.bytes <= this.options.limitBytes) return 0;
+    const db = this.require();
+    const oldest = db.prepare('SELECT id, size FROM messages ORDER BY id LIMIT 1000');
+    const removeUpTo = db.prepare('DELETE FROM messages WHERE id <= ?');
+    let dropped = 0;
+    while (this.bytes > this.options.limitBytes && this.count > 0) {
+      const rows = oldest.all() as { id: number; size: number }[];
+      let last: number | undefined;
+      let n = 0;
+      let freed = 0;
+      for (const row of rows) {
+        if (this.bytes - freed <= this.options.limitBytes) break;
+        last = row.id;
+        n++;
+        freed += row.size;
+      }
+      if (last === undefined) break;
+      removeUpTo.run(last);
+      this.count -= n;
+      this.bytes -= freed;
+      dropped += n;
+    }
+    this.droppedTotal += dropped;
+    return dropped;
+  }
+
+  private require(): Database.Database {
+    if (this.db === undefined) throw new Error('The outbox is not open.');
+    return this.db;
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The connection of one MQTT publisher to its broker: a fresh `mqtt` client per attempt (so
+ * each attempt can carry its own Will, as Sparkplug's NDEATH with a new bdSeq needs), retried
+ * after a capped, doubling wait on the injected clock, and a log that follows the outage
+ * instead of repeating every failed attempt.
+ */
+import { rootCertificates } from 'node:tls';
+import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../clock.js';
+import { describeBrokerError, isCredentialRefusal } from './broker-errors.js';
+
+/** First wait before a new attempt after a failure, ms. */
+export const reconnectDelayMs = 1_000;
+/** Longest wait between attempts, ms: the doubling stops here. */
+export const maxReconnectDelayMs = 30_000;
+/** Time the broker has to accept a connection (CONNACK), ms. */
+export const connectTimeoutMs = 10_000;
+/** Least time between two "still failing" log lines of one outage, ms. */
+export const outageSummaryIntervalMs = 60_000;
+
+/** Credentials and trust of a connection, read from the profile's files by the publisher. */
+export interface BrokerTlsAndAuth {
+  username?: string;
+  password?: string;
+  /** Extra CA certificates (PEM), trusted besides Node's built-in ones. */
+  extraCa?: string;
+  /** Client certificate and key (PEM) and the key's passphrase. */
+  cert?: string;
+  key?: string;
+  passphrase?: string;
+}
+
+/** What the owner of a connection is told. */
+export interface ConnectionHandlers {
+  /**
+   * Called before each attempt; its options are added to the connect options (Sparkplug: the
+   * NDEATH Will with this connection's bdSeq).
+   */
+  prepare?: () => Promise<Partial<IClientOptions>>;
+  /** The broker accepted the connection. */
+  connected: (client: MqttClient) => void;
+  /** The connection was lost or an attempt failed; a new attempt is scheduled. */
+  disconnected: (reason: string) => void;
+}
+
+/** Options of {@link BrokerConnection}. */
+export interface BrokerConnectionOptions {
+  brokerUrl: string;
+  clientId: string;
+  auth: BrokerTlsAndAuth;
+  clock: Clock;
+  /** The publisher's logger. */
+  log: Logger;
+  /** The publisher's name, for the messages. */
+  name: string;
+}
+
+/** One publisher's broker connection. */
+export class BrokerConnection {
+  private client: MqttClient | undefined;
+  private live: MqttClient | undefined;
+  private retryTimer: TimerHandle | undefined;
+  private delayMs = reconnectDelayMs;
+  private running = false;
+  private readonly url: URL;
+  /** Set while an outage lasts: since when, attempts, the reason last logged. */
+  private outage: { since: number; attempts: number; logged: string; loggedAt: number } | undefined;
+  private lastError: { text: string; code?: number } | undefined;
+
+  constructor(
+    private readonly options: BrokerConnectionOptions,
+    private readonly handlers: ConnectionHandlers,
+  ) {
+    this.url = new URL(options.brokerUrl);
+  }
+
+  /** The connected client, or undefined while not connected. */
+  get connected(): MqttClient | undefined {
+    return this.live;
+  }
+
+  /** Begins connecting (at once). Idempotent. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.delayMs = reconnectDelayMs;
+    void this.attempt();
+  }
+
+  /**
+   * Ends the connection. `beforeEnd` runs first on a live connection (Sparkplug's DDEATH and
+   * NDEATH); then the client sends DISCONNECT, so the broker does not publish the Will.
+   */
+  async stop(beforeEnd?: (client: MqttClient) => Promise<void>): Promise<void> {
+    this.running = false;
+    this.options.clock.clearTimer(this.retryTimer);
+    this.retryTimer = undefined;
+    const client = this.client;
+    const live = this.live;
+    this.client = undefined;
+    this.live = undefined;
+    if (client === undefined) return;
+    if (live !== undefined && beforeEnd !== undefined) {
+      try {
+        await beforeEnd(live);
+      } catch (error) {
+        this.options.log.debug({ err: error }, 'Last messages before disconnecting not sent.');
+      }
+    }
+    await new Promise<void>((resolve) => client.end(live === undefined, {}, () => resolve()));
+    if (this.outage !== undefined) {
+      this.options.log.info(
+        `MQTT publisher '${this.options.name}' stopped while the broker was unreachable ` +
+          `(${this.outage.attempts} failed attempts since ${iso(this.outage.since)}).`,
+      );
+      this.outage = undefined;
+    }
+  }
+
+  private async attempt(): Promise<void> {
+    this.retryTimer = undefined;
+    if (!this.running) return;
+    const { brokerUrl, clientId, auth } = this.options;
+    let extra: Partial<IClientOptions> = {};
+    try {
+      extra = (await this.handlers.prepare?.()) ?? {};
+    } catch (error) {
+      this.options.log.error({ err: error }, 'Preparing the MQTT connection failed.');
+    }
+    if (!this.running) return;
+    this.lastError = undefined;
+    const client = connect(brokerUrl, {
+      clientId,
+      protocolVersion: 5,
+      clean: true,
+      reconnectPeriod: 0,
+      connectTimeout: connectTimeoutMs,
+      keepalive: 30,
+      // Messages go out only while connected: no unbounded queue inside the client.
+      queueQoSZero: false,
+      ...(auth.username !== undefined ? { username: auth.username } : {}),
+      ...(auth.password !== undefined ? { password: auth.password } : {}),
+      // Passing `ca` replaces Node's built-in list, so the built-in CAs go along with it.
+      ...(auth.extraCa !== undefined ? { ca: [...rootCertificates, auth.extraCa] } : {}),
+      ...(auth.cert !== undefined ? { cert: auth.cert } : {}),
+      ...(auth.key !== undefined ? { key: auth.key } : {}),
+      ...(auth.passphrase !== undefined ? { passphrase: auth.passphrase } : {}),
+      // Certificate checks are never turned off, not even by NODE_TLS_REJECT_UNAUTHORIZED=0.
+      rejectUnauthorized: true,
+      ...extra,
+    });
+    this.client = client;
+    client.on('error', (error) => {
+      const code = (error as { code?: unknown }).code;
+      this.lastError = {
+        text: describeBrokerError(error, this.url),
+        ...(typeof code === 'number' ? { code } : {}),
+      };
+    });
+    client.on('connect', () => {
+      if (this.client !== client) return;
+      this.live = client;
+      this.delayMs = reconnectDelayMs;
+      const outage = this.outage;
+      this.outage = undefined;
+      if (outage !== undefined) {
+        this.options.log.info(
+          { attempts: outage.attempts, since: iso(outage.since) },
+          `MQTT publisher '${this.options.name}' connected to the broker again after ` +
+            `${outage.attempts} failed attempts since ${iso(outage.since)}.`,
+        );
+      } else {
+        this.options.log.info(`MQTT publisher '${this.options.name}' connected to the broker.`);
+      }
+      this.handlers.connected(client);
+    });
+    client.on('close', () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      const wasLive = this.live === client;
+      this.live = undefined;
+      // Forced: the client calls back every message still waiting for its PUBACK with an error.
+      client.end(true);
+      const reason =
+        this.lastError?.text ??
+        (wasLive ? 'the broker closed the connection' : 'the connection could not be made');
+      this.failed(reason, this.lastError?.code, wasLive);
+      this.handlers.disconnected(reason);
+      if (!this.running) return;
+      const delay = this.delayMs;
+      this.delayMs = Math.min(this.delayMs * 2, maxReconnectDelayMs);
+      this.retryTimer = this.options.clock.setTimeout(() => void this.attempt(), delay);
+    });
+  }
+
+  private failed(reason: string, code: number | undefined, wasLive: boolean): void {
+    const now = this.options.clock.now();
+    const name = this.options.name;
+    const hint = isCredentialRefusal(code)
+      ? ' Check the publisher’s authentication settings and the broker’s ACL.'
+      : '';
+    const outage = this.outage;
+    if (outage === undefined) {
+      this.outage = { since: now, attempts: 1, logged: reason, loggedAt: now };
+      this.options.log.error(
+        { reasonCode: code },
+        wasLive
+          ? `MQTT publisher '${name}' lost the broker connection (${reason}); reconnecting.${hint}`
+          : `MQTT publisher '${name}' cannot connect to the broker (${reason}); retrying.${hint}`,
+      );
+      return;
+    }
+    outage.attempts++;
+    if (reason !== outage.logged || now - outage.loggedAt >= outageSummaryIntervalMs) {
+      const what = reason !== outage.logged ? 'now' : 'still';
+      outage.logged = reason;
+      outage.loggedAt = now;
+      this.options.log.warn(
+        { reasonCode: code, attempts: outage.attempts, since: iso(outage.since) },
+        `MQTT publisher '${name}' ${what} cannot connect to the broker (${reason}): ` +
+          `${outage.attempts} failed attempts since ${iso(outage.since)}.${hint}`,
+      );
+    } else {
+      this.options.log.debug(`MQTT connection attempt failed (${reason}).`);
+    }
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,760 @@
+/**
+ * One MQTT publisher: keeps a connection to its broker and, every `updateIntervalMs` while
+ * connected, selects a batch by its Logging mode (the webhook's selectors), turns it into
+ * messages of its format and publishes them at its QoS, one batch in flight at a time. It keeps
+ * its status, last delivery, counters and health tags.
+ *
+ * The json formats keep what cannot be delivered in the durable outbox (`src/outbox/`): while
+ * the broker is unreachable each batch is appended there, and so are the messages of a batch the
+ * broker did not acknowledge; once connected the outbox is delivered in order, a message removed
+ * only after its PUBACK (QoS 1), before any new batch. Delivery is at least once.
+ *
+ * Sparkplug B does not use the outbox (a host application discards DDATA of an older session):
+ * while the broker is unreachable nothing is selected, and the births of the next connection
+ * carry every current value; On Change then continues from there.
+ */
+import { join, resolve } from 'node:path';
+import type { MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../../clock.js';
+import { Outbox, type OutboxMessage } from '../../outbox/outbox.js';
+import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
+import type { Collections } from '../../tags/collections.js';
+import type { Sample } from '../../tags/sample.js';
+import type { TagStore } from '../../tags/tag-store.js';
+import type {
+  DeliveryRecord,
+  PublisherCounters,
+  PublisherState,
+  PublisherStatus,
+} from '../publisher.js';
+import { type BatchSelector, createSelector } from '../trigger/selection.js';
+import { readCaFile } from '../webhook/webhook-publisher.js';
+import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js';
+import { describeBrokerError } from './broker-errors.js';
+import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
+import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
+import { SparkplugPublishing } from './sparkplug-publishing.js';
+
+/** Dependencies of an {@link MqttPublisher}. */
+export interface MqttPublisherDeps {
+  /** Where members are read and health tags written. */
+  store: TagStore;
+  /** The collections members come from, re-read every tick. */
+  collections: Collections;
+  /** Runs the interval and the reconnection waits. */
+  clock: Clock;
+  /** The daemon's logger; the publisher logs through a child naming it. */
+  logger: Logger;
+  /** Folder relative file names are resolved against (the profile's). Default: the working directory. */
+  baseDir?: string;
+  /** The state directory: Sparkplug keeps its bdSeq there. */
+  stateDir: string;
+}
+
+/** Fixed text of the LastDeliveryError health tag after a failed delivery. */
+export const mqttDeliveryFailedMessage = 'MQTT delivery failed - see log for details.';
+
+/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+export const outboxUnusableReason =
+  'The outbox in the state directory could not be opened; the gateway log says why.';
+
+/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+export const filesUnusableReason =
+  'A file of the publisher (caFile, client certificate or key) could not be used; the gateway log says why.';
+
+/** What the management API shows of an MQTT publisher. */
+export interface MqttPublisherState extends PublisherState {
+  /** True while connected to the broker. */
+  connected: boolean;
+  /** Messages published and acknowledged (QoS 1) or written (QoS 0). */
+  messages: number;
+  /** Messages waiting for the broker's acknowledgement. */
+  queueDepth: number;
+  /** Age of the oldest of them, whole seconds; 0 when none waits. */
+  oldestQueuedAgeSeconds: number;
+}
+
+/** The ids of an MQTT publisher's health tags. */
+export function mqttHealthTagIds(name: string) {
+  const base = `Publishers/${name}`;
+  return {
+    status: `${base}/Status`,
+    lastDeliverySuccess: `${base}/LastDeliverySuccess`,
+    lastDeliveryError: `${base}/LastDeliveryError`,
+    queueDepth: `${base}/QueueDepth`,
+    oldestQueuedAgeSeconds: `${base}/OldestQueuedAgeSeconds`,
+  };
+}
+
+/** Messages read from the outbox and published at a time. */
+export const outboxChunk = 1_000;
+
+/** The reason an Off publisher gives after Stop. */
+export const stoppedReason = 'stopped';
+
+/**
+ * An MQTT publisher. The manager checks the run conditions (license, collections) and calls
+ * {@link start}. Counters and the last delivery survive stop, start and reconfiguration.
+ */
+export class MqttPublisher {
+  private current: MqttConfig;
+  private status: PublisherStatus = 'Off';
+  private reason: string | undefined;
+  private lastDelivery: DeliveryRecord | undefined;
+  private readonly counters: PublisherCounters = {
+    batches: 0,
+    samples: 0,
+    failures: 0,
+    skippedTicks: 0,
+    droppedSamples: 0,
+  };
+  private messages = 0;
+  private readonly log: Logger;
+  private readonly health: ReturnType<typeof mqttHealthTagIds>;
+  private readonly healthValues = new Map<string, string | number | boolean>();
+  // Set while running.
+  private timer: TimerHandle | undefined;
+  private selector: BatchSelector | undefined;
+  private connection: BrokerConnection | undefined;
+  private sparkplug: SparkplugPublishing | undefined;
+  private outbox: Outbox | undefined;
+  /** Messages the outbox dropped during the current outage (logged once, totalled at its end). */
+  private outboxDrops = 0;
+  private inFlight: Promise<void> | undefined;
+  private inFlightSince = 0;
+  /** On Change or Everything: a tick came while a batch was in flight. */
+  private tickMissed = false;
+  private inFlightPending = 0;
+  private members: string[] = [];
+  private memberSet = new Set<string>();
+  private memberOf: Map<string, string[]> | undefined;
+  private stopMembersAdded: (() => void) | undefined;
+  private missingWarned = new Set<string>();
+  private droppedAtLastTick = 0;
+  private topicPrefix = '';
+  private retain = false;
+
+  constructor(
+    config: MqttConfig,
+    private readonly deps: MqttPublisherDeps,
+  ) {
+    this.current = config;
+    this.log = deps.logger.child({ component: 'mqtt', publisher: config.name });
+    this.health = mqttHealthTagIds(config.name);
+    deps.store.define([
+      {
+        fullTagId: this.health.status,
+        metadata: { description: `Status of MQTT publisher ${config.name}: On, Off or Error` },
+      },
+      {
+        fullTagId: this.health.lastDeliverySuccess,
+        metadata: { description: 'true when the most recent delivery succeeded' },
+      },
+      {
+        fullTagId: this.health.lastDeliveryError,
+        metadata: { description: 'Empty when healthy, else why the last delivery failed' },
+      },
+      {
+        fullTagId: this.health.queueDepth,
+        metadata: { description: 'Messages waiting for the broker' },
+      },
+      {
+        fullTagId: this.health.oldestQueuedAgeSeconds,
+        metadata: { description: 'Age of the oldest message waiting for the broker', unit: 's' },
+      },
+    ]);
+    this.writeHealth(this.health.status, 'Off');
+    this.writeHealth(this.health.queueDepth, 0);
+    this.writeHealth(this.health.oldestQueuedAgeSeconds, 0);
+  }
+
+  /** The publisher's name. */
+  get name(): string {
+    return this.current.name;
+  }
+
+  /** The configuration in force. */
+  get config(): MqttConfig {
+    return this.current;
+  }
+
+  /** True while On or Error (the timer runs). */
+  get running(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Status, reason, last delivery, counters and queue, as the management API shows them. */
+  state(): MqttPublisherState {
+    return {
+      name: this.current.name,
+      status: this.status,
+      ...(this.status !== 'On' && this.reason !== undefined ? { reason: this.reason } : {}),
+      ...(this.lastDelivery ? { lastDelivery: { ...this.lastDelivery } } : {}),
+      counters: { ...this.counters },
+      connected: this.connection?.connected !== undefined,
+      messages: this.messages,
+      queueDepth: this.queueDepth(),
+      oldestQueuedAgeSeconds: this.oldestAgeSeconds(),
+    };
+  }
+
+  /**
+   * Starts: reads the files the configuration names, connects (in the background, retried on a
+   * capped backoff) and ticks every `updateIntervalMs`. A file that cannot be read leaves the
+   * publisher Off with that reason. Idempotent.
+   */
+  async start(): Promise<void> {
+    if (this.running) return;
+    const config = this.current;
+    let auth: BrokerTlsAndAuth;
+    try {
+      auth = await this.readAuth(config);
+    } catch (error) {
+      // The reason is shown to every PublisherView account: it must not tell what a file holds.
+      this.setOff(filesUnusableReason);
+      this.log.error(`MQTT publisher '${this.name}' stays Off: ${(error as Error).message}`);
+      return;
+    }
+    if (this.running) return;
+    // The json formats keep what the broker has not acknowledged on disk (Sparkplug does not).
+    if (config.format !== 'sparkplugB') {
+      const outbox = new Outbox({
+        file: this.outboxFile,
+        limitBytes: config.bufferLimitMB * 1024 * 1024,
+        now: () => this.deps.clock.now(),
+      });
+      try {
+        outbox.open();
+      } catch (error) {
+        this.setOff(outboxUnusableReason);
+        this.log.error(
+          { err: error },
+          `MQTT publisher '${this.name}' stays Off: its outbox cannot be opened.`,
+        );
+        return;
+      }
+      this.outbox = outbox;
+      if (outbox.depth > 0) {
+        this.log.info(
+          { queued: outbox.depth },
+          `MQTT publisher '${this.name}' has ${outbox.depth} messages in its outbox from before; they go first.`,
+        );
+      }
+    }
+    this.topicPrefix = topicPrefixOf(config);
+    this.retain = retainOf(config);
+    this.refreshMembers();
+    if (config.loggingMode === 'Everything') {
+      this.stopMembersAdded = this.deps.collections.onMembersAdded((collection, ids) => {
+        if (!this.current.collections.includes(collection)) return;
+        for (const id of ids) {
+          if (this.memberSet.has(id) || id.startsWith(`Publishers/${this.current.name}/`)) continue;
+          this.memberSet.add(id);
+          this.members.push(id);
+        }
+      });
+    }
+    const sparkplug = config.format === 'sparkplugB';
+    this.selector = createSelector(config.loggingMode, {
+      store: this.deps.store,
+      isMember: (id) => this.memberSet.has(id),
+      counters: this.counters,
+      everythingBufferSize: config.everythingBufferSize,
+      ...(sparkplug ? { accepts: () => true } : {}),
+    });
+    this.selector.start();
+    this.droppedAtLastTick = this.counters.droppedSamples;
+    if (sparkplug) {
+      this.sparkplug = new SparkplugPublishing(config, {
+        clock: this.deps.clock,
+        log: this.log,
+        stateDir: this.deps.stateDir,
+        currentSamples: () => this.currentSamples(),
+      });
+    }
+    const connection = new BrokerConnection(
+      {
+        brokerUrl: config.brokerUrl,
+        clientId: clientIdOf(config),
+        auth,
+        clock: this.deps.clock,
+        log: this.log,
+        name: config.name,
+      },
+      {
+        ...(this.sparkplug
+          ? { prepare: () => (this.sparkplug as SparkplugPublishing).prepare() }
+          : {}),
+        connected: (client) => this.onConnected(client),
+        disconnected: (reason) => this.onDisconnected(reason),
+      },
+    );
+    this.connection = connection;
+    this.timer = this.deps.clock.setInterval(() => this.tick(), config.updateIntervalMs);
+    // Error until the broker accepts: the publisher runs, but nothing is delivered yet.
+    this.reason = 'connecting to the broker';
+    this.setStatus('Error', false);
+    connection.start();
+    this.log.info(
+      `MQTT publisher '${this.name}' started: ${config.format}, ${config.loggingMode} every ` +
+        `${config.updateIntervalMs} ms at QoS ${config.qos}.`,
+    );
+  }
+
+  /** Stops publishing and disconnects (Sparkplug: DDEATH and NDEATH first). Idempotent. */
+  async stop(reason: string = stoppedReason): Promise<void> {
+    if (this.running) {
+      await this.teardown();
+      this.log.info(`MQTT publisher '${this.name}' stopped (${reason}).`);
+    }
+    this.setOff(reason);
+  }
+
+  /** The file of this publisher's outbox. */
+  get outboxFile(): string {
+    return join(this.deps.stateDir, 'outbox', `mqtt-${this.current.name}.db`);
+  }
+
+  /** Records why a publisher that does not run is Off. */
+  setOff(reason: string): void {
+    this.reason = reason;
+    this.setStatus('Off');
+  }
+
+  /** Takes a new configuration (same name); a running publisher restarts with it. */
+  async reconfigure(config: MqttConfig): Promise<void> {
+    const wasRunning = this.running;
+    if (wasRunning) await this.teardown();
+    this.current = config;
+    this.missingWarned.clear();
+    if (wasRunning) await this.start();
+  }
+
+  /** Resolves when no batch is in flight. */
+  async idle(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+  }
+
+  private async teardown(): Promise<void> {
+    this.deps.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.tickMissed = false;
+    this.stopMembersAdded?.();
+    this.stopMembersAdded = undefined;
+    const sparkplug = this.sparkplug;
+    await this.connection?.stop(
+      sparkplug ? (client) => sparkplug.farewell(client, this.current.qos) : undefined,
+    );
+    await this.idle();
+    this.selector?.stop();
+    this.selector = undefined;
+    this.connection = undefined;
+    this.sparkplug = undefined;
+    this.updateQueueHealth();
+    this.outbox?.close();
+    this.outbox = undefined;
+  }
+
+  private onConnected(client: MqttClient): void {
+    this.reason = undefined;
+    this.setStatus('On');
+    const sparkplug = this.sparkplug;
+    if (sparkplug === undefined) {
+      this.pump();
+      return;
+    }
+    // Births go out before any data of this connection: the first tick waits for them.
+    const births = sparkplug
+      .connected(client, this.current.qos, () => this.rebirth())
+      .then(() => this.selector?.select(this.members))
+      .then(() => this.selector?.delivered())
+      .catch((error) => this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))));
+    this.track(births);
+  }
+
+  private onDisconnected(reason: string): void {
+    this.reason = reason;
+    this.writeHealth(this.health.lastDeliverySuccess, false);
+    this.writeHealth(this.health.lastDeliveryError, mqttDeliveryFailedMessage);
+    this.setStatus('Error');
+  }
+
+  /** Sparkplug NCMD Rebirth, or a member the births did not announce. */
+  private rebirth(): void {
+    const client = this.connection?.connected;
+    const sparkplug = this.sparkplug;
+    if (client === undefined || sparkplug === undefined) return;
+    const previous = this.inFlight ?? Promise.resolve();
+    const births = previous
+      .then(() => sparkplug.births(client, this.current.qos))
+      .catch((error) => this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))));
+    this.track(births);
+  }
+
+  private track(flight: Promise<void>): Promise<void> {
+    const tracked = flight.finally(() => {
+      if (this.inFlight !== tracked) return;
+      this.inFlight = undefined;
+      // A change-driven tick that came while this was in flight runs now, not an interval later.
+      if (this.tickMissed) {
+        this.tickMissed = false;
+        this.tick();
+      }
+    });
+    this.inFlight = tracked;
+    return tracked;
+  }
+
+  private tick(): void {
+    const selector = this.selector;
+    if (selector === undefined) return;
+    this.logDrops();
+    this.updateQueueHealth();
+    const client = this.connection?.connected;
+    const outbox = this.outbox;
+    if (client === undefined && outbox === undefined) return;
+    if (this.inFlight !== undefined) {
+      if (this.current.loggingMode === 'Snapshot') this.counters.skippedTicks++;
+      else this.tickMissed = true;
+      return;
+    }
+    this.refreshMembers();
+    const samples = selector.select(this.members);
+    let messages: OutgoingMessage[];
+    if (this.sparkplug !== undefined) {
+      const data = this.sparkplug.data(samples);
+      if (data === 'rebirth') {
+        selector.dropped();
+        this.rebirth();
+        return;
+      }
+      messages = data;
+    } else if (this.current.format === 'json-per-tag') {
+      messages = tagMessages(samples, this.topicPrefix);
+    } else {
+      messages = collectionMessages(samples, this.topicPrefix, this.present(), this.memberOf);
+    }
+    if (messages.length === 0) {
+      selector.delivered();
+      return;
+    }
+    if (outbox !== undefined && (client === undefined || outbox.depth > 0)) {
+      // Behind what waits already, or no broker: the batch is kept on disk, so it is the
+      // outbox's now, and the selector moves on as if it had been delivered.
+      this.enqueue(messages);
+      selector.delivered();
+      this.pump();
+    } else if (client !== undefined) {
+      this.track(this.publish(client, selector, messages));
+    }
+    this.updateQueueHealth();
+  }
+
+  /** Appends messages to the outbox; drops are logged once per outage. */
+  private enqueue(messages: readonly OutgoingMessage[]): void {
+    const outbox = this.outbox as Outbox;
+    const dropped = outbox.append(messages);
+    if (dropped === 0) return;
+    if (this.outboxDrops === 0) {
+      this.log.warn(
+        { dropped, bufferLimitMB: this.current.bufferLimitMB },
+        `MQTT publisher '${this.name}': the outbox is full (${this.current.bufferLimitMB} MB); ` +
+          'the oldest messages are being dropped. The total is logged once the outbox drains.',
+      );
+    }
+    this.outboxDrops += dropped;
+  }
+
+  /**
+   * Delivers the outbox, oldest first, a chunk at a time, while connected and nothing else is
+   * in flight; a message leaves the outbox once acknowledged.
+   */
+  private pump(): void {
+    const client = this.connection?.connected;
+    const outbox = this.outbox;
+    if (client === undefined || outbox === undefined || this.inFlight !== undefined) return;
+    if (outbox.depth === 0) {
+      if (this.outboxDrops > 0) {
+        this.log.warn(
+          { dropped: this.outboxDrops },
+          `MQTT publisher '${this.name}': the outbox is delivered; ${this.outboxDrops} of the ` +
+            'oldest messages were dropped while it was full.',
+        );
+        this.outboxDrops = 0;
+      }
+      this.updateQueueHealth();
+      return;
+    }
+    const chunk = outbox.peek(outboxChunk);
+    void this.track(this.drain(client, outbox, chunk)).then(() => this.pump());
+  }
+
+  private drain(client: MqttClient, outbox: Outbox, chunk: OutboxMessage[]): Promise<void> {
+    const clock = this.deps.clock;
+    const startedAt = clock.now();
+    const qos = this.current.qos;
+    const retain = this.retain;
+    return new Promise<void>((resolveDrained) => {
+      let pending = chunk.length;
+      let failure: unknown;
+      const acked: number[] = [];
+      const refused: number[] = [];
+      const done = () => {
+        if (--pending > 0) return;
+        // A message the broker refused (a reason code: not authorized…) would be refused again:
+        // it leaves the outbox with the delivered ones, counted as lost.
+        outbox.remove([...acked, ...refused]);
+        this.messages += acked.length;
+        if (failure === undefined) {
+          this.lastDelivery = {
+            at: new Date(clock.now()).toISOString(),
+            ok: true,
+            attempts: 1,
+            durationMs: clock.now() - startedAt,
+            samples: acked.length,
+          };
+          this.counters.batches++;
+          this.delivered();
+        } else {
+          this.failed(
+            describeBrokerError(failure, new URL(this.current.brokerUrl)),
+            refused.length > 0,
+          );
+        }
+        this.updateQueueHealth();
+        resolveDrained();
+      };
+      for (const message of chunk) {
+        client.publish(message.topic, message.payload, { qos, retain }, (error) => {
+          if (error) failure ??= error;
+          if (!error) acked.push(message.id);
+          else if (isRefusal(error)) refused.push(message.id);
+          done();
+        });
+      }
+    });
+  }
+
+  private delivered(): void {
+    this.writeHealth(this.health.lastDeliverySuccess, true);
+    this.writeHealth(this.health.lastDeliveryError, '');
+    if (this.status === 'Error') this.reason = undefined;
+    this.setStatus('On');
+  }
+
+  private publish(
+    client: MqttClient,
+    selector: BatchSelector,
+    messages: OutgoingMessage[],
+  ): Promise<void> {
+    const clock = this.deps.clock;
+    const startedAt = clock.now();
+    const qos = this.current.qos;
+    const retain = this.retain;
+    let samples = 0;
+    for (const message of messages) samples += message.samples;
+    this.inFlightSince = startedAt;
+    this.inFlightPending = messages.length;
+    const acked = new Set<OutgoingMessage>();
+    const refused = new Set<OutgoingMessage>();
+    return new Promise<void>((resolvePublished) => {
+      let failure: unknown;
+      const finish = () => {
+        this.inFlightPending--;
+        if (this.inFlightPending > 0) return;
+        const unacked = messages.filter((message) => !acked.has(message) && !refused.has(message));
+        const record: DeliveryRecord = {
+          at: new Date(clock.now()).toISOString(),
+          ok: failure === undefined,
+          attempts: 1,
+          durationMs: clock.now() - startedAt,
+          samples,
+        };
+        if (failure === undefined) {
+          this.lastDelivery = record;
+          this.counters.batches++;
+          this.counters.samples += samples;
+          this.messages += messages.length;
+          selector.delivered();
+          this.delivered();
+        } else {
+          const text = describeBrokerError(failure, new URL(this.current.brokerUrl));
+          this.lastDelivery = { ...record, error: text };
+          this.messages += messages.length - unacked.length;
+          if (this.outbox !== undefined) {
+            // Kept, in order, for the next connection; some may have arrived (at least once).
+            this.enqueue(unacked);
+            selector.delivered();
+            this.failed(text, refused.size > 0);
+          } else {
+            selector.dropped();
+            this.failed(text);
+          }
+        }
+        this.updateQueueHealth();
+        resolvePublished();
+      };
+      for (const message of messages) {
+        client.publish(message.topic, message.payload, { qos, retain }, (error) => {
+          if (error) failure ??= error;
+          if (!error) acked.add(message);
+          else if (isRefusal(error)) refused.add(message);
+          finish();
+        });
+      }
+    });
+  }
+
+  /**
+   * A batch (or an outbox chunk) was not wholly delivered.
+   * @param lost whether messages were given up (refused by the broker, or no outbox to keep
+   *   them): counted in `failures`. Messages kept for a later attempt are not.
+   */
+  private failed(text: string, lost = true): void {
+    if (lost) this.counters.failures++;
+    this.reason = text;
+    this.writeHealth(this.health.lastDeliverySuccess, false);
+    this.writeHealth(this.health.lastDeliveryError, mqttDeliveryFailedMessage);
+    if (this.status !== 'Error') {
+      this.log.error(`MQTT publisher '${this.name}': a batch was not delivered (${text}).`);
+    } else {
+      this.log.debug(`MQTT batch not delivered (${text}).`);
+    }
+    this.setStatus('Error');
+  }
+
+  /** Samples of every member now, for Sparkplug births. */
+  private currentSamples(): Sample[] {
+    this.refreshMembers();
+    const samples: Sample[] = [];
+    for (const id of this.members) {
+      const sample = this.deps.store.get(id);
+      if (sample !== undefined) samples.push(sample);
+    }
+    return samples;
+  }
+
+  /** Messages not yet acknowledged: in the outbox, or of a batch in flight. */
+  private queueDepth(): number {
+    return (this.outbox?.depth ?? 0) + this.inFlightPending;
+  }
+
+  private oldestAgeSeconds(): number {
+    let oldest = this.inFlightPending > 0 ? this.inFlightSince : undefined;
+    const queued = this.outbox?.depth ? this.outbox.oldestQueuedAt() : undefined;
+    if (queued !== undefined && (oldest === undefined || queued < oldest)) oldest = queued;
+    if (oldest === undefined) return 0;
+    return Math.max(0, Math.floor((this.deps.clock.now() - oldest) / 1000));
+  }
+
+  private updateQueueHealth(): void {
+    this.writeHealth(this.health.queueDepth, this.queueDepth());
+    this.writeHealth(this.health.oldestQueuedAgeSeconds, this.oldestAgeSeconds());
+  }
+
+  private logDrops(): void {
+    const dropped = this.counters.droppedSamples - this.droppedAtLastTick;
+    if (dropped === 0) return;
+    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.log.warn(
+      { dropped, bufferSize: this.current.everythingBufferSize },
+      `Everything buffer full: the ${dropped} oldest updates were dropped since the last ` +
+        `publish (the buffer holds ${this.current.everythingBufferSize}).`,
+    );
+  }
+
+  /** The configured collections that exist, in configuration order, without repeats. */
+  private present(): string[] {
+    const present: string[] = [];
+    for (const name of this.current.collections) {
+      if (this.deps.collections.has(name) && !present.includes(name)) present.push(name);
+    }
+    return present;
+  }
+
+  /** Re-reads the union of the collections' members, in collection order. */
+  private refreshMembers(): void {
+    const collections = this.deps.collections;
+    for (const name of this.current.collections) {
+      if (collections.has(name)) this.missingWarned.delete(name);
+      else if (!this.missingWarned.has(name)) {
+        this.missingWarned.add(name);
+        this.log.warn(
+          `Collection '${name}' of MQTT publisher '${this.name}' no longer exists; ` +
+            'its tags are not published.',
+        );
+      }
+    }
+    const present = this.present();
+    const members: string[] = [];
+    const seen = new Set<string>();
+    const byCollection = this.current.format === 'json' && present.length > 1;
+    const memberOf = byCollection ? new Map<string, string[]>() : undefined;
+    // Its own health tags change with every publish (QueueDepth): publishing them would feed
+    // itself, a batch every tick. Other publishers' health tags are published as any tag.
+    const own = `Publishers/${this.current.name}/`;
+    for (const name of present) {
+      for (const id of collections.members(name)) {
+        if (id.startsWith(own)) continue;
+        if (memberOf !== undefined) {
+          const list = memberOf.get(id);
+          if (list === undefined) memberOf.set(id, [name]);
+          else list.push(name);
+        }
+        if (seen.has(id)) continue;
+        seen.add(id);
+        members.push(id);
+      }
+    }
+    this.members = members;
+    this.memberSet = seen;
+    this.memberOf = memberOf;
+  }
+
+  private async readAuth(config: MqttConfig): Promise<BrokerTlsAndAuth> {
+    const base = this.deps.baseDir ?? process.cwd();
+    const auth: BrokerTlsAndAuth = {};
+    if (config.caFile !== undefined) auth.extraCa = await readCaFile(resolve(base, config.caFile));
+    const authentication = config.authentication;
+    if (authentication.mode === 'Username password') {
+      auth.username = authentication.username;
+      auth.password = authentication.password;
+    } else if (authentication.mode === 'Client certificate') {
+      const read = async (file: string, what: string) =>
+        (await readProfileFile(resolve(base, file), what, profileFileLimits.pem)).toString('utf8');
+      auth.cert = await read(authentication.certFile, 'the client certificate');
+      auth.key = await read(authentication.keyFile, 'the client key');
+      if (authentication.keyPassphrase !== undefined) {
+        auth.passphrase = authentication.keyPassphrase;
+      }
+    }
+    return auth;
+  }
+
+  private setStatus(status: PublisherStatus, clearReason = true): void {
+    if (status === 'On' && clearReason) this.reason = undefined;
+    if (this.status === status) return;
+    this.status = status;
+    this.writeHealth(this.health.status, status);
+  }
+
+  /** Writes a health tag when its value changed (a 10 ms publisher must not flood the store). */
+  private writeHealth(fullTagId: string, value: string | number | boolean): void {
+    if (this.healthValues.get(fullTagId) === value) return;
+    this.healthValues.set(fullTagId, value);
+    this.deps.store.write([
+      {
+        fullTagId,
+        utcTimestamp: new Date(this.deps.clock.now()).toISOString(),
+        quality: 'Good',
+        value,
+      },
+    ]);
+  }
+}
+
+/** True for an error carrying an MQTT reason code: the broker refused the message itself. */
+function isRefusal(error: unknown): boolean {
+  return typeof (error as { code?: unknown }).code === 'number';
+}

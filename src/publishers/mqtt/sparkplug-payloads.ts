@@ -1,0 +1,223 @@
+/**
+ * Sparkplug B 3.0 payloads of one edge node: topics, metric aliases, the `seq` counter and the
+ * mapping of tag samples to metrics. Encoding is Eclipse Tahu's (`sparkplug-payload`); no
+ * protobuf is written here.
+ *
+ * - One device per driver: the first segment of a tag's path is the device id, the rest the
+ *   metric name (`Boiler1/Water/Temperature` → device `Boiler1`, metric `Water/Temperature`).
+ * - Aliases are numbered from 1 in the order tags are first born and never change while the
+ *   publisher runs, so a host application's alias table stays valid across rebirths.
+ * - `seq` counts 0–255 over NBIRTH, DBIRTH, DDATA and DDEATH; NBIRTH resets it to 0.
+ * - Quality is the metric property `Quality` (Int32, OPC codes): Good 192, Stale 64 (Uncertain;
+ *   the last value is kept), Bad and Unavailable 0 (Bad; the metric is null, `is_null`).
+ * - Types: a number is Double, a boolean Boolean, a string String; a tag never read is born as
+ *   Double. A tag whose type changes, or a member not in the births, needs a rebirth.
+ */
+import sparkplug from 'sparkplug-payload';
+import type { UMetric, UPayload } from 'sparkplug-payload/lib/sparkplugbpayload.js';
+import type { Quality, Sample } from '../../tags/sample.js';
+import type { OutgoingMessage } from './json-messages.js';
+
+const codec = sparkplug.get('spBv1.0') as NonNullable<ReturnType<typeof sparkplug.get>>;
+
+/** The Sparkplug topic namespace of version 3.0 (B). */
+export const sparkplugNamespace = 'spBv1.0';
+/** The NBIRTH metric a host application sets to true in an NCMD to ask for new births. */
+export const rebirthMetric = 'Node Control/Rebirth';
+/** The quality property's name on every device metric. */
+export const qualityProperty = 'Quality';
+
+/** OPC quality codes of the `Quality` metric property. */
+export const qualityCodes: Record<Quality, number> = {
+  Good: 192,
+  Stale: 64,
+  Bad: 0,
+  Unavailable: 0,
+};
+
+/** Sparkplug types used for tag values. */
+export type MetricType = 'Double' | 'Boolean' | 'String';
+
+/** The topic of a message type of this edge node (a device id for the D messages). */
+export function sparkplugTopic(
+  groupId: string,
+  type: 'NBIRTH' | 'NDEATH' | 'NCMD' | 'DBIRTH' | 'DDATA' | 'DDEATH' | 'DCMD',
+  edgeNodeId: string,
+  deviceId?: string,
+): string {
+  const base = `${sparkplugNamespace}/${groupId}/${type}/${edgeNodeId}`;
+  return deviceId === undefined ? base : `${base}/${deviceId}`;
+}
+
+/** Encodes a payload with Tahu's encoder. */
+export function encode(payload: UPayload): Buffer {
+  const bytes = codec.encodePayload(payload);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Decodes a payload with Tahu's decoder. */
+export function decode(bytes: Uint8Array): UPayload {
+  return codec.decodePayload(bytes);
+}
+
+/** The NDEATH payload (the MQTT Will): the bdSeq of the connection, no seq. */
+export function deathPayload(bdSeq: number, timestamp: number): Buffer {
+  return encode({ timestamp, metrics: [{ name: 'bdSeq', type: 'UInt64', value: bdSeq }] });
+}
+
+/** The device id and metric name of a tag. */
+export function splitTagId(fullTagId: string): { device: string; metric: string } {
+  const slash = fullTagId.indexOf('/');
+  if (slash < 0) return { device: fullTagId, metric: fullTagId };
+  return { device: fullTagId.slice(0, slash), metric: fullTagId.slice(slash + 1) };
+}
+
+/** The Sparkplug type of a sample's value; undefined when it has none. */
+export function metricTypeOf(sample: Sample): MetricType | undefined {
+  switch (typeof sample.value) {
+    case 'number':
+      return 'Double';
+    case 'boolean':
+      return 'Boolean';
+    case 'string':
+      return 'String';
+    default:
+      return undefined;
+  }
+}
+
+/** The payloads of one edge node; one instance per running publisher. */
+export class SparkplugPayloads {
+  private seq = 0;
+  private readonly aliases = new Map<string, number>();
+  /** Tag → type announced in the current births. */
+  private born = new Map<string, MetricType>();
+  private devices: string[] = [];
+
+  constructor(
+    private readonly groupId: string,
+    private readonly edgeNodeId: string,
+  ) {}
+
+  /** The devices of the current births. */
+  get bornDevices(): readonly string[] {
+    return this.devices;
+  }
+
+  /**
+   * NBIRTH then one DBIRTH per device, holding every member's current sample. Resets `seq`.
+   * @param bdSeq the bdSeq of the connection's Will.
+   */
+  births(bdSeq: number, samples: readonly Sample[], now: number): OutgoingMessage[] {
+    this.seq = 0;
+    const messages: OutgoingMessage[] = [
+      {
+        topic: sparkplugTopic(this.groupId, 'NBIRTH', this.edgeNodeId),
+        payload: encode({
+          timestamp: now,
+          seq: this.nextSeq(),
+          metrics: [
+            { name: 'bdSeq', type: 'UInt64', value: bdSeq, timestamp: now },
+            { name: rebirthMetric, type: 'Boolean', value: false, timestamp: now },
+          ],
+        }),
+        samples: 0,
+      },
+    ];
+    const byDevice = new Map<string, Sample[]>();
+    for (const sample of samples) {
+      const { device } = splitTagId(sample.fullTagId);
+      let list = byDevice.get(device);
+      if (list === undefined) {
+        list = [];
+        byDevice.set(device, list);
+      }
+      list.push(sample);
+    }
+    const born = new Map<string, MetricType>();
+    for (const [device, list] of byDevice) {
+      const metrics: UMetric[] = [];
+      for (const sample of list) {
+        const type = metricTypeOf(sample) ?? this.born.get(sample.fullTagId) ?? 'Double';
+        born.set(sample.fullTagId, type);
+        metrics.push(this.metric(sample, type, true));
+      }
+      messages.push({
+        topic: sparkplugTopic(this.groupId, 'DBIRTH', this.edgeNodeId, device),
+        payload: encode({ timestamp: now, seq: this.nextSeq(), metrics }),
+        samples: metrics.length,
+      });
+    }
+    this.born = born;
+    this.devices = [...byDevice.keys()];
+    return messages;
+  }
+
+  /**
+   * One DDATA per device with the batch's samples, by alias. `rebirth` when a sample's tag was
+   * not born, or its type changed since: the caller publishes new births instead.
+   */
+  data(samples: readonly Sample[], now: number): OutgoingMessage[] | 'rebirth' {
+    const byDevice = new Map<string, UMetric[]>();
+    for (const sample of samples) {
+      const bornType = this.born.get(sample.fullTagId);
+      if (bornType === undefined) return 'rebirth';
+      const type = metricTypeOf(sample);
+      if (type !== undefined && type !== bornType) return 'rebirth';
+      const { device } = splitTagId(sample.fullTagId);
+      let metrics = byDevice.get(device);
+      if (metrics === undefined) {
+        metrics = [];
+        byDevice.set(device, metrics);
+      }
+      metrics.push(this.metric(sample, bornType, false));
+    }
+    const messages: OutgoingMessage[] = [];
+    for (const [device, metrics] of byDevice) {
+      messages.push({
+        topic: sparkplugTopic(this.groupId, 'DDATA', this.edgeNodeId, device),
+        payload: encode({ timestamp: now, seq: this.nextSeq(), metrics }),
+        samples: metrics.length,
+      });
+    }
+    return messages;
+  }
+
+  /** One DDEATH per born device (a clean stop). */
+  deaths(now: number): OutgoingMessage[] {
+    return this.devices.map((device) => ({
+      topic: sparkplugTopic(this.groupId, 'DDEATH', this.edgeNodeId, device),
+      payload: encode({ timestamp: now, seq: this.nextSeq() }),
+      samples: 0,
+    }));
+  }
+
+  private nextSeq(): number {
+    const seq = this.seq;
+    this.seq = (seq + 1) % 256;
+    return seq;
+  }
+
+  private metric(sample: Sample, type: MetricType, withName: boolean): UMetric {
+    let alias = this.aliases.get(sample.fullTagId);
+    if (alias === undefined) {
+      alias = this.aliases.size + 1;
+      this.aliases.set(sample.fullTagId, alias);
+    }
+    const quality = sample.quality;
+    const hasValue =
+      (quality === 'Good' || quality === 'Stale') &&
+      sample.value !== undefined &&
+      metricTypeOf(sample) === type;
+    const metric: UMetric = {
+      ...(withName ? { name: splitTagId(sample.fullTagId).metric } : {}),
+      alias,
+      timestamp: Date.parse(sample.utcTimestamp),
+      type,
+      value: hasValue ? (sample.value as number | boolean | string) : null,
+      properties: { [qualityProperty]: { type: 'Int32', value: qualityCodes[quality] } },
+    };
+    if (!hasValue) metric.isNull = true;
+    return metric;
+  }
+}

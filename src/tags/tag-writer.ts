@@ -1,0 +1,312 @@
+/**
+ * The one way back to the devices: routes a client's tag writes to the drivers that own the
+ * tags. The map from fullTagId to driver is filled when each driver has started (and emptied
+ * when it stops); the API imports this writer, never a driver.
+ *
+ * A request is all or nothing up to the device: every item is checked before anything is sent
+ * (the tag exists, is writable, its driver allows writes, the value fits the tag's type and
+ * writeMin/writeMax, the driver's own device-side checks), then the account's write budget is
+ * taken; any failure refuses the whole request and nothing is written. Then each item is written
+ * once, in order per driver, never retried: a write whose answer did not come is reported
+ * Uncertain (OutcomeUnknown), since repeating it could move a machine twice. Every item of every
+ * request, written or refused, leaves an audit line.
+ */
+import type { Logger } from 'pino';
+import type {
+  Driver,
+  WritableTag,
+  WriteReason,
+  WriteRequest,
+  WriteResult,
+  WriteStatus,
+  WriteValue,
+} from '../../drivers/driver.js';
+import { type FieldError, TooManyRequestsError, ValidationError } from '../errors.js';
+import { tagPathProblem } from './tag-path.js';
+import type { TagStore } from './tag-store.js';
+import { defaultWritesPerSecond, WriteRateLimiter } from './write-rate-limiter.js';
+
+/** Most items in one write request. */
+export const maxWritesPerRequest = 100;
+
+/** One item of a client's request. */
+export interface TagWriteItem {
+  fullTagId: string;
+  value: WriteValue;
+}
+
+/** The answer to one item, in the order of the request. */
+export interface TagWriteOutcome {
+  fullTagId: string;
+  status: WriteStatus;
+  reason?: WriteReason;
+  message?: string;
+}
+
+/** Collaborators of {@link TagWriter}. */
+export interface TagWriterOptions {
+  store: TagStore;
+  /** The audit log (`component: audit`): one line per item. */
+  audit: Logger;
+  /** For failures of a driver's write itself (a bug, not a device answer). */
+  logger: Logger;
+  /** Epoch ms now (the injected clock), for the rate limit. */
+  now: () => number;
+  /** Writes per second and account (items, not requests). Default 20. */
+  writesPerSecond?: number;
+}
+
+interface Route {
+  driver: Driver;
+  tag: WritableTag;
+}
+
+/** Routes writes to the owning drivers, after checking, limiting and before auditing them. */
+export class TagWriter {
+  private readonly routes = new Map<string, Route>();
+  private readonly limiter: WriteRateLimiter;
+
+  constructor(private readonly options: TagWriterOptions) {
+    this.limiter = new WriteRateLimiter(
+      options.now,
+      options.writesPerSecond ?? defaultWritesPerSecond,
+    );
+  }
+
+  /**
+   * Adds the writable tags of a started driver. A driver with writable tags and `allowWrites`
+   * false is registered too, so a write names the switch that refuses it; it is logged once.
+   */
+  register(driver: Driver): void {
+    const tags = driver.writableTags?.() ?? [];
+    if (tags.length === 0 || driver.write === undefined) return;
+    for (const tag of tags) this.routes.set(tag.fullTagId, { driver, tag });
+    const disabled = tags.filter((tag) => !tag.allowWrites).length;
+    if (disabled > 0) {
+      this.options.logger.warn(
+        { component: driver.name, writableTags: disabled },
+        `${disabled} tag(s) of driver ${driver.name} are marked writable but the driver's allowWrites is false: writes to them are refused`,
+      );
+    }
+  }
+
+  /** Removes a driver's tags (before it stops): writes to them are refused as not writable. */
+  unregister(driver: Driver): void {
+    for (const [id, route] of this.routes) if (route.driver === driver) this.routes.delete(id);
+  }
+
+  /** Whether a write to the tag would pass the profile checks (writable, allowed). */
+  isWritable(fullTagId: string): boolean {
+    return this.routes.get(fullTagId)?.tag.allowWrites === true;
+  }
+
+  /**
+   * Checks every item, takes the account's budget, writes, audits.
+   * @param account the account writing (audited; the rate limit is per account).
+   * @returns one outcome per item, in order.
+   * @throws ValidationError (400, every refused item named `writes[i].…`) when any item fails a
+   *   check; TooManyRequestsError (429 `write-rate-exceeded`) when the account is over its
+   *   budget. Nothing is written in either case.
+   */
+  async write(account: string, items: readonly TagWriteItem[]): Promise<TagWriteOutcome[]> {
+    const routes: Route[] = [];
+    const errors: FieldError[] = [];
+    items.forEach((item, index) => {
+      const route = this.check(item, index, errors);
+      if (route !== undefined) routes[index] = route;
+    });
+    if (errors.length === 0) errors.push(...(await this.deviceChecks(items, routes)));
+    if (errors.length > 0) {
+      this.refused(account, items, 'ValidationFailed');
+      throw new ValidationError(
+        `The write request was refused; nothing was written (${errors.length} problem${errors.length === 1 ? '' : 's'}).`,
+        errors,
+      );
+    }
+    const retryAfter = this.limiter.take(account, items.length);
+    if (retryAfter > 0) {
+      this.refused(account, items, 'RateLimited');
+      throw new TooManyRequestsError(
+        `Account ${account} is writing faster than ${this.options.writesPerSecond ?? defaultWritesPerSecond} values per second; nothing was written. Retry after ${retryAfter} s.`,
+        retryAfter,
+        'write-rate-exceeded',
+      );
+    }
+    // The value each tag held before, for the audit.
+    const previous = items.map((item) => this.options.store.get(item.fullTagId)?.value);
+    const results = await this.dispatch(items, routes);
+    const outcomes = items.map((item, index) => {
+      const result = results[index] as WriteResult;
+      this.options.audit.info(
+        {
+          event: 'tag-write',
+          account,
+          fullTagId: item.fullTagId,
+          previousValue: previous[index] ?? null,
+          requestedValue: item.value,
+          status: result.status,
+          ...(result.reason !== undefined ? { reason: result.reason } : {}),
+        },
+        `tag write ${result.status}: ${item.fullTagId}`,
+      );
+      const outcome: TagWriteOutcome = { fullTagId: item.fullTagId, status: result.status };
+      if (result.reason !== undefined) outcome.reason = result.reason;
+      if (result.message !== undefined) outcome.message = result.message;
+      return outcome;
+    });
+    return outcomes;
+  }
+
+  /** The profile and value checks of one item; problems go to `errors`. */
+  private check(item: TagWriteItem, index: number, errors: FieldError[]): Route | undefined {
+    const at = (field: string) => `writes[${index}].${field}`;
+    const { fullTagId, value } = item;
+    const pathProblem = tagPathProblem(fullTagId);
+    if (pathProblem !== undefined) {
+      errors.push({ path: at('fullTagId'), message: `Invalid tag path: ${pathProblem}` });
+      return undefined;
+    }
+    const route = this.routes.get(fullTagId);
+    if (route === undefined) {
+      errors.push({
+        path: at('fullTagId'),
+        message: this.options.store.get(fullTagId)
+          ? `Tag ${fullTagId} is not writable.`
+          : `Tag ${fullTagId} does not exist.`,
+      });
+      return undefined;
+    }
+    if (!route.tag.allowWrites) {
+      errors.push({
+        path: at('fullTagId'),
+        message: `Writes are disabled for driver ${route.driver.name}.`,
+      });
+      return undefined;
+    }
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      errors.push({ path: at('value'), message: 'NaN and infinities cannot be written.' });
+      return undefined;
+    }
+    const problem = route.tag.check(value);
+    if (problem !== undefined) {
+      errors.push({ path: at('value'), message: `Tag ${fullTagId}: the value ${problem}.` });
+      return undefined;
+    }
+    const { writeMin, writeMax } = route.tag;
+    // A 64-bit integer may come as a decimal string: compared as the nearest double, which is
+    // enough for limits that a profile writes as JSON numbers anyway.
+    const number =
+      typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
+    if (writeMin !== undefined && number < writeMin) {
+      errors.push({
+        path: at('value'),
+        message: `Tag ${fullTagId}: ${value} is below writeMin ${writeMin}.`,
+      });
+      return undefined;
+    }
+    if (writeMax !== undefined && number > writeMax) {
+      errors.push({
+        path: at('value'),
+        message: `Tag ${fullTagId}: ${value} is above writeMax ${writeMax}.`,
+      });
+      return undefined;
+    }
+    return route;
+  }
+
+  /** The drivers' own checks (OPC UA DataType), per driver; still nothing is written. */
+  private async deviceChecks(
+    items: readonly TagWriteItem[],
+    routes: readonly Route[],
+  ): Promise<FieldError[]> {
+    const errors: FieldError[] = [];
+    await Promise.all(
+      [...this.byDriver(routes)].map(async ([driver, indexes]) => {
+        if (driver.checkWrites === undefined) return;
+        const problems = await driver.checkWrites(
+          indexes.map((index) => items[index] as WriteRequest),
+        );
+        problems.forEach((problem, position) => {
+          if (problem === undefined) return;
+          const index = indexes[position] as number;
+          errors.push({
+            path: `writes[${index}].value`,
+            message: `Tag ${items[index]?.fullTagId}: ${problem}`,
+          });
+        });
+      }),
+    );
+    return errors.sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
+  }
+
+  /** Each driver gets its items in request order; drivers work in parallel. */
+  private async dispatch(
+    items: readonly TagWriteItem[],
+    routes: readonly Route[],
+  ): Promise<WriteResult[]> {
+    const results: WriteResult[] = new Array(items.length);
+    await Promise.all(
+      [...this.byDriver(routes)].map(async ([driver, indexes]) => {
+        let answers: WriteResult[];
+        try {
+          answers = await (driver.write as NonNullable<Driver['write']>)(
+            indexes.map((index) => ({
+              fullTagId: (items[index] as TagWriteItem).fullTagId,
+              value: (items[index] as TagWriteItem).value,
+            })),
+          );
+        } catch (error) {
+          // A bug, not a device answer: whether anything went out is unknown, so nothing is
+          // claimed either way.
+          this.options.logger.error(
+            { err: error, component: driver.name },
+            'a driver write failed',
+          );
+          answers = indexes.map(() => ({
+            status: 'Uncertain',
+            reason: 'OutcomeUnknown',
+            message:
+              'The driver failed while writing (see the log); whether the device applied the write is unknown.',
+          }));
+        }
+        indexes.forEach((index, position) => {
+          results[index] = answers[position] ?? {
+            status: 'Uncertain',
+            reason: 'OutcomeUnknown',
+            message: 'The driver gave no answer for this write.',
+          };
+        });
+      }),
+    );
+    return results;
+  }
+
+  private byDriver(routes: readonly Route[]): Map<Driver, number[]> {
+    const groups = new Map<Driver, number[]>();
+    routes.forEach((route, index) => {
+      const indexes = groups.get(route.driver);
+      if (indexes === undefined) groups.set(route.driver, [index]);
+      else indexes.push(index);
+    });
+    return groups;
+  }
+
+  /** Audits a request refused before any I/O, one line per item. */
+  private refused(account: string, items: readonly TagWriteItem[], reason: string): void {
+    const { audit, store } = this.options;
+    for (const item of items) {
+      audit.info(
+        {
+          event: 'tag-write',
+          account,
+          fullTagId: item.fullTagId,
+          previousValue: store.get(item.fullTagId)?.value ?? null,
+          requestedValue: item.value,
+          status: 'Refused',
+          reason,
+        },
+        `tag write refused: ${item.fullTagId}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { initialAdminPasswordFile } from '../../src/auth/account-service.js';
+import { systemClock } from '../../src/clock.js';
+import { Daemon } from '../../src/daemon.js';
+import { demoProfileDocument } from '../../src/demo-profile.js';
+import { chromiumPath } from './chromium.js';
+import { consoleBuild } from './console-build.js';
+import { captureLogs } from './log-capture.js';
+
+/** Generous waits: a cold Chromium on a loaded 2-core CI box renders slowly. */
+export const wait = { timeout: 30_000 };
+
+/** A demo daemon on the real clock (its simulator ticks every second) serving a fresh console build. */
+export interface ConsoleDaemon {
+  daemon: Daemon;
+  url: string;
+  stateDir: string;
+  folder: string;
+  logs: ReturnType<typeof captureLogs>;
+  /** The one-time password of `admin`. */
+  initialPassword(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the demo profile (changed by `edit`) with the console, on 127.0.0.1 port 0; the console
+ * comes from a fresh build unless `consoleDir` names another folder.
+ */
+export async function startConsoleDaemon(
+  edit: (profile: Record<string, unknown>) => void = () => undefined,
+  consoleDir?: string,
+): Promise<ConsoleDaemon> {
+  const outDir = consoleDir ?? (await consoleBuild()).outDir;
+  const folder = await mkdtemp(join(tmpdir(), 'tagd-console-daemon-'));
+  const profile = await demoProfileDocument();
+  edit(profile);
+  const profileFile = join(folder, 'profile.json');
+  await writeFile(profileFile, JSON.stringify(profile));
+  const stateDir = join(folder, 'state');
+  const logs = captureLogs('info');
+  const daemon = new Daemon({
+    profileFile,
+    stateDir,
+    logger: logs.logger,
+    clock: systemClock,
+    listen: { host: '127.0.0.1', port: 0 },
+    extensionsListen: { host: '127.0.0.1', port: 0 },
+    consoleDir: outDir,
+  });
+  await daemon.start();
+  return {
+    daemon,
+    url: daemon.url() as string,
+    stateDir,
+    folder,
+    logs,
+    initialPassword: async () =>
+      (await readFile(join(stateDir, initialAdminPasswordFile), 'utf8')).trim(),
+    stop: async () => {
+      await daemon.stop();
+      await rm(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Headless Chromium for a whole test file (ava's hooks cannot own t.teardown resources). */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    timeout: 60_000,
+  });
+}
+
+/**
+ * Records what a page complains about: console errors, page errors and CSP refusals, so a
+ * failing step shows why, and a test can require that the CSP blocked nothing.
+ */
+export function watchPage(page: Page): { errors: string[]; cspViolations: () => string[] } {
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  return {
+    errors,
+    cspViolations: () =>
+      errors.filter((text) =>
+        /Content Security Policy|Refused to (load|execute|apply)/i.test(text),
+      ),
+  };
+}
+
+const axeSource = readFile(new URL(import.meta.resolve('axe-core/axe.min.js')), 'utf8');
+
+/** An axe-core result, as much as the tests read. */
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * Runs axe-core in the page and returns its serious and critical violations. The script is
+ * evaluated over the DevTools protocol, which the page's CSP (no inline script) does not govern.
+ */
+export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  // Page source text: this program has no DOM types.
+  const loaded = await page.evaluate("'axe' in window");
+  if (!loaded) await page.evaluate(await axeSource);
+  const violations = (await page.evaluate(`axe
+    .run(document, { resultTypes: ['violations'] })
+    .then((result) => result.violations.map(({ id, impact, help, nodes }) => ({
+      id,
+      impact,
+      help,
+      nodes: nodes.map((node) => ({ target: node.target })),
+    })))`)) as AxeViolation[];
+  return violations.filter(
+    (violation) => violation.impact === 'serious' || violation.impact === 'critical',
+  );
+}
+
+/** Folder for screenshots a person may look at (not committed): `<tmp>/tagd-console-screenshots`. */
+export async function screenshotFolder(): Promise<string> {
+  const folder = join(tmpdir(), 'tagd-console-screenshots');
+  await mkdir(folder, { recursive: true });
+  return folder;
+}
+
+/** Logs a violation list readably. */
+export function describeViolations(
+  t: ExecutionContext,
+  where: string,
+  list: AxeViolation[],
+): string {
+  const text = list
+    .map(
+      (violation) =>
+        `${violation.impact} ${violation.id}: ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+    )
+    .join('\n');
+  if (text) t.log(`${where}:\n${text}`);
+  return text;
+}
