@@ -14,7 +14,12 @@ export type RouteAccess =
   /** An access or service token whose account holds the permission. */
   | { kind: 'permission'; permission: Permission }
   /** Any token of these types whose account is valid (refresh, password change). */
-  | { kind: 'token'; types: readonly ('access' | 'refresh' | 'preauth' | 'service')[] };
+  | { kind: 'token'; types: readonly ('access' | 'refresh' | 'preauth' | 'service')[] }
+  /**
+   * The daemon's local status token (src/state/status-access.ts) as a Bearer token, and no
+   * account token: `tagd status` on the daemon's own machine.
+   */
+  | { kind: 'status-token' };
 
 /** A documented response. */
 export interface RouteResponse {
