@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { opcuaCommand, opcuaUsage } from './cli/opcua-command.js';
 import { profileCommand, profileUsage } from './cli/profile-command.js';
 import { isParseArgsError, resolveStateDir } from './cli/state-dir.js';
+import { statusCommand, statusUsage } from './cli/status-command.js';
 import { tokensCommand, tokensUsage } from './cli/tokens-command.js';
 import { usersCommand, usersUsage } from './cli/users-command.js';
 import { prepareDemoProfile } from './demo-profile.js';
@@ -25,6 +26,8 @@ Usage:
   tagd profile check FILE                            list every error in a profile
   tagd profile export|import …                       back up or roll out a profile, secrets
                                                      masked ('tagd profile help')
+  tagd status [--url URL] [--json]                   ask the running daemon: drivers,
+                                                     publishers, history, listeners
   tagd users add|list|disable|enable|roles|passwd|2fa|unlock …
                                                      manage accounts ('tagd users help')
   tagd tokens generate NAME                          print a service account's token
@@ -39,8 +42,9 @@ Environment:
   TAGD_STATE_DIR   state directory: keys, users, history (default: ./var)
   TAGD_LOG_LEVEL   trace, debug, info, warn, error, fatal, silent (default: info)
 
-Exit codes: 0 ok, 1 failure, 2 usage error, 78 configuration error (profile, a file it
-names, the state directory in use by another daemon, TAGD_LOG_LEVEL).
+Exit codes: 0 ok, 1 failure, 2 usage error, 3 (tagd status) something is in error,
+78 configuration error (profile, a file it names, the state directory in use by another
+daemon, TAGD_LOG_LEVEL, a Node.js version tagd does not support).
 `;
 
 const startUsage = `Usage:
@@ -71,6 +75,7 @@ const commandUsages = new Map<string, string>([
   ['users', usersUsage],
   ['tokens', tokensUsage],
   ['opcua', opcuaUsage],
+  ['status', statusUsage],
   ['version', versionUsage],
 ]);
 
@@ -117,6 +122,8 @@ export async function cli(argv: string[]): Promise<void> {
       return start(rest);
     case 'profile':
       return profileCommand(rest);
+    case 'status':
+      return statusCommand(rest);
     case 'users':
       return usersCommand(rest);
     case 'tokens':

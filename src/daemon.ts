@@ -5,6 +5,7 @@ import { apiRoutes, createApp } from './api/app.js';
 import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
+import type { ListenerReport } from './api/routes/status.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
 import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
@@ -36,6 +37,7 @@ import {
 import { RunningDrivers } from './runtime/running-drivers.js';
 import { checkStartup, type StartupCheckOptions, type StartupProblem } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
+import { loadOrCreateStatusToken, writeStatusEndpoint } from './state/status-access.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
 import { TagStore } from './tags/tag-store.js';
@@ -355,6 +357,8 @@ export class Daemon {
 
       const http = { ...profile.server.http, ...this.options.listen };
       const daemon = this;
+      // For `tagd status` (GET /api/v2/Status), which reads it from the state directory.
+      const statusToken = await loadOrCreateStatusToken(stateDir);
       const apiDeps = {
         store,
         logger,
@@ -380,6 +384,8 @@ export class Daemon {
         get history() {
           return daemon.history;
         },
+        statusToken,
+        listeners: () => this.listenerReports(),
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query
@@ -460,10 +466,12 @@ export class Daemon {
       });
 
       reloader.accept();
+      const url = listener.url();
+      if (url !== undefined) await writeStatusEndpoint(stateDir, url);
       logger.info(
         {
           version,
-          url: listener.url(),
+          url,
           ...(this.httpsListener ? { httpsUrl: this.httpsListener.url() } : {}),
           ...(this.extensions ? { extensionsUrl: this.extensions.url() } : {}),
           ...(this.extensions?.httpsUrl()
@@ -515,6 +523,19 @@ export class Daemon {
     if (removed.length > 0) {
       this.options.logger.warn({ files: removed }, 'removed temporary files left by a crash');
     }
+  }
+
+  // Where the daemon listens now, for GET /api/v2/Status.
+  private listenerReports(): ListenerReport[] {
+    const reports: ListenerReport[] = [];
+    const add = (name: string, url: string | undefined) => {
+      if (url !== undefined) reports.push({ name, url });
+    };
+    add('http', this.listener?.url());
+    add('https', this.httpsListener?.url());
+    add('extensions-http', this.extensions?.url());
+    add('extensions-https', this.extensions?.httpsUrl());
+    return reports;
   }
 
   /** URL of the HTTP listener while running. */

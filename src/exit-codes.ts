@@ -10,6 +10,8 @@ export const exitCodes = {
   failure: 1,
   /** A wrong command line (the CLI's commands). */
   usage: 2,
+  /** `tagd status`: the daemon answered, and a driver, publisher or the history is in error. */
+  statusProblem: 3,
   /**
    * A configuration error restarting will not fix (sysexits EX_CONFIG): see
    * `isConfigError` in src/main.ts. Also a bad `TAGD_LOG_LEVEL`.

@@ -12,6 +12,7 @@ import {
   TagdError,
 } from './errors.js';
 import { exitCodes } from './exit-codes.js';
+import { SystemdNotifier } from './systemd/notifier.js';
 
 export { exitCodes };
 
@@ -33,7 +34,10 @@ export async function runDaemon(options: DaemonOptions, setup?: DaemonSetup): Pr
   const { logger } = options;
   const daemon = new Daemon(options);
   setup?.(daemon);
+  // Type=notify: READY=1, STOPPING=1, RELOADING=1 and the watchdog (no-ops outside systemd).
+  const notifier = new SystemdNotifier({ logger: logger.child({ component: 'systemd' }) });
   let stopping = false;
+  let ready = false;
 
   const shutdown = async (reason: string, code: number) => {
     if (stopping) {
@@ -47,6 +51,7 @@ export async function runDaemon(options: DaemonOptions, setup?: DaemonSetup): Pr
       process.exit(exitCodes.failure);
     }, stopDeadlineMs);
     deadline.unref();
+    await notifier.stopping();
     await daemon.stop();
     logger.info('stopped');
     logger.flush?.();
@@ -55,16 +60,25 @@ export async function runDaemon(options: DaemonOptions, setup?: DaemonSetup): Pr
 
   process.on('SIGTERM', () => void shutdown('SIGTERM', exitCodes.ok));
   process.on('SIGINT', () => void shutdown('SIGINT', exitCodes.ok));
-  // The reloader logs the outcome, every error of a refused profile included; a reload that
-  // fails must not become an unhandled rejection, which would stop the daemon.
+  // `systemctl reload` (the unit's ExecReload) sends SIGHUP, whose default action would end
+  // the process. notifier.reload() brackets the reload with RELOADING=1 and READY=1 (with a
+  // STATUS line when the profile was refused). The reloader logs the outcome, every error of a
+  // refused profile included; a reload that fails must not become an unhandled rejection, which
+  // would stop the daemon.
   process.on('SIGHUP', () => {
-    if (stopping) return;
-    daemon.reload('signal').catch((error: unknown) => {
-      // The reloader logged every other failure; this one it refused before reading anything.
-      if (error instanceof ServiceBusyError) {
-        logger.warn('reload requested (SIGHUP) while starting or stopping: ignored');
-      }
-    });
+    // Before READY=1 a reload's READY=1 would tell systemd the start-up is done.
+    if (!ready || stopping) {
+      logger.warn('reload requested (SIGHUP) while starting or stopping: ignored');
+      return;
+    }
+    notifier
+      .reload(() => daemon.reload('signal'))
+      .catch((error: unknown) => {
+        // The reloader logged every other failure; this one it refused before reading anything.
+        if (error instanceof ServiceBusyError) {
+          logger.warn('reload requested (SIGHUP) while starting or stopping: ignored');
+        }
+      });
   });
   // Nothing is swallowed: an error nobody handled is logged with its stack and ends the process
   // through an orderly stop, so systemd restarts a daemon in a known state.
@@ -77,8 +91,13 @@ export async function runDaemon(options: DaemonOptions, setup?: DaemonSetup): Pr
     void shutdown('unhandledRejection', exitCodes.failure);
   });
 
+  // From the start: a start-up stuck in a busy loop is caught too (TimeoutStartSec= aside).
+  notifier.startWatchdog();
   try {
     await daemon.start();
+    // After the listeners are up: units ordered After=tagd.service may call the API at once.
+    ready = true;
+    await notifier.ready();
   } catch (error) {
     reportStartFailure(logger, error);
     logger.flush?.();

@@ -15,6 +15,7 @@ import type { Collections } from '../tags/collections.js';
 import type { TagStore } from '../tags/tag-store.js';
 import type { TagWriter } from '../tags/tag-writer.js';
 import type { DriverReports } from './driver-reports.js';
+import type { ListenerReport } from './routes/status.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
 /** What the API reports to the metrics and serves from them (`GET /metrics`). */
@@ -98,6 +99,13 @@ export interface ApiDeps {
    * routes that add, replace or remove a driver. Absent: those routes answer 500 (a wiring error).
    */
   reloader?: ProfileReloader;
+  /**
+   * The local status token (`<state>/status.key`) that `GET /api/v2/Status` accepts. Absent:
+   * that route refuses every request (401).
+   */
+  statusToken?: string;
+  /** Where the daemon listens, for the status. Absent: no listener is listed. */
+  listeners?: () => ListenerReport[];
   /**
    * Routes tag writes to the drivers (filled as drivers start). Default: a writer with no
    * drivers, so every write is refused as not writable.

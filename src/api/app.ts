@@ -16,6 +16,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { profileRoutes } from './routes/profile.js';
 import { publisherRoutes } from './routes/publishers.js';
+import { statusRoutes } from './routes/status.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagStreamRoutes } from './routes/tag-stream.js';
@@ -42,6 +43,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
   const routes: RouteDefinition[] = [
     ...healthRoutes(deps),
     ...metricsRoutes(deps),
+    ...statusRoutes(deps),
     // Before the management routes: `/api/v2/Users/{name}` must never shadow these fixed
     // routes (the router runs the first match), and those names are reserved for accounts.
     ...userRoutes(deps),
@@ -94,7 +96,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Koa {
   app.use(problemMiddleware(deps.logger.child({ component: 'api' })));
   app.use(jsonBodies());
 
-  const router = buildRouter(options.routes ?? apiRoutes(deps), deps.accounts);
+  const router = buildRouter(options.routes ?? apiRoutes(deps), deps.accounts, deps.statusToken);
   app.use(router.routes());
   app.use(router.allowedMethods());
   const fallback = options.fallback;

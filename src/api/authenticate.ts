@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { AccountService, Principal } from '../auth/account-service.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { statusTokenMatches } from '../state/status-access.js';
 import type { RouteAccess } from './route.js';
 
 /** Cookie holding a browser session's access token (HttpOnly). */
@@ -18,16 +19,28 @@ const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Resolves the caller of a request for a route's access rule: the Bearer token, or the
  * session cookie of a browser client (which must echo the CSRF cookie on unsafe methods).
- * @returns undefined for public routes, and when the route's waiver applies.
+ * @param statusToken the daemon's local status token; without it, status-token routes refuse
+ *   every request.
+ * @returns undefined for public routes, status-token routes, and when the route's waiver
+ *   applies.
  * @throws UnauthorizedError (401), ForbiddenError (403)
  */
 export function authenticateRequest(
   context: Context,
   access: RouteAccess,
   accounts: AccountService,
+  statusToken?: string,
 ): Principal | undefined {
   if (access.kind === 'public') return undefined;
   if (access.kind === 'permission' && access.waived?.applies(context)) return undefined;
+  if (access.kind === 'status-token') {
+    // The header only: a browser's session cookie is an account's, never the status token.
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(context.get('Authorization'));
+    if (statusToken === undefined || !match?.[1] || !statusTokenMatches(statusToken, match[1])) {
+      throw new UnauthorizedError('This route needs the local status token (tagd status).');
+    }
+    return undefined;
+  }
   const { token, fromCookie } = credentialOf(context, access);
   if (token === undefined) throw new UnauthorizedError('A Bearer token is required.');
   const types = access.kind === 'permission' ? (['access', 'service'] as const) : access.types;

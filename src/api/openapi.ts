@@ -137,7 +137,10 @@ function operationOf(route: RouteDefinition, schemas: SchemaCollector): OpenApiO
     operationId: route.operationId,
     responses: {},
   };
-  if (route.access.kind !== 'public') operation.security = [{ bearerAuth: [] }, { cookieAuth: [] }];
+  if (route.access.kind === 'status-token') operation.security = [{ bearerAuth: [] }];
+  else if (route.access.kind !== 'public') {
+    operation.security = [{ bearerAuth: [] }, { cookieAuth: [] }];
+  }
   const parameters = [
     ...parametersOf(route.params, 'path', schemas),
     ...parametersOf(route.query, 'query', schemas),
@@ -165,6 +168,9 @@ function operationOf(route: RouteDefinition, schemas: SchemaCollector): OpenApiO
 function accessText(route: RouteDefinition): string {
   const { access } = route;
   if (access.kind === 'public') return 'No token needed.';
+  if (access.kind === 'status-token') {
+    return 'Needs the local status token from `<state>/status.key` (readable by the daemon user and root) as a Bearer token; account tokens are refused.';
+  }
   if (access.kind === 'permission') {
     const needs = `Needs the \`${access.permission}\` permission (access or service token)`;
     return access.waived ? `${needs}, except ${access.waived.description}.` : `${needs}.`;

@@ -17,7 +17,12 @@ export type RouteAccess =
    */
   | { kind: 'permission'; permission: Permission; waived?: AccessWaiver }
   /** Any token of these types whose account is valid (refresh, password change). */
-  | { kind: 'token'; types: readonly ('access' | 'refresh' | 'preauth' | 'service')[] };
+  | { kind: 'token'; types: readonly ('access' | 'refresh' | 'preauth' | 'service')[] }
+  /**
+   * The daemon's local status token (src/state/status-access.ts) as a Bearer token, and no
+   * account token: `tagd status` on the daemon's own machine.
+   */
+  | { kind: 'status-token' };
 
 /** When a permission route needs no token. */
 export interface AccessWaiver {

@@ -17,7 +17,11 @@ import type { RouteDefinition } from './route.js';
  * the route's access rule, its path parameters, query and JSON body are validated with the
  * route's zod schemas (every wrong field listed), and the handler's result is the response.
  */
-export function buildRouter(routes: readonly RouteDefinition[], accounts: AccountService): Router {
+export function buildRouter(
+  routes: readonly RouteDefinition[],
+  accounts: AccountService,
+  statusToken?: string,
+): Router {
   const router = new Router();
   // Which definition each layer serves, for the routes that do not claim every match.
   const owners = new Map<unknown, RouteDefinition>();
@@ -32,7 +36,7 @@ export function buildRouter(routes: readonly RouteDefinition[], accounts: Accoun
         // The route's template, for the request metrics: a bounded label, unlike the path.
         context.state.route = route.path;
         try {
-          const principal = authenticateRequest(context, route.access, accounts);
+          const principal = authenticateRequest(context, route.access, accounts, statusToken);
           const params = parse(route.params, context.params, 'path');
           // context.query parses the query string on first access: only for routes that take one.
           const query = route.query ? parse(route.query, context.query, 'query') : undefined;

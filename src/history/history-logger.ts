@@ -231,6 +231,11 @@ export class HistoryLogger {
     return { buffered: this.buffered, ...this.counters };
   }
 
+  /** Whether the backend's last append failed as a whole (an outage, retried every flush). */
+  get inOutage(): boolean {
+    return this.outage;
+  }
+
   private get buffered(): number {
     return this.buffer.length - this.head;
   }

@@ -106,6 +106,11 @@ export class HistoryService {
     return this.historyLogger.stats();
   }
 
+  /** Whether the backend's last append failed as a whole (samples buffered, retried). */
+  get inOutage(): boolean {
+    return this.historyLogger.inOutage;
+  }
+
   /**
    * The tags a binding source names in history: those with logged samples plus those in the
    * store now (whose samples may still be on their way), sorted.

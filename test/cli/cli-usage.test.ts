@@ -53,6 +53,8 @@ test('an unknown option or a stray argument is a usage error (exit 2) in every c
     ['users', 'list', '--bogus'],
     ['tokens', 'generate', 'svc', '--bogus'],
     ['opcua', 'list', '--bogus'],
+    ['status', '--bogus'],
+    ['status', 'extra'],
     ['version', 'extra'],
     ['frobnicate'],
   ];
@@ -91,7 +93,7 @@ test('a command word that names a property of every object is an unknown command
     t.is(result.code, 2, `help ${topic}: ${result.stderr}`);
     t.true(
       result.stderr.startsWith(
-        `tagd: no help on '${topic}'; commands: start, profile, users, tokens, opcua, version\n`,
+        `tagd: no help on '${topic}'; commands: start, profile, users, tokens, opcua, status, version\n`,
       ),
       `help ${topic}: ${result.stderr}`,
     );
@@ -104,13 +106,17 @@ test('tagd help, tagd COMMAND --help and tagd help COMMAND print the usage and e
   const top = await run(['help']);
   t.is(top.code, 0);
   t.regex(top.stdout, /tagd start \[--profile FILE\]/);
-  t.regex(top.stdout, /Exit codes: 0 ok, 1 failure, 2 usage error, 78 configuration error/);
+  t.regex(
+    top.stdout,
+    /Exit codes: 0 ok, 1 failure, 2 usage error, 3 \(tagd status\) something is in error,\n78 configuration error/,
+  );
   const expected: Record<string, RegExp> = {
     start: /--listen HOST:PORT {2}replaces/,
     profile: /tagd profile check FILE/,
     users: /tagd users add NAME/,
     tokens: /tagd tokens generate NAME/,
     opcua: /tagd opcua trust FILE\|THUMBPRINT/,
+    status: /tagd status \[--url URL\] \[--json\]/,
     version: /tagd version {3}print the version/,
   };
   const commands = Object.entries(expected);

@@ -86,7 +86,16 @@ test('tagd.service sets the required hardening directives', (t) => {
   const directives = parseUnit(readFileSync(unitUrl, 'utf8'));
   const last = (key: string): string | undefined => directives.get(key)?.at(-1);
 
-  t.is(last('Type'), 'exec');
+  t.is(last('Type'), 'notify');
+  // The notifications come from systemd-notify, a child process (src/systemd/notifier.ts).
+  t.is(last('NotifyAccess'), 'all');
+  t.regex(last('WatchdogSec') ?? '', /^\d+s?$/, 'a watchdog catches a stuck event loop');
+  t.is(
+    last('ExecStart')?.split(/\s+/)[0],
+    '/usr/bin/tagd',
+    'the packaged command, not node + a path',
+  );
+  t.is(last('ExecReload'), 'kill -HUP $MAINPID');
   t.is(last('User'), 'tagd');
   t.is(last('Group'), 'tagd');
   t.false(isTruthy(last('DynamicUser') ?? 'no'), '/etc/tagd needs a stable uid, not DynamicUser');
