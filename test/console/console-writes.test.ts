@@ -11,6 +11,7 @@ import { chromiumSkipReason } from '../helpers/chromium.js';
 import {
   type ConsoleDaemon,
   describeViolations,
+  firstAdminSignIn,
   launchBrowser,
   screenshotFolder,
   seriousAxeViolations,
@@ -68,16 +69,7 @@ if (skipReason) {
         viewport: { width: 1366, height: 900 },
       });
       const page = await context.newPage();
-      await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
-      await page.getByLabel('Username').fill('admin', wait);
-      await page
-        .getByLabel('Password', { exact: true })
-        .fill(await (gateway as ConsoleDaemon).initialPassword(), wait);
-      await page.getByRole('button', { name: 'Sign in' }).click(wait);
-      await page.getByLabel('New password', { exact: true }).fill(adminPassword, wait);
-      await page.getByLabel('Repeat the new password').fill(adminPassword, wait);
-      await page.getByRole('button', { name: 'Change password' }).click(wait);
-      await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
+      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
 
       await openTag(page, setpoint);
       const detail = page.locator('.tag-detail');
