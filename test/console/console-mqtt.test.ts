@@ -19,6 +19,7 @@ import {
   wait,
 } from '../helpers/console-session.js';
 import { startMosquitto } from '../helpers/mosquitto.js';
+import { subscribe } from '../helpers/mqtt-subscriber.js';
 
 const skipReason = chromiumSkipReason();
 
@@ -108,6 +109,11 @@ if (skipReason) {
         fullPage: true,
       });
 
+      const subscriber = await subscribe(t, broker.url, 'plant/console/#');
+      await subscriber.waitFor((messages) =>
+        messages.some((m) => m.topic === 'plant/console/Line1'),
+      );
+
       // Edit: the broker URL shows masked; saved unchanged, the stored one is kept (still On).
       await row.getByRole('link', { name: 'Edit MQTT publisher relay' }).click(wait);
       const edit = page.getByRole('form', { name: 'Edit MQTT publisher relay' });
@@ -118,8 +124,11 @@ if (skipReason) {
       await edit.getByRole('button', { name: 'Save' }).click(wait);
       await row.getByTestId('publisher-status').filter({ hasText: 'On' }).waitFor(wait);
       await row.getByText('QoS 0').waitFor(wait);
-      const stored = (gateway as ConsoleDaemon).daemon.profile?.publishers.mqtt[0];
-      t.is(stored?.brokerUrl, broker.url);
+      // The saved publisher (now QoS 0) delivers to the same broker: the stored URL was kept.
+      const saved = await subscriber.waitFor((messages) =>
+        messages.some((message) => message.topic === 'plant/console/Line1' && message.qos === 0),
+      );
+      t.true(saved.length > 0);
 
       // Stop and Start.
       await row.getByRole('button', { name: 'Stop MQTT publisher relay' }).click(wait);
