@@ -59,7 +59,7 @@ if (skipReason) {
       const { url } = gateway as ConsoleDaemon;
 
       await page.goto(`${url}/#/publishers`, wait);
-      await page.getByRole('heading', { name: 'MQTT publishers' }).waitFor(wait);
+      await page.getByRole('heading', { name: 'MQTT', exact: true }).waitFor(wait);
       await page.getByText('No MQTT publishers yet.').waitFor(wait);
       await page.getByRole('link', { name: 'New MQTT publisher' }).click(wait);
       const form = page.getByRole('form', { name: 'New MQTT publisher' });

@@ -129,6 +129,7 @@ export function PublishersPage() {
           {message.value}
         </p>
       ) : null}
+      <h2>Webhooks</h2>
       {!list.data ? (
         <p role="status">Loading…</p>
       ) : list.data.webhooks.length === 0 ? (
@@ -213,7 +214,7 @@ export function PublishersPage() {
           </table>
         </div>
       )}
-      <h2>MQTT publishers</h2>
+      <h2>MQTT</h2>
       {list.data ? (
         <MqttPublisherTable
           rows={list.data.mqtt}
