@@ -129,7 +129,7 @@ export function PublishersPage() {
           {message.value}
         </p>
       ) : null}
-      <h2>Webhooks</h2>
+      <h2 class="section-title">Webhooks</h2>
       {!list.data ? (
         <p role="status">Loading…</p>
       ) : list.data.webhooks.length === 0 ? (
@@ -214,7 +214,7 @@ export function PublishersPage() {
           </table>
         </div>
       )}
-      <h2>MQTT</h2>
+      <h2 class="section-title">MQTT</h2>
       {list.data ? (
         <MqttPublisherTable
           rows={list.data.mqtt}
