@@ -61,7 +61,7 @@ if (skipReason) {
   });
 
   test.serial(
-    'an administrator writes the Setpoint with a confirmation step; Cancel writes nothing; the range message shows at the control; a Viewer gets no control and a 403',
+    'an administrator writes the Setpoint with a confirmation step; Cancel writes nothing; the range message shows at the control; a Viewer gets no control and a 403; an Operator writes a boolean',
     async (t) => {
       t.timeout(180_000);
       const { url } = gateway as ConsoleDaemon;
@@ -163,6 +163,47 @@ if (skipReason) {
       t.is(refused, 403);
       t.is(setpointWrites().filter((line) => line.account === 'watcher').length, 0);
       await viewerContext.close();
+
+      // An Operator writes the boolean ConveyorOn with its select.
+      await page.goto(`${url}/#/users/new`, wait);
+      await page.getByLabel('Account name').fill('shift', wait);
+      await page.getByLabel('Initial password').fill('shift first password', wait);
+      await page.getByRole('checkbox', { name: 'Operators' }).check(wait);
+      await page.getByRole('button', { name: 'Create account' }).click(wait);
+      await page.getByRole('heading', { name: /^shift/ }).waitFor(wait);
+      const operatorContext = await (browser as Browser).newContext();
+      const operator = await operatorContext.newPage();
+      await operator.goto(`${url}/`, { waitUntil: 'load', ...wait });
+      await operator.getByLabel('Username').fill('shift', wait);
+      await operator.getByLabel('Password', { exact: true }).fill('shift first password', wait);
+      await operator.getByRole('button', { name: 'Sign in' }).click(wait);
+      await operator.getByRole('button', { name: 'Sign out' }).waitFor(wait);
+      const conveyor = 'Demo/Controls/ConveyorOn';
+      await openTag(operator, conveyor);
+      const before = (gateway as ConsoleDaemon).daemon.store?.get(conveyor)?.value;
+      const target = before === true ? 'false' : 'true';
+      const operatorForm = operator
+        .locator('.tag-detail')
+        .getByRole('form', { name: 'Write a value' });
+      await operatorForm.getByRole('combobox', { name: 'New value' }).selectOption(target, wait);
+      await operatorForm.getByRole('button', { name: 'Write…' }).click(wait);
+      await operatorForm
+        .getByText(`Write ${target === 'true' ? 'On (true)' : 'Off (false)'} to ${conveyor}?`)
+        .waitFor(wait);
+      await operatorForm.getByRole('button', { name: 'Confirm' }).click(wait);
+      await operatorForm.getByRole('status').filter({ hasText: 'Written.' }).waitFor(wait);
+      await operator
+        .locator('.tag-detail')
+        .getByTestId('tag-value')
+        .filter({ hasText: new RegExp(`^${target}`) })
+        .waitFor(wait);
+      t.like(
+        (gateway as ConsoleDaemon).logs.lines.find(
+          (line) => line.event === 'tag-write' && line.account === 'shift',
+        ),
+        { fullTagId: conveyor, requestedValue: target === 'true', status: 'Good' },
+      );
+      await operatorContext.close();
       await context.close();
     },
   );
