@@ -33,6 +33,22 @@ export const sampleSchema = z
         description: z.string().optional(),
         source: z.string().optional(),
         valueText: z.string().optional(),
+        writable: z
+          .literal(true)
+          .optional()
+          .describe(
+            'Browse answers (`GET /api/v2/Tags`) only: present when the tag may be written ' +
+              '(`POST /api/v2/Tags/Write`): the profile marks it `writable` and its driver ' +
+              '`allowWrites`. Absent elsewhere and for tags that cannot be written.',
+          ),
+        writeMin: z
+          .number()
+          .optional()
+          .describe('Browse answers only, with `writable`: the least value a write may carry.'),
+        writeMax: z
+          .number()
+          .optional()
+          .describe('Browse answers only, with `writable`: the greatest value a write may carry.'),
       })
       .optional(),
   })

@@ -33,6 +33,15 @@ export interface SampleMetadata {
    * the exact decimal of a 64-bit integer beyond ±2^53 whose `value` is the nearest double.
    */
   valueText?: string;
+  /**
+   * Browse answers only (the API adds it; drivers never set it): the tag may be written, its
+   * driver allowing writes.
+   */
+  writable?: true;
+  /** Browse answers only, with `writable`: least value a write may carry. */
+  writeMin?: number;
+  /** Browse answers only, with `writable`: greatest value a write may carry. */
+  writeMax?: number;
 }
 
 /** The latest reading of one tag. */

@@ -109,6 +109,20 @@ export class TagWriter {
   }
 
   /**
+   * How a client may write the tag, for browse answers: its `writeMin`/`writeMax` when the tag
+   * is writable and its driver allows writes; undefined otherwise (every write would be refused).
+   */
+  writeAccess(fullTagId: string): { writeMin?: number; writeMax?: number } | undefined {
+    const route = this.routes.get(fullTagId);
+    if (route?.tag.allowWrites !== true) return undefined;
+    const { writeMin, writeMax } = route.tag;
+    return {
+      ...(writeMin !== undefined ? { writeMin } : {}),
+      ...(writeMax !== undefined ? { writeMax } : {}),
+    };
+  }
+
+  /**
    * Checks every item, takes the account's budget, writes, audits.
    * @param account the account writing (audited; the rate limit is per account).
    * @returns one outcome per item, in order.

@@ -157,3 +157,19 @@ export function describeViolations(
   if (text) t.log(`${where}:\n${text}`);
   return text;
 }
+
+/** Signs `admin` in for the first time on a fresh daemon, choosing `password` as asked. */
+export async function firstAdminSignIn(
+  page: Page,
+  gateway: ConsoleDaemon,
+  password: string,
+): Promise<void> {
+  await page.goto(`${gateway.url}/`, { waitUntil: 'load', ...wait });
+  await page.getByLabel('Username').fill('admin', wait);
+  await page.getByLabel('Password', { exact: true }).fill(await gateway.initialPassword(), wait);
+  await page.getByRole('button', { name: 'Sign in' }).click(wait);
+  await page.getByLabel('New password', { exact: true }).fill(password, wait);
+  await page.getByLabel('Repeat the new password').fill(password, wait);
+  await page.getByRole('button', { name: 'Change password' }).click(wait);
+  await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../../errors.js';
+import type { Sample } from '../../tags/sample.js';
 import { browseTags } from '../../tags/tag-browse.js';
 import { tagPathProblem } from '../../tags/tag-path.js';
 import type { ApiDeps } from '../api-deps.js';
@@ -59,6 +60,16 @@ export function decodeCursor(cursor: string): string {
   return path;
 }
 
+/**
+ * The sample with `metadata.writable` (and `writeMin`/`writeMax`) when the tag may be written,
+ * so a client knows which tags offer a write without trying one.
+ */
+function withWriteAccess(sample: Sample, deps: ApiDeps): Sample {
+  const access = deps.writer?.writeAccess(sample.fullTagId);
+  if (access === undefined) return sample;
+  return { ...sample, metadata: { ...sample.metadata, writable: true, ...access } };
+}
+
 /** Paged browsing of tags with their latest samples. */
 export function tagBrowseRoutes(deps: ApiDeps): RouteDefinition[] {
   return [
@@ -68,7 +79,7 @@ export function tagBrowseRoutes(deps: ApiDeps): RouteDefinition[] {
       operationId: 'browseTags',
       tag: 'Tags',
       summary: 'Browse tags with their latest samples, a page at a time',
-      description: `The tags \`pattern\` matches, ordered by path (plain string order), at most \`limit\` (default ${defaultBrowseLimit}, at most ${maxBrowseLimit}) per page. While more match, the answer carries \`nextCursor\`: pass it as \`cursor\` for the next page. A page continues after the previous one's last path, so tags appearing meanwhile are neither skipped nor repeated.`,
+      description: `The tags \`pattern\` matches, ordered by path (plain string order), at most \`limit\` (default ${defaultBrowseLimit}, at most ${maxBrowseLimit}) per page. While more match, the answer carries \`nextCursor\`: pass it as \`cursor\` for the next page. A page continues after the previous one's last path, so tags appearing meanwhile are neither skipped nor repeated. A tag that may be written (\`POST /api/v2/Tags/Write\`) carries \`metadata.writable: true\` and its \`writeMin\`/\`writeMax\` when the profile sets them.`,
       access: { kind: 'permission', permission: 'TagView' },
       query: browseQuery,
       responses: { 200: { description: 'A page of tags.', schema: tagPageSchema } },
@@ -82,7 +93,7 @@ export function tagBrowseRoutes(deps: ApiDeps): RouteDefinition[] {
           after,
         );
         return {
-          tags: page.samples,
+          tags: page.samples.map((sample) => withWriteAccess(sample, deps)),
           ...(page.nextAfter !== undefined ? { nextCursor: encodeCursor(page.nextAfter) } : {}),
         };
       },

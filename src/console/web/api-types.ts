@@ -14,7 +14,24 @@ export interface Sample {
   value?: number | boolean | string;
   reason?: string;
   message?: string;
-  metadata?: { unit?: string; description?: string; source?: string; valueText?: string };
+  metadata?: {
+    unit?: string;
+    description?: string;
+    source?: string;
+    valueText?: string;
+    /** Browse answers only: the tag may be written. */
+    writable?: true;
+    writeMin?: number;
+    writeMax?: number;
+  };
+}
+
+/** One result of `POST /api/v2/Tags/Write`. */
+export interface TagWriteResult {
+  fullTagId: string;
+  status: 'Good' | 'Bad' | 'Uncertain';
+  reason?: string;
+  message?: string;
 }
 
 /** The problem document of every API failure (RFC 9457). */
@@ -116,3 +133,43 @@ export interface UserView {
 
 /** The value the API returns in place of a stored secret; sending it back keeps the secret. */
 export const secretMask = '********';
+
+/** MQTT publisher authentication (`MqttAuthentication`); secrets come back as `********`. */
+export interface MqttAuthentication {
+  mode: 'None' | 'Username password' | 'Client certificate';
+  username?: string;
+  password?: string;
+  certFile?: string;
+  keyFile?: string;
+  keyPassphrase?: string;
+}
+
+/** An MQTT publisher configuration (`MqttPublisherConfig`); the broker URL comes back masked. */
+export interface MqttConfig {
+  name: string;
+  brokerUrl: string;
+  authentication: MqttAuthentication;
+  collections: string[];
+  loggingMode: 'Snapshot' | 'On Change' | 'Everything';
+  updateIntervalMs: number;
+  qos: 0 | 1;
+  retain?: boolean;
+  autoConnect: boolean;
+  topicPrefix?: string;
+  format: 'json' | 'json-per-tag' | 'sparkplugB';
+  groupId?: string;
+  edgeNodeId?: string;
+  bufferLimitMB: number;
+  [extra: string]: unknown;
+}
+
+/** An MQTT publisher's state (`MqttPublisherState`). */
+export type MqttPublisherState = PublisherState & {
+  connected: boolean;
+  messages: number;
+  queueDepth: number;
+  oldestQueuedAgeSeconds: number;
+};
+
+/** An MQTT publisher as listed. */
+export type MqttPublisher = MqttConfig & { state: MqttPublisherState };

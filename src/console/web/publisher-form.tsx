@@ -1,9 +1,9 @@
 import { useSignal } from '@preact/signals';
 import { ApiError, api } from './api-client';
-import type { Collection, WebhookAuthentication, WebhookPublisher } from './api-types';
+import type { WebhookAuthentication, WebhookPublisher } from './api-types';
+import { CollectionsField, useCollectionsChoice } from './collections-field';
 import { describedBy, Field } from './field';
-import { can } from './session';
-import { usePoll } from './use-poll';
+import { errorAt as fieldError, fieldErrorsOf, formMessage } from './form-errors';
 
 type Mode = WebhookAuthentication['mode'];
 const modes: Mode[] = ['None', 'Bearer token', 'API key header', 'Basic auth'];
@@ -45,7 +45,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
   const credentials = useSignal<Partial<WebhookAuthentication>>({
     ...(existing?.authentication ?? {}),
   });
-  const collections = useSignal<string[]>(existing?.collections ?? []);
+  const collections = useCollectionsChoice(existing?.collections ?? []);
   const loggingMode = useSignal<string>(existing?.loggingMode ?? 'Snapshot');
   const interval = useSignal(String(existing?.updateIntervalSeconds ?? 10));
   const autoConnect = useSignal(existing?.autoConnect ?? true);
@@ -53,19 +53,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
   const formError = useSignal('');
   const busy = useSignal(false);
   const confirmingDelete = useSignal(false);
-  const known = usePoll(
-    () =>
-      can('CollectionManage') ? api<Collection[]>('/api/v2/Collections') : Promise.resolve([]),
-    0,
-  );
-  const collectionText = useSignal((existing?.collections ?? []).join(', '));
-
-  const errorAt = (field: string): string | undefined => {
-    const entries = Object.entries(errors.value);
-    return entries.find(
-      ([path]) => path === field || path.startsWith(`${field}[`) || path.startsWith(`${field}.`),
-    )?.[1];
-  };
+  const errorAt = (field: string) => fieldError(errors.value, field);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -76,13 +64,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     for (const field of credentialFields[mode.value]) {
       authentication[field.key] = String(credentials.value[field.key] ?? '');
     }
-    const chosen =
-      can('CollectionManage') && known.data
-        ? collections.value
-        : collectionText.value
-            .split(',')
-            .map((text) => text.trim())
-            .filter(Boolean);
+    const chosen = collections.chosen();
     const intervalText = interval.value.trim();
     const { state: _state, ...stored } = existing ?? ({} as Partial<WebhookPublisher>);
     // Whatever the form does not show (caFile, signing secret, gzip…) goes back as it came.
@@ -109,22 +91,8 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
       }
       onDone();
     } catch (error) {
-      if (error instanceof ApiError) {
-        errors.value = error.fieldErrors();
-        const shown = new Set(fieldIds(mode.value));
-        const elsewhere = (error.problem.errors ?? []).filter(
-          (entry) =>
-            ![...shown].some((field) => entry.path === field || entry.path.startsWith(`${field}[`)),
-        );
-        formError.value =
-          elsewhere.length > 0
-            ? `${error.message} ${elsewhere.map((entry) => `${entry.path}: ${entry.message}`).join(' ')}`
-            : error.problem.errors?.length
-              ? 'Some fields need attention.'
-              : error.message;
-      } else {
-        formError.value = 'The gateway could not be reached.';
-      }
+      errors.value = fieldErrorsOf(error);
+      formError.value = formMessage(error, fieldIds(mode.value));
     } finally {
       busy.value = false;
     }
@@ -146,9 +114,6 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     'aria-invalid': errorAt(id) ? true : undefined,
     'aria-describedby': describedBy(id, errorAt(id), hint),
   });
-  const collectionNames = [
-    ...new Set([...(known.data ?? []).map((collection) => collection.name), ...collections.value]),
-  ];
 
   return (
     <form class="panel form" onSubmit={submit} noValidate aria-labelledby="publisher-form-title">
@@ -216,53 +181,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
           </Field>
         );
       })}
-      {can('CollectionManage') && known.data ? (
-        <fieldset
-          class={`field${errorAt('collections') ? ' invalid' : ''}`}
-          aria-describedby={describedBy('collections', errorAt('collections'))}
-        >
-          <legend>Collections</legend>
-          {collectionNames.length === 0 ? (
-            <p class="muted">No collections yet: create one on the Collections page.</p>
-          ) : (
-            collectionNames.map((collection) => (
-              <label key={collection} class="check">
-                <input
-                  type="checkbox"
-                  checked={collections.value.includes(collection)}
-                  onChange={(event) => {
-                    const checked = (event.target as HTMLInputElement).checked;
-                    collections.value = checked
-                      ? [...collections.value, collection]
-                      : collections.value.filter((entry) => entry !== collection);
-                  }}
-                />{' '}
-                {collection}
-              </label>
-            ))
-          )}
-          {errorAt('collections') ? (
-            <p id="collections-error" class="field-error" role="alert">
-              {errorAt('collections')}
-            </p>
-          ) : null}
-        </fieldset>
-      ) : (
-        <Field
-          id="collections"
-          label="Collections"
-          error={errorAt('collections')}
-          hint="Names, separated by commas."
-        >
-          <input
-            {...control('collections', 'hint')}
-            value={collectionText.value}
-            onInput={(event) => {
-              collectionText.value = (event.target as HTMLInputElement).value;
-            }}
-          />
-        </Field>
-      )}
+      <CollectionsField choice={collections} error={errorAt('collections')} />
       <Field id="loggingMode" label="Logging mode" error={errorAt('loggingMode')}>
         <select
           {...control('loggingMode')}

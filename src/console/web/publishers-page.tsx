@@ -1,7 +1,9 @@
 import { useSignal } from '@preact/signals';
 import { ApiError, api, encodePath } from './api-client';
-import type { PublisherState, Sample, WebhookPublisher } from './api-types';
+import type { MqttPublisher, PublisherState, Sample, WebhookPublisher } from './api-types';
 import { formatTime } from './format';
+import { MqttPublisherForm } from './mqtt-publisher-form';
+import { type MqttPublisherRow, MqttPublisherTable } from './mqtt-publisher-table';
 import { PublisherForm } from './publisher-form';
 import { href, navigate, route } from './router';
 import { can } from './session';
@@ -14,8 +16,18 @@ interface PublisherRow {
   error?: Sample;
 }
 
-async function loadPublishers(): Promise<PublisherRow[]> {
-  const publishers = await api<WebhookPublisher[]>('/api/v2/Publishers/Webhooks');
+/** The webhook and MQTT publishers, each with its delivery health tags. */
+async function loadPublishers(): Promise<{ webhooks: PublisherRow[]; mqtt: MqttPublisherRow[] }> {
+  const [webhooks, mqtt] = await Promise.all([
+    withHealth(await api<WebhookPublisher[]>('/api/v2/Publishers/Webhooks')),
+    withHealth(await api<MqttPublisher[]>('/api/v2/Publishers/Mqtt')),
+  ]);
+  return { webhooks, mqtt };
+}
+
+async function withHealth<P extends { name: string }>(
+  publishers: P[],
+): Promise<{ publisher: P; success?: Sample; error?: Sample }[]> {
   if (!can('TagView')) return publishers.map((publisher) => ({ publisher }));
   const health = (name: string, tag: string) =>
     api<Sample>(`/api/v2/Tags/Sample/${encodePath(`Publishers/${name}/${tag}`)}`).catch(
@@ -43,8 +55,9 @@ const statusClass: Record<PublisherState['status'], string> = {
 };
 
 /**
- * Publishers: the webhook publishers with status On/Off/Error, their health tags and last
- * delivery; Start and Stop; create and edit (`#/publishers/new`, `#/publishers/edit/<name>`).
+ * Publishers: the webhook and MQTT publishers with status On/Off/Error, their health tags and last
+ * delivery; Start and Stop; create and edit (`#/publishers/new`, `#/publishers/edit/<name>`; MQTT:
+ * `#/publishers/new-mqtt`, `#/publishers/edit-mqtt/<name>`).
  */
 export function PublishersPage() {
   const [, action, name] = route.value.segments;
@@ -55,17 +68,31 @@ export function PublishersPage() {
   if (manage && action === 'new') {
     return <PublisherForm onDone={() => navigate('publishers')} />;
   }
+  if (manage && action === 'new-mqtt') {
+    return <MqttPublisherForm onDone={() => navigate('publishers')} />;
+  }
+  if (manage && action === 'edit-mqtt' && name) {
+    const existing = list.data?.mqtt.find((row) => row.publisher.name === name)?.publisher;
+    if (!existing) return <p role="status">Loading…</p>;
+    return (
+      <MqttPublisherForm key={name} existing={existing} onDone={() => navigate('publishers')} />
+    );
+  }
   if (manage && action === 'edit' && name) {
-    const existing = list.data?.find((row) => row.publisher.name === name)?.publisher;
+    const existing = list.data?.webhooks.find((row) => row.publisher.name === name)?.publisher;
     if (!existing) return <p role="status">Loading…</p>;
     return <PublisherForm key={name} existing={existing} onDone={() => navigate('publishers')} />;
   }
 
-  const command = async (publisher: string, verb: 'Start' | 'Stop') => {
+  const command = async (
+    publisher: string,
+    verb: 'Start' | 'Stop',
+    kind: 'Webhooks' | 'Mqtt' = 'Webhooks',
+  ) => {
     message.value = '';
     try {
       const state = await api<PublisherState>(
-        `/api/v2/Publishers/Webhooks/${encodeURIComponent(publisher)}/${verb}`,
+        `/api/v2/Publishers/${kind}/${encodeURIComponent(publisher)}/${verb}`,
         { method: 'POST' },
       );
       if (verb === 'Start' && state.status === 'Off' && state.reason) {
@@ -82,9 +109,14 @@ export function PublishersPage() {
       <div class="panel-head">
         <h1 id="publishers-title">Publishers</h1>
         {manage ? (
-          <a class="button primary" href={href('publishers', 'new')}>
-            New webhook publisher
-          </a>
+          <div class="actions">
+            <a class="button primary" href={href('publishers', 'new')}>
+              New webhook publisher
+            </a>
+            <a class="button primary" href={href('publishers', 'new-mqtt')}>
+              New MQTT publisher
+            </a>
+          </div>
         ) : null}
       </div>
       {list.error ? (
@@ -97,9 +129,10 @@ export function PublishersPage() {
           {message.value}
         </p>
       ) : null}
+      <h2 class="section-title">Webhooks</h2>
       {!list.data ? (
         <p role="status">Loading…</p>
-      ) : list.data.length === 0 ? (
+      ) : list.data.webhooks.length === 0 ? (
         <p>No webhook publishers yet.</p>
       ) : (
         <div class="table-wrap">
@@ -116,7 +149,7 @@ export function PublishersPage() {
               </tr>
             </thead>
             <tbody>
-              {list.data.map(({ publisher, success, error }) => {
+              {list.data.webhooks.map(({ publisher, success, error }) => {
                 const { state } = publisher;
                 const last = state.lastDelivery;
                 return (
@@ -181,6 +214,14 @@ export function PublishersPage() {
           </table>
         </div>
       )}
+      <h2 class="section-title">MQTT</h2>
+      {list.data ? (
+        <MqttPublisherTable
+          rows={list.data.mqtt}
+          manage={manage}
+          command={(publisher, verb) => void command(publisher, verb, 'Mqtt')}
+        />
+      ) : null}
     </section>
   );
 }

@@ -1,11 +1,31 @@
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
 import type { Sample } from './api-types';
 import { formatTime, formatValue } from './format';
 import { HistoryChart } from './history-chart';
 import { QualityBadge } from './quality-badge';
+import { can } from './session';
+import { TagWriteControl } from './tag-write-control';
+import { loadWriteAccess, type WriteAccess } from './write-access';
 
 /** The selected tag: value, quality, metadata and its history. */
 export function TagDetail({ path, sample }: { path: string; sample: Sample | undefined }) {
   const meta = sample?.metadata ?? {};
+  const mayWrite = can('TagWrite');
+  const access = useSignal<WriteAccess | undefined>(undefined);
+  useEffect(() => {
+    access.value = undefined;
+    if (!mayWrite) return;
+    let current = true;
+    loadWriteAccess(path)
+      .then((found) => {
+        if (current) access.value = found;
+      })
+      .catch(() => undefined);
+    return () => {
+      current = false;
+    };
+  }, [path, mayWrite]);
   const rows: [string, string | undefined][] = [
     ['Timestamp', formatTime(sample?.utcTimestamp)],
     ['Unit', meta.unit],
@@ -36,6 +56,15 @@ export function TagDetail({ path, sample }: { path: string; sample: Sample | und
             </div>
           ))}
       </dl>
+      {access.value ? (
+        <TagWriteControl
+          key={path}
+          path={path}
+          access={access.value}
+          current={sample?.value}
+          unit={meta.unit}
+        />
+      ) : null}
       <HistoryChart path={path} />
     </section>
   );

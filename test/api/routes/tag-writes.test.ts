@@ -246,3 +246,27 @@ test('a stopped driver answers Bad (Disconnected) per item', async (t) => {
   t.is(response.status, 200);
   t.like((response.json.results as unknown[])[0], { status: 'Bad', reason: 'Disconnected' });
 });
+
+test('browse marks the writable tags with their limits; a driver without allowWrites marks none', async (t) => {
+  const { api, viewer } = await setup(t);
+  const page = await api.request('/api/v2/Tags?pattern=Sim/*', { token: viewer });
+  t.is(page.status, 200);
+  const metadata = Object.fromEntries(
+    (page.json.tags as { fullTagId: string; metadata?: Record<string, unknown> }[]).map(
+      (sample) => [sample.fullTagId, sample.metadata ?? {}],
+    ),
+  );
+  t.like(metadata['Sim/Setpoint'], { unit: '°C', writable: true, writeMin: 0, writeMax: 100 });
+  t.is(metadata['Sim/Run']?.writable, true);
+  t.is(metadata['Sim/Run']?.writeMin, undefined);
+  t.is(metadata['Sim/Level']?.writable, undefined);
+  // The sample routes stay as the driver wrote them.
+  const sample = await api.request('/api/v2/Tags/Sample/Sim/Setpoint', { token: viewer });
+  t.is((sample.json.metadata as Record<string, unknown> | undefined)?.writable, undefined);
+
+  const off = await setup(t, { config: { ...simulator, name: 'Off', allowWrites: false } });
+  const offPage = await off.api.request('/api/v2/Tags?pattern=Off/*', { token: off.viewer });
+  for (const tag of offPage.json.tags as { metadata?: Record<string, unknown> }[]) {
+    t.is(tag.metadata?.writable, undefined);
+  }
+});

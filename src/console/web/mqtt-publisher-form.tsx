@@ -1,0 +1,314 @@
+import { useSignal } from '@preact/signals';
+import type { ComponentChildren } from 'preact';
+import { api } from './api-client';
+import type { MqttAuthentication, MqttConfig, MqttPublisher } from './api-types';
+import { CollectionsField, useCollectionsChoice } from './collections-field';
+import { describedBy, Field } from './field';
+import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
+
+type Mode = MqttAuthentication['mode'];
+const modes: Mode[] = ['None', 'Username password', 'Client certificate'];
+const formats: MqttConfig['format'][] = ['json', 'json-per-tag', 'sparkplugB'];
+const loggingModes = ['Snapshot', 'On Change', 'Everything'] as const;
+
+/** The credential fields of each mode, with their labels. */
+const credentialFields: Record<
+  Mode,
+  { key: Exclude<keyof MqttAuthentication, 'mode'>; label: string; secret: boolean }[]
+> = {
+  None: [],
+  'Username password': [
+    { key: 'username', label: 'Username', secret: false },
+    { key: 'password', label: 'Password', secret: true },
+  ],
+  'Client certificate': [
+    { key: 'certFile', label: 'Client certificate file', secret: false },
+    { key: 'keyFile', label: 'Client key file', secret: false },
+    { key: 'keyPassphrase', label: 'Key passphrase (optional)', secret: true },
+  ],
+};
+
+/** A number as typed: sent as a number when it is one, else as typed, for the API to name. */
+function numberOrText(text: string): number | string {
+  const trimmed = text.trim();
+  return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+/** Props of {@link MqttPublisherForm}. */
+export interface MqttPublisherFormProps {
+  /** The publisher to edit (broker URL and secrets masked as the API returned them). */
+  existing?: MqttPublisher;
+  onDone(): void;
+}
+
+/**
+ * Create or edit an MQTT publisher. The server validates; its messages appear at their fields.
+ * The broker URL and secrets come back as `********` and are sent back so unless edited, which
+ * keeps the stored values.
+ */
+export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) {
+  const text = (value: unknown) => (value === undefined ? '' : String(value));
+  const values = useSignal<Record<string, string>>({
+    name: existing?.name ?? '',
+    brokerUrl: existing?.brokerUrl ?? '',
+    format: existing?.format ?? 'json',
+    topicPrefix: text(existing?.topicPrefix),
+    groupId: text(existing?.groupId),
+    edgeNodeId: text(existing?.edgeNodeId),
+    qos: String(existing?.qos ?? 1),
+    retain: existing?.retain === undefined ? '' : String(existing.retain),
+    loggingMode: existing?.loggingMode ?? 'On Change',
+    updateIntervalMs: String(existing?.updateIntervalMs ?? 1000),
+    bufferLimitMB: String(existing?.bufferLimitMB ?? 64),
+  });
+  const mode = useSignal<Mode>(existing?.authentication.mode ?? 'None');
+  const credentials = useSignal<Partial<MqttAuthentication>>({ ...existing?.authentication });
+  const autoConnect = useSignal(existing?.autoConnect ?? true);
+  const collections = useCollectionsChoice(existing?.collections ?? []);
+  const errors = useSignal<Record<string, string>>({});
+  const formError = useSignal('');
+  const busy = useSignal(false);
+  const confirmingDelete = useSignal(false);
+  const v = values.value;
+  const sparkplug = v.format === 'sparkplugB';
+  const at = (field: string) => errorAt(errors.value, field);
+  const set = (field: string) => (event: Event) => {
+    values.value = {
+      ...values.value,
+      [field]: (event.target as HTMLInputElement | HTMLSelectElement).value,
+    };
+  };
+  const control = (id: string, hint?: string) => ({
+    id,
+    'aria-invalid': at(id) ? true : undefined,
+    'aria-describedby': describedBy(id, at(id), hint),
+  });
+  const shownFields = [
+    ...Object.keys(v),
+    'authentication.mode',
+    ...credentialFields[mode.value].map((field) => `authentication.${field.key}`),
+    'collections',
+    'autoConnect',
+  ];
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    busy.value = true;
+    errors.value = {};
+    formError.value = '';
+    const authentication: Record<string, string> = { mode: mode.value };
+    for (const field of credentialFields[mode.value]) {
+      const value = credentials.value[field.key];
+      if (value !== undefined && value !== '') authentication[field.key] = value;
+      else if (field.key !== 'keyPassphrase') authentication[field.key] = '';
+    }
+    const { state: _state, ...stored } = existing ?? ({} as Partial<MqttPublisher>);
+    const optional = (key: string) => (v[key]?.trim() ? { [key]: v[key]?.trim() } : {});
+    // Whatever the form does not show (clientId, caFile, everythingBufferSize) goes back as it came.
+    const body: Record<string, unknown> = {
+      ...stored,
+      name: v.name?.trim(),
+      brokerUrl: v.brokerUrl,
+      authentication,
+      collections: collections.chosen(),
+      loggingMode: v.loggingMode,
+      updateIntervalMs: numberOrText(v.updateIntervalMs ?? ''),
+      qos: numberOrText(v.qos ?? ''),
+      autoConnect: autoConnect.value,
+      format: v.format,
+      bufferLimitMB: numberOrText(v.bufferLimitMB ?? ''),
+    };
+    for (const key of ['topicPrefix', 'groupId', 'edgeNodeId', 'retain']) delete body[key];
+    Object.assign(body, v.retain ? { retain: v.retain === 'true' } : {});
+    Object.assign(
+      body,
+      sparkplug ? { ...optional('groupId'), ...optional('edgeNodeId') } : optional('topicPrefix'),
+    );
+    try {
+      if (existing) {
+        await api(`/api/v2/Publishers/Mqtt/${encodeURIComponent(existing.name)}`, {
+          method: 'PUT',
+          body,
+        });
+      } else {
+        await api('/api/v2/Publishers/Mqtt', { method: 'POST', body });
+      }
+      onDone();
+    } catch (error) {
+      errors.value = fieldErrorsOf(error);
+      formError.value = formMessage(error, shownFields);
+    } finally {
+      busy.value = false;
+    }
+  };
+
+  const remove = async (publisher: string) => {
+    try {
+      await api(`/api/v2/Publishers/Mqtt/${encodeURIComponent(publisher)}`, { method: 'DELETE' });
+      onDone();
+    } catch (error) {
+      formError.value = formMessage(error, []);
+    }
+  };
+
+  const textField = (id: string, label: string, hint?: string, extra?: object) => (
+    <Field id={id} label={label} error={at(id)} hint={hint}>
+      <input
+        {...control(id, hint ? 'hint' : undefined)}
+        autocomplete="off"
+        value={v[id]}
+        onInput={set(id)}
+        {...extra}
+      />
+    </Field>
+  );
+  const selectField = (id: string, label: string, options: ComponentChildren) => (
+    <Field id={id} label={label} error={at(id)}>
+      <select {...control(id)} value={v[id]} onChange={set(id)}>
+        {options}
+      </select>
+    </Field>
+  );
+
+  return (
+    <form class="panel form" onSubmit={submit} noValidate aria-labelledby="mqtt-form-title">
+      <h1 id="mqtt-form-title">
+        {existing ? `Edit MQTT publisher ${existing.name}` : 'New MQTT publisher'}
+      </h1>
+      {textField('name', 'Name', 'Letters, digits and _ . : -', { disabled: Boolean(existing) })}
+      {textField(
+        'brokerUrl',
+        'Broker URL',
+        existing
+          ? 'Shown masked; leave as is to keep the stored address.'
+          : 'mqtt://, mqtts://, ws:// or wss://',
+        { placeholder: 'mqtts://broker.plant.local:8883' },
+      )}
+      <Field id="authentication.mode" label="Authentication" error={at('authentication.mode')}>
+        <select
+          {...control('authentication.mode')}
+          value={mode.value}
+          onChange={(event) => {
+            mode.value = (event.target as HTMLSelectElement).value as Mode;
+          }}
+        >
+          {modes.map((option) => (
+            <option key={option}>{option}</option>
+          ))}
+        </select>
+      </Field>
+      {credentialFields[mode.value].map((field) => {
+        const id = `authentication.${field.key}`;
+        return (
+          <Field key={id} id={id} label={field.label} error={at(id)}>
+            <input
+              {...control(id)}
+              type={field.secret ? 'password' : 'text'}
+              autocomplete="off"
+              value={credentials.value[field.key] ?? ''}
+              onInput={(event) => {
+                credentials.value = {
+                  ...credentials.value,
+                  [field.key]: (event.target as HTMLInputElement).value,
+                };
+              }}
+            />
+          </Field>
+        );
+      })}
+      {selectField(
+        'format',
+        'Format',
+        formats.map((option) => <option key={option}>{option}</option>),
+      )}
+      {sparkplug ? (
+        <>
+          {textField('groupId', 'Group id')}
+          {textField('edgeNodeId', 'Edge node id')}
+        </>
+      ) : (
+        textField('topicPrefix', 'Topic prefix', 'Default: tagd/<host name>.')
+      )}
+      {selectField('qos', 'QoS', [
+        <option key="1" value="1">
+          1 (acknowledged by the broker)
+        </option>,
+        <option key="0" value="0">
+          0 (at most once)
+        </option>,
+      ])}
+      {selectField('retain', 'Retain', [
+        <option key="" value="">
+          Default (json-per-tag: yes; json and sparkplugB: no)
+        </option>,
+        <option key="true" value="true">
+          Yes
+        </option>,
+        <option key="false" value="false">
+          No
+        </option>,
+      ])}
+      <CollectionsField choice={collections} error={at('collections')} />
+      {selectField(
+        'loggingMode',
+        'Logging mode',
+        loggingModes.map((option) => <option key={option}>{option}</option>),
+      )}
+      {textField('updateIntervalMs', 'Update interval (ms)', '10 to 86400000.', {
+        type: 'number',
+        inputMode: 'numeric',
+      })}
+      {textField(
+        'bufferLimitMB',
+        'Buffer limit (MB)',
+        '1 to 4096: kept while the broker is away.',
+        {
+          type: 'number',
+          inputMode: 'numeric',
+        },
+      )}
+      <div class="field check-field">
+        <label class="check">
+          <input
+            id="autoConnect"
+            type="checkbox"
+            checked={autoConnect.value}
+            onChange={(event) => {
+              autoConnect.value = (event.target as HTMLInputElement).checked;
+            }}
+          />{' '}
+          Auto Connect (start when the profile loads)
+        </label>
+      </div>
+      {formError.value ? (
+        <p class="form-error" role="alert">
+          {formError.value}
+        </p>
+      ) : null}
+      <div class="buttons">
+        <button type="submit" class="primary" disabled={busy.value}>
+          {existing ? 'Save' : 'Create'}
+        </button>
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+        {existing ? (
+          confirmingDelete.value ? (
+            <button type="button" class="danger" onClick={() => void remove(existing.name)}>
+              Confirm: delete {existing.name}
+            </button>
+          ) : (
+            <button
+              type="button"
+              onClick={() => {
+                confirmingDelete.value = true;
+              }}
+            >
+              Delete publisher
+            </button>
+          )
+        ) : null}
+      </div>
+    </form>
+  );
+}

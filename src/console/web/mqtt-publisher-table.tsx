@@ -1,0 +1,101 @@
+import type { MqttPublisher, Sample } from './api-types';
+import { formatTime } from './format';
+import { href } from './router';
+
+/** An MQTT publisher with its delivery health tags (when this account may read tags). */
+export interface MqttPublisherRow {
+  publisher: MqttPublisher;
+  success?: Sample;
+  error?: Sample;
+}
+
+const statusClass = { On: 'ok', Off: 'off', Error: 'bad' } as const;
+
+/** Props of {@link MqttPublisherTable}. */
+export interface MqttPublisherTableProps {
+  rows: MqttPublisherRow[];
+  manage: boolean;
+  command(name: string, verb: 'Start' | 'Stop'): void;
+}
+
+/** The MQTT publishers: status and reason, connection, queue and delivery health, actions. */
+export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTableProps) {
+  if (rows.length === 0) return <p>No MQTT publishers yet.</p>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption class="visually-hidden">MQTT publishers</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Status</th>
+            <th scope="col">Health</th>
+            <th scope="col">Last delivery</th>
+            <th scope="col">Broker</th>
+            {manage ? <th scope="col">Actions</th> : null}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ publisher, success, error }) => {
+            const { state } = publisher;
+            const last = state.lastDelivery;
+            return (
+              <tr key={publisher.name} data-mqtt-publisher={publisher.name}>
+                <th scope="row">{publisher.name}</th>
+                <td>
+                  <span
+                    class={`status status-${statusClass[state.status]}`}
+                    data-testid="publisher-status"
+                  >
+                    {state.status}
+                  </span>
+                  {state.reason ? <div class="muted">{state.reason}</div> : null}
+                </td>
+                <td>
+                  <div>
+                    LastDeliverySuccess:{' '}
+                    {success?.value === undefined ? '—' : String(success.value)}
+                  </div>
+                  <div>LastDeliveryError: {error?.value ? String(error.value) : '(none)'}</div>
+                  <div>QueueDepth: {state.queueDepth}</div>
+                  <div>OldestQueuedAgeSeconds: {state.oldestQueuedAgeSeconds}</div>
+                </td>
+                <td>
+                  {last
+                    ? `${formatTime(last.at)}: ${last.ok ? 'delivered' : 'failed'}, ${last.samples} samples`
+                    : 'None yet'}
+                  <div class="muted">{state.messages} messages</div>
+                </td>
+                <td>
+                  <code>{publisher.brokerUrl}</code>
+                  <div class="muted">
+                    {publisher.format}, QoS {publisher.qos}
+                    {state.connected ? ', connected' : ''}
+                  </div>
+                </td>
+                {manage ? (
+                  <td>
+                    <div class="actions">
+                      <button
+                        type="button"
+                        onClick={() =>
+                          command(publisher.name, state.status === 'Off' ? 'Start' : 'Stop')
+                        }
+                      >
+                        {state.status === 'Off' ? 'Start' : 'Stop'}
+                        <span class="visually-hidden"> MQTT publisher {publisher.name}</span>
+                      </button>
+                      <a class="button" href={href('publishers', 'edit-mqtt', publisher.name)}>
+                        Edit<span class="visually-hidden"> MQTT publisher {publisher.name}</span>
+                      </a>
+                    </div>
+                  </td>
+                ) : null}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,210 @@
+/**
+ * Tag writes in the console (issue 12), in headless Chromium against an in-process demo daemon:
+ * the write control on the writable demo Setpoint, its confirmation step (Cancel writes nothing,
+ * Confirm writes once and the value arrives through the stream), the API's range message at the
+ * control, and a Viewer who is offered no control and whom the server refuses anyway.
+ */
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumSkipReason } from '../helpers/chromium.js';
+import {
+  type ConsoleDaemon,
+  describeViolations,
+  firstAdminSignIn,
+  launchBrowser,
+  screenshotFolder,
+  seriousAxeViolations,
+  startConsoleDaemon,
+  wait,
+} from '../helpers/console-session.js';
+
+const skipReason = chromiumSkipReason();
+const adminPassword = 'a long new admin password';
+const setpoint = 'Demo/Controls/Setpoint';
+
+let gateway: ConsoleDaemon | undefined;
+let browser: Browser | undefined;
+
+async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
+  const violations = await seriousAxeViolations(page);
+  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
+}
+
+/** The audit lines of writes to the Setpoint so far. */
+function setpointWrites(): Record<string, unknown>[] {
+  return (gateway as ConsoleDaemon).logs.lines.filter(
+    (line) => line.event === 'tag-write' && line.fullTagId === setpoint,
+  );
+}
+
+/** Opens the Tags page on one tag's detail. */
+async function openTag(page: Page, path: string): Promise<void> {
+  const name = path.split('/').at(-1) as string;
+  await page.goto(`${(gateway as ConsoleDaemon).url}/#/tags?filter=${name}`, wait);
+  await page.locator(`button.tree-tag[data-path="${path}"]`).click(wait);
+  await page.locator('.tag-detail').getByRole('heading', { name: path }).waitFor(wait);
+}
+
+if (skipReason) {
+  console.warn(`console-writes.test.ts skipped: ${skipReason}`);
+  test.skip('console tag writes in Chromium', () => {});
+} else {
+  test.before(async () => {
+    gateway = await startConsoleDaemon();
+    browser = await launchBrowser();
+  });
+
+  test.after.always(async () => {
+    await browser?.close();
+    await gateway?.stop();
+  });
+
+  test.serial(
+    'an administrator writes the Setpoint with a confirmation step; Cancel writes nothing; the range message shows at the control; a Viewer gets no control and a 403; an Operator writes a boolean',
+    async (t) => {
+      t.timeout(180_000);
+      const { url } = gateway as ConsoleDaemon;
+      const context = await (browser as Browser).newContext({
+        viewport: { width: 1366, height: 900 },
+      });
+      const page = await context.newPage();
+      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+
+      await openTag(page, setpoint);
+      const detail = page.locator('.tag-detail');
+      const form = detail.getByRole('form', { name: 'Write a value' });
+      await form.waitFor(wait);
+      const input = form.getByLabel('New value (°C)');
+      t.is(await input.getAttribute('min'), '20');
+      t.is(await input.getAttribute('max'), '90');
+      await detail
+        .getByTestId('tag-value')
+        .filter({ hasText: /^60 °C/ })
+        .waitFor(wait);
+
+      // Cancel (by keyboard: Escape) writes nothing and gives the focus back to the value.
+      await input.fill('42', wait);
+      await input.press('Enter');
+      await form.getByText(`Write 42 °C to ${setpoint}?`).waitFor(wait);
+      t.is(await page.evaluate('document.activeElement?.textContent'), 'Confirm');
+      await expectAccessible(t, page, 'tag write confirmation');
+      await page.screenshot({ path: join(await screenshotFolder(), 'w1-write-confirm.png') });
+      await page.keyboard.press('Escape');
+      await form.getByRole('button', { name: 'Write…' }).waitFor(wait);
+      t.is(await page.evaluate('document.activeElement?.id'), 'tag-write-value');
+      await form.getByRole('button', { name: 'Write…' }).click(wait);
+      await form.getByRole('button', { name: 'Cancel' }).click(wait);
+      await form.getByRole('button', { name: 'Write…' }).waitFor(wait);
+      t.deepEqual(setpointWrites(), []);
+      t.is((gateway as ConsoleDaemon).daemon.store?.get(setpoint)?.value, 60);
+
+      // Confirm writes once; the new value comes back through the stream.
+      await form.getByRole('button', { name: 'Write…' }).click(wait);
+      await form.getByRole('button', { name: 'Confirm' }).click(wait);
+      await form.getByRole('status').filter({ hasText: 'Written.' }).waitFor(wait);
+      await detail
+        .getByTestId('tag-value')
+        .filter({ hasText: /^42 °C/ })
+        .waitFor(wait);
+      const written = setpointWrites();
+      t.is(written.length, 1);
+      t.like(written[0], { account: 'admin', requestedValue: 42, status: 'Good' });
+      await expectAccessible(t, page, 'tag written');
+
+      // Out of range: the API's message at the control, nothing written.
+      await input.fill('95', wait);
+      await form.getByRole('button', { name: 'Write…' }).click(wait);
+      await form.getByRole('button', { name: 'Confirm' }).click(wait);
+      await form.locator('.field-error', { hasText: 'above writeMax 90' }).waitFor(wait);
+      t.is(await input.getAttribute('aria-invalid'), 'true');
+      t.is(setpointWrites().filter((line) => line.status === 'Good').length, 1);
+      await expectAccessible(t, page, 'tag write refused');
+      await page.screenshot({ path: join(await screenshotFolder(), 'w2-write-refused.png') });
+
+      // A boolean tag takes a select.
+      await openTag(page, 'Demo/Controls/ConveyorOn');
+      await detail
+        .getByRole('form', { name: 'Write a value' })
+        .getByRole('combobox', { name: 'New value' })
+        .waitFor(wait);
+      // A read-only tag offers no write.
+      await openTag(page, 'Demo/Line1/PartsCount');
+      await detail.getByTestId('tag-value').filter({ hasText: /\d/ }).waitFor(wait);
+
+      // A Viewer: no write control, and the server refuses its write.
+      await page.goto(`${url}/#/users/new`, wait);
+      await page.getByLabel('Account name').fill('watcher', wait);
+      await page.getByLabel('Initial password').fill('watcher first password', wait);
+      await page.getByRole('button', { name: 'Create account' }).click(wait);
+      await page.getByRole('heading', { name: /^watcher/ }).waitFor(wait);
+      const viewerContext = await (browser as Browser).newContext();
+      const viewer = await viewerContext.newPage();
+      await viewer.goto(`${url}/`, { waitUntil: 'load', ...wait });
+      await viewer.getByLabel('Username').fill('watcher', wait);
+      await viewer.getByLabel('Password', { exact: true }).fill('watcher first password', wait);
+      await viewer.getByRole('button', { name: 'Sign in' }).click(wait);
+      await viewer.getByRole('button', { name: 'Sign out' }).waitFor(wait);
+      const { url: base } = gateway as ConsoleDaemon;
+      await viewer.goto(`${base}/#/tags?filter=Setpoint`, wait);
+      await viewer.locator(`button.tree-tag[data-path="${setpoint}"]`).click(wait);
+      const viewerDetail = viewer.locator('.tag-detail');
+      await viewerDetail.getByTestId('tag-value').filter({ hasText: /°C/ }).waitFor(wait);
+      t.is(await viewerDetail.getByRole('form', { name: 'Write a value' }).count(), 0);
+      const refused = (await viewer.evaluate(`(() => {
+        const csrf = document.cookie.split(';').map((part) => part.trim().split('='))
+          .find(([name]) => name === 'tagd_csrf')?.[1] ?? '';
+        return fetch('/api/v2/Tags/Write', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': decodeURIComponent(csrf) },
+          body: JSON.stringify({ writes: [{ fullTagId: '${setpoint}', value: 30 }] }),
+        }).then((response) => response.status);
+      })()`)) as number;
+      t.is(refused, 403);
+      t.is(setpointWrites().filter((line) => line.account === 'watcher').length, 0);
+      await viewerContext.close();
+
+      // An Operator writes the boolean ConveyorOn with its select.
+      await page.goto(`${url}/#/users/new`, wait);
+      await page.getByLabel('Account name').fill('shift', wait);
+      await page.getByLabel('Initial password').fill('shift first password', wait);
+      await page.getByRole('checkbox', { name: 'Operators' }).check(wait);
+      await page.getByRole('button', { name: 'Create account' }).click(wait);
+      await page.getByRole('heading', { name: /^shift/ }).waitFor(wait);
+      const operatorContext = await (browser as Browser).newContext();
+      const operator = await operatorContext.newPage();
+      await operator.goto(`${url}/`, { waitUntil: 'load', ...wait });
+      await operator.getByLabel('Username').fill('shift', wait);
+      await operator.getByLabel('Password', { exact: true }).fill('shift first password', wait);
+      await operator.getByRole('button', { name: 'Sign in' }).click(wait);
+      await operator.getByRole('button', { name: 'Sign out' }).waitFor(wait);
+      const conveyor = 'Demo/Controls/ConveyorOn';
+      await openTag(operator, conveyor);
+      const before = (gateway as ConsoleDaemon).daemon.store?.get(conveyor)?.value;
+      const target = before === true ? 'false' : 'true';
+      const operatorForm = operator
+        .locator('.tag-detail')
+        .getByRole('form', { name: 'Write a value' });
+      await operatorForm.getByRole('combobox', { name: 'New value' }).selectOption(target, wait);
+      await operatorForm.getByRole('button', { name: 'Write…' }).click(wait);
+      await operatorForm
+        .getByText(`Write ${target === 'true' ? 'On (true)' : 'Off (false)'} to ${conveyor}?`)
+        .waitFor(wait);
+      await operatorForm.getByRole('button', { name: 'Confirm' }).click(wait);
+      await operatorForm.getByRole('status').filter({ hasText: 'Written.' }).waitFor(wait);
+      await operator
+        .locator('.tag-detail')
+        .getByTestId('tag-value')
+        .filter({ hasText: new RegExp(`^${target}`) })
+        .waitFor(wait);
+      t.like(
+        (gateway as ConsoleDaemon).logs.lines.find(
+          (line) => line.event === 'tag-write' && line.account === 'shift',
+        ),
+        { fullTagId: conveyor, requestedValue: target === 'true', status: 'Good' },
+      );
+      await operatorContext.close();
+      await context.close();
+    },
+  );
+}
