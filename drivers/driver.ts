@@ -126,6 +126,15 @@ export interface WriteResult {
   message?: string;
 }
 
+/**
+ * Where a driver reports what only it can time. Counts need no port: they are read from
+ * {@link DriverStatus.counters} when metrics are scraped.
+ */
+export interface DriverMetrics {
+  /** One poll (or scan cycle) took this long, seconds; called once per poll, never per tag. */
+  observePollSeconds(seconds: number): void;
+}
+
 /** What every driver is given. */
 export interface DriverDeps {
   store: TagStore;
@@ -141,6 +150,8 @@ export interface DriverDeps {
   profileDir?: string;
   /** Where CAN drivers register their DBC, for the API's DBC route. Default: not registered. */
   dbc?: DbcSignalCatalog;
+  /** Poll durations for the metrics (`/metrics`). Default: not measured. */
+  metrics?: DriverMetrics;
 }
 
 /** Builds a driver from its validated config; constructors only assign, start does the I/O. */

@@ -8,7 +8,7 @@ import { HttpsListener } from './api/https-listener.js';
 import type { ListenerReport } from './api/routes/status.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
-import { SignInLimiter } from './auth/sign-in-limiter.js';
+import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
 import { UserManagement } from './auth/user-management.js';
 import { UserStore } from './auth/user-store.js';
@@ -20,6 +20,7 @@ import { ProfileInvalidError } from './errors.js';
 import { ExtensionsServer, type ExtensionsServerOptions } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, unlicensed, vendorPublicKey } from './license/license.js';
+import { TagdMetrics } from './metrics/tagd-metrics.js';
 import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
@@ -96,6 +97,8 @@ export class Daemon {
   license: LicenseState | undefined;
   /** The history, when the profile has a history section; available after start(). */
   history: HistoryService | undefined;
+  /** The metrics served at `/metrics`; available after start(). */
+  metrics: TagdMetrics | undefined;
   private readonly started: Component[] = [];
   // The running drivers, by name in profile order, for the Drivers routes and reloads.
   private drivers: RunningDrivers | undefined;
@@ -151,6 +154,11 @@ export class Daemon {
 
       const store = new TagStore({ clock, logger: logger.child({ component: 'tags' }) });
       this.store = store;
+      const metrics = new TagdMetrics({ version, now: () => clock.now() });
+      this.metrics = metrics;
+      metrics.watchStore(store);
+      // Read at each scrape: a reload may start, replace or remove the history.
+      metrics.watchHistory({ stats: () => this.history?.stats() });
       await this.startComponent({
         name: 'tags',
         start: () => store.start(),
@@ -200,11 +208,13 @@ export class Daemon {
         logger: logger.child({ component: 'writes' }),
         now: () => clock.now(),
         writesPerSecond: profile.security.writesPerSecond,
+        metrics: metrics.writes,
       });
       const drivers = new RunningDrivers({
         store,
         logger,
         shared: { clock, profileDir: profileFolder, dbc, stateDir },
+        metrics: (name, type) => metrics.driver(name, type),
         hooks: {
           started: (driver) => writer.register(driver),
           stopping: (driver) => writer.unregister(driver),
@@ -252,7 +262,7 @@ export class Daemon {
       const accounts = new AccountService({
         users,
         tokens,
-        limiter: new SignInLimiter(now),
+        limiter: new SignInLimiter(now, defaultSignInLimits, metrics.signIn),
         secretBox,
         audit,
         now,
@@ -262,7 +272,7 @@ export class Daemon {
 
       // One ProfileStore: the API saves through the instance that loaded the profile.
       const profileService = new ProfileService(profileStore, profile, audit);
-      const publishers = new WebhookPublishers({
+      const publishers: WebhookPublishers = new WebhookPublishers({
         store,
         collections,
         clock,
@@ -272,9 +282,10 @@ export class Daemon {
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
         stateDir,
+        metrics: metrics.publisherKind('webhook', (): WebhookPublishers => publishers),
       });
 
-      const mqttPublishers = new MqttPublishers({
+      const mqttPublishers: MqttPublishers = new MqttPublishers({
         store,
         collections,
         clock,
@@ -282,6 +293,7 @@ export class Daemon {
         license: () => this.license ?? unlicensed,
         baseDir: profileFolder,
         stateDir,
+        metrics: metrics.publisherKind('mqtt', (): MqttPublishers => mqttPublishers),
       });
 
       const consoleBundle = await this.loadConsole();
@@ -290,6 +302,7 @@ export class Daemon {
         store,
         clock,
       });
+      metrics.watchDrivers(driverReports);
       await this.startComponent({
         name: 'driver-reports',
         start: () => driverReports.start(),
@@ -364,6 +377,9 @@ export class Daemon {
         userManagement,
         writer,
         reloader,
+        metrics: metrics.api(
+          () => profileService.current().server.metrics.allowLoopbackWithoutToken,
+        ),
         // Read per request: a reload may start, replace or remove the history.
         get history() {
           return daemon.history;

@@ -499,6 +499,7 @@ export class ModbusDriver implements Driver {
     }
     busy.add(group);
     this.counters.polls++;
+    const began = performance.now();
     const outage = this.outage;
     const samples: Sample[] = [];
     const requests = group.requests;
@@ -509,6 +510,7 @@ export class ModbusDriver implements Driver {
     Promise.all(reads)
       .then(() => {
         busy.delete(group);
+        this.deps.metrics?.observePollSeconds((performance.now() - began) / 1000);
         // Tags written Unavailable since the poll began stay so: the results are out of date.
         if (outage !== this.outage || samples.length === 0) return;
         this.lifecycle.markAvailable();

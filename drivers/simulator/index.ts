@@ -165,6 +165,7 @@ class SimulatorDriver implements Driver {
   }
 
   private scan(): void {
+    const began = performance.now();
     const now = this.deps.clock.now();
     const elapsedMs = now - this.startedAt;
     const utcTimestamp = new Date(now).toISOString();
@@ -181,6 +182,7 @@ class SimulatorDriver implements Driver {
       batch[i] = sample;
     }
     this.deps.store.write(batch);
+    this.deps.metrics?.observePollSeconds((performance.now() - began) / 1000);
   }
 
   private next(tag: SimulatedTag, elapsedMs: number): TagValue {

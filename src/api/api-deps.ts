@@ -18,6 +18,24 @@ import type { DriverReports } from './driver-reports.js';
 import type { ListenerReport } from './routes/status.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
+/** What the API reports to the metrics and serves from them (`GET /metrics`). */
+export interface ApiMetrics {
+  /**
+   * A request was answered.
+   * @param route the matched route's template (`/api/v2/Tags/Sample/{fullTagPath}`), or
+   *   `(unmatched)`: never the request path, so tag paths and names make no series.
+   * @param seconds from the request reaching the app to its answer being set.
+   */
+  requestEnded(route: string, method: string, status: number, seconds: number): void;
+  /** Every series now, in the Prometheus text format. */
+  exposition(): Promise<{ contentType: string; body: string }>;
+  /**
+   * Whether a peer on loopback may read `/metrics` without a token, asked per request (the
+   * profile's `server.metrics.allowLoopbackWithoutToken`, default true).
+   */
+  allowLoopbackWithoutToken(): boolean;
+}
+
 /** What the API reads and writes. */
 export interface ApiDeps {
   store: TagStore;
@@ -93,4 +111,9 @@ export interface ApiDeps {
    * drivers, so every write is refused as not writable.
    */
   writer?: TagWriter;
+  /**
+   * Request counts and durations, and the series `GET /metrics` serves. Absent: requests are not
+   * measured and `/metrics` answers 404 `not-found`.
+   */
+  metrics?: ApiMetrics;
 }

@@ -3,6 +3,7 @@ import { consolePagePath, consoleRoutes } from '../console/console-routes.js';
 import { RequestError } from '../errors.js';
 import type { ApiDeps } from './api-deps.js';
 import { problemMiddleware } from './problem.js';
+import { requestMetrics } from './request-metrics.js';
 import type { RouteDefinition } from './route.js';
 import { buildRouter } from './router.js';
 import { collectionRoutes } from './routes/collections.js';
@@ -11,6 +12,7 @@ import { docsRoutes } from './routes/docs.js';
 import { driverManagementRoutes } from './routes/driver-management.js';
 import { driverRoutes } from './routes/drivers.js';
 import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { profileRoutes } from './routes/profile.js';
 import { publisherRoutes } from './routes/publishers.js';
@@ -40,6 +42,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     });
   const routes: RouteDefinition[] = [
     ...healthRoutes(deps),
+    ...metricsRoutes(deps),
     ...statusRoutes(deps),
     // Before the management routes: `/api/v2/Users/{name}` must never shadow these fixed
     // routes (the router runs the first match), and those names are reserved for accounts.
@@ -87,6 +90,8 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   // Koa's own error printing would put stacks on stderr outside the structured log.
   app.silent = true;
+  // Outermost: the metrics see the status every other middleware settled on.
+  if (deps.metrics) app.use(requestMetrics(deps.metrics));
   app.use(securityHeaders);
   app.use(problemMiddleware(deps.logger.child({ component: 'api' })));
   app.use(jsonBodies());

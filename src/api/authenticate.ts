@@ -21,7 +21,8 @@ const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
  * session cookie of a browser client (which must echo the CSRF cookie on unsafe methods).
  * @param statusToken the daemon's local status token; without it, status-token routes refuse
  *   every request.
- * @returns undefined for public routes and status-token routes.
+ * @returns undefined for public routes, status-token routes, and when the route's waiver
+ *   applies.
  * @throws UnauthorizedError (401), ForbiddenError (403)
  */
 export function authenticateRequest(
@@ -31,6 +32,7 @@ export function authenticateRequest(
   statusToken?: string,
 ): Principal | undefined {
   if (access.kind === 'public') return undefined;
+  if (access.kind === 'permission' && access.waived?.applies(context)) return undefined;
   if (access.kind === 'status-token') {
     // The header only: a browser's session cookie is an account's, never the status token.
     const match = /^Bearer\s+(\S+)\s*$/i.exec(context.get('Authorization'));

@@ -172,7 +172,8 @@ function accessText(route: RouteDefinition): string {
     return 'Needs the local status token from `<state>/status.key` (readable by the daemon user and root) as a Bearer token; account tokens are refused.';
   }
   if (access.kind === 'permission') {
-    return `Needs the \`${access.permission}\` permission (access or service token).`;
+    const needs = `Needs the \`${access.permission}\` permission (access or service token)`;
+    return access.waived ? `${needs}, except ${access.waived.description}.` : `${needs}.`;
   }
   return `Accepts a token of type ${access.types.map((type) => `\`${type}\``).join(' or ')}.`;
 }

@@ -11,8 +11,11 @@ import type { Permission } from '../auth/permissions.js';
 export type RouteAccess =
   /** No token (sign-in, liveness, docs). */
   | { kind: 'public' }
-  /** An access or service token whose account holds the permission. */
-  | { kind: 'permission'; permission: Permission }
+  /**
+   * An access or service token whose account holds the permission, unless `waived` says this
+   * request needs none (`/metrics` from a loopback peer).
+   */
+  | { kind: 'permission'; permission: Permission; waived?: AccessWaiver }
   /** Any token of these types whose account is valid (refresh, password change). */
   | { kind: 'token'; types: readonly ('access' | 'refresh' | 'preauth' | 'service')[] }
   /**
@@ -20,6 +23,14 @@ export type RouteAccess =
    * account token: `tagd status` on the daemon's own machine.
    */
   | { kind: 'status-token' };
+
+/** When a permission route needs no token. */
+export interface AccessWaiver {
+  /** True when this request may go without a token; asked before any token is read. */
+  applies(context: Context): boolean;
+  /** When it applies, for the OpenAPI document. */
+  description: string;
+}
 
 /** A documented response. */
 export interface RouteResponse {

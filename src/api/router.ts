@@ -33,6 +33,8 @@ export function buildRouter(
         if (route.claims && !route.claims(context.params as Record<string, string>)) {
           return notClaimed(router, owners, context, next);
         }
+        // The route's template, for the request metrics: a bounded label, unlike the path.
+        context.state.route = route.path;
         try {
           const principal = authenticateRequest(context, route.access, accounts, statusToken);
           const params = parse(route.params, context.params, 'path');

@@ -15,6 +15,7 @@ export const permissions = [
   'CollectionManage',
   'UserManage',
   'ProfileManage',
+  'MetricsView',
 ] as const;
 
 /** A permission a route may require. */
@@ -23,7 +24,8 @@ export type Permission = (typeof permissions)[number];
 /** The built-in roles and what each grants. */
 export const builtInRoles = {
   Administrators: permissions,
-  Operators: ['TagView', 'TagWrite', 'DBCView', 'DriverView', 'PublisherView'],
+  // MetricsView: operators watch the gateway's health; the series name no tag values.
+  Operators: ['TagView', 'TagWrite', 'DBCView', 'DriverView', 'PublisherView', 'MetricsView'],
   Viewers: ['TagView'],
 } as const satisfies Record<string, readonly Permission[]>;
 

@@ -20,12 +20,24 @@ export const defaultSignInLimits: SignInLimits = {
   windowMs: 15 * 60_000,
 };
 
+/** Where the limiter counts failures and lockouts (metrics); never told names or addresses. */
+export interface SignInMetrics {
+  /** A sign-in, two-factor or password-change attempt failed. */
+  failed(): void;
+  /** An account or a client address reached its limit: further attempts answer 429. */
+  lockedOut(scope: 'account' | 'address'): void;
+}
+
 export class SignInLimiter {
   private readonly failures = new Map<string, number[]>();
 
+  /**
+   * @param metrics counts failures and lockouts. Default: not counted.
+   */
   constructor(
     private readonly now: () => number,
     private readonly limits: SignInLimits = defaultSignInLimits,
+    private readonly metrics?: SignInMetrics,
   ) {}
 
   /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
@@ -40,10 +52,15 @@ export class SignInLimiter {
   /** Counts a failed attempt. */
   recordFailure(username: string, address: string): void {
     const now = this.now();
-    for (const key of [`account:${username}`, `address:${address}`]) {
+    this.metrics?.failed();
+    for (const scope of ['account', 'address'] as const) {
+      const key = scope === 'account' ? `account:${username}` : `address:${address}`;
       const times = this.recent(key, now);
       times.push(now);
       this.failures.set(key, times);
+      // Exactly at the limit: this failure is the one that locks (later ones find it locked).
+      const limit = scope === 'account' ? this.limits.perAccount : this.limits.perAddress;
+      if (times.length === limit) this.metrics?.lockedOut(scope);
     }
     // Bound memory under a spray of names: forget keys whose failures all expired.
     if (this.failures.size > 10_000) {

@@ -16,8 +16,19 @@ const serverSchema = z
   .strictObject({
     http: httpListenerSchema({ port: 8080 }).prefault({}),
     https: httpsListenerSchema({ port: 8443 }).optional(),
+    metrics: z
+      .strictObject({
+        allowLoopbackWithoutToken: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Whether a peer on loopback (127.0.0.0/8, ::1) may read GET /metrics without a token; others always need a token with MetricsView. Set false when a reverse proxy on this machine forwards requests from the network: they reach tagd from loopback.',
+          ),
+      })
+      .prefault({})
+      .describe('Access to the Prometheus endpoint GET /metrics.'),
   })
-  .describe('API listeners.');
+  .describe('API listeners, and access to /metrics.');
 
 const securitySchema = z
   .strictObject({

@@ -47,6 +47,38 @@ export interface PublisherState {
   counters: PublisherCounters;
 }
 
+/** What waits in a publisher for delivery, for the metrics. */
+export interface PublisherQueue {
+  /** The publisher's name. */
+  name: string;
+  /** What waits for delivery: MQTT messages; webhook stored batches and Everything updates. */
+  depth: number;
+  /**
+   * Since when the oldest of them has waited at most, epoch ms; undefined when none waits.
+   */
+  oldestQueuedAt?: number;
+  /** The durable outbox, when the publisher keeps one (MQTT json, webhook storeAndForward). */
+  outbox?: {
+    /** Messages (webhook: batches) stored. */
+    messages: number;
+    /** Bytes of their topics and payloads. */
+    bytes: number;
+    /** Messages dropped since the outbox was opened because it was full. */
+    dropped: number;
+  };
+}
+
+/**
+ * Where a publisher reports what only it can time (metrics). Counts need no port: the metrics
+ * read {@link PublisherState.counters} when scraped.
+ */
+export interface PublisherMetrics {
+  /** A delivery ended (all its attempts): its outcome and how long it took, seconds. */
+  deliveryEnded(publisher: string, outcome: 'success' | 'failure', seconds: number): void;
+  /** A publisher was removed: its series go with it. */
+  removed(publisher: string): void;
+}
+
 /** Fixed text of the LastDeliveryError health tag after a failed delivery (spec §2.4). */
 export const deliveryFailedMessage = 'Webhook delivery failed - see log for details.';
 

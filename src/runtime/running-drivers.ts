@@ -11,7 +11,7 @@
  * At a daemon stop the tags stay in the store, Unavailable, as they always did.
  */
 import type { Logger } from 'pino';
-import type { Driver, DriverDeps } from '../../drivers/driver.js';
+import type { Driver, DriverDeps, DriverMetrics } from '../../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../../drivers/registry.js';
 import type { TagStore } from '../tags/tag-store.js';
 
@@ -27,6 +27,11 @@ export interface RunningDriversOptions {
    * tags to drivers in step (the TagWriter's routes to writable tags). Default: nothing.
    */
   hooks?: { started?(driver: Driver): void; stopping?(driver: Driver): void };
+  /**
+   * Makes each driver's metrics port (poll durations); its series are removed with the driver
+   * (stopped for good, restarted, failed to start). Default: not measured.
+   */
+  metrics?: (name: string, type: string) => { port: DriverMetrics; remove(): void };
 }
 
 /** What became of a driver that was asked to start. */
@@ -39,6 +44,8 @@ export type DriverStartOutcome =
 /** The running drivers; see the module comment. */
 export class RunningDrivers {
   private readonly drivers = new Map<string, Driver>();
+  /** Removes each driver's metric series, by driver name. */
+  private readonly metricsRemovers = new Map<string, () => void>();
   private order: string[] = [];
 
   constructor(private readonly options: RunningDriversOptions) {}
@@ -72,17 +79,21 @@ export class RunningDrivers {
       logger.info('driver disabled in the profile');
       return { ok: true, driver: undefined, disabled: true };
     }
+    const metrics = this.options.metrics?.(config.name, config.type);
+    if (metrics) this.metricsRemovers.set(config.name, () => metrics.remove());
     try {
       const driver = await createDriver(config, {
         ...this.options.shared,
         store: this.options.store,
         logger,
+        ...(metrics ? { metrics: metrics.port } : {}),
       });
       await driver.start();
       this.drivers.set(config.name, driver);
       this.options.hooks?.started?.(driver);
       return { ok: true, driver };
     } catch (error) {
+      this.removeMetrics(config.name);
       logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
       return { ok: false, message: error instanceof Error ? error.message : String(error) };
     }
@@ -105,9 +116,15 @@ export class RunningDrivers {
         this.options.logger.error({ err: error, component: name }, 'driver stop failed');
       }
     }
+    this.removeMetrics(name);
     const prefix = `${name}/`;
     const { store } = this.options;
     return store.remove([...store.ids()].filter((id) => id.startsWith(prefix)));
+  }
+
+  private removeMetrics(name: string): void {
+    this.metricsRemovers.get(name)?.();
+    this.metricsRemovers.delete(name);
   }
 
   /** Stops every driver, last started first, keeping their tags (Unavailable): daemon stop. */

@@ -81,6 +81,8 @@ export class TagStore {
   private sweepTimer: TimerHandle | undefined;
   // Reused between writes so that a batch costs no allocation beyond its updates.
   private scratch: (Entry | undefined)[] = [];
+  // A plain number, read by the metrics when scraped: a batch pays one addition, no metric call.
+  private updatesTotal = 0;
 
   constructor(options: TagStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -103,6 +105,11 @@ export class TagStore {
   /** Number of tags in the store. */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Samples stored since the store was created (writes, placeholders and Stale marks). */
+  get updates(): number {
+    return this.updatesTotal;
   }
 
   /**
@@ -190,6 +197,7 @@ export class TagStore {
         updates[i] = { sample, previous, changed };
       }
     }
+    this.updatesTotal += count;
     if (added !== undefined) this.emitAdded(added);
     if (updates !== undefined) this.emitUpdates(updates);
   }

@@ -43,6 +43,12 @@ export interface TagWriteOutcome {
   message?: string;
 }
 
+/** Where the writer counts the items it answered (metrics); never told tags or accounts. */
+export interface TagWriteMetrics {
+  /** One item ended: the driver's status, or `Refused` before reaching a driver. */
+  written(status: WriteStatus | 'Refused'): void;
+}
+
 /** Collaborators of {@link TagWriter}. */
 export interface TagWriterOptions {
   store: TagStore;
@@ -54,6 +60,8 @@ export interface TagWriterOptions {
   now: () => number;
   /** Writes per second and account (items, not requests). Default 20. */
   writesPerSecond?: number;
+  /** Counts the items answered. Default: not counted. */
+  metrics?: TagWriteMetrics;
 }
 
 interface Route {
@@ -163,6 +171,7 @@ export class TagWriter {
         },
         `tag write ${result.status}: ${item.fullTagId}`,
       );
+      this.options.metrics?.written(result.status);
       const outcome: TagWriteOutcome = { fullTagId: item.fullTagId, status: result.status };
       if (result.reason !== undefined) outcome.reason = result.reason;
       if (result.message !== undefined) outcome.message = result.message;
@@ -321,6 +330,7 @@ export class TagWriter {
         },
         `tag write refused: ${item.fullTagId}`,
       );
+      this.options.metrics?.written('Refused');
     }
   }
 }

@@ -14,6 +14,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'CollectionManage',
     'UserManage',
     'ProfileManage',
+    'MetricsView',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',
@@ -21,6 +22,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DBCView',
     'DriverView',
     'PublisherView',
+    'MetricsView',
   ]);
   t.deepEqual(permissionsOf(['Viewers']), ['TagView']);
   t.deepEqual(permissionsOf(['Viewers', 'Operators']), [
@@ -29,6 +31,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DBCView',
     'DriverView',
     'PublisherView',
+    'MetricsView',
   ]);
   t.deepEqual(permissionsOf([]), []);
 });

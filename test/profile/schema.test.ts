@@ -15,6 +15,7 @@ const httpDefaults = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
 };
+const metricsDefaults = { allowLoopbackWithoutToken: true };
 
 test('config/demo.json validates with a simulator holding every kind and a replayed CAN bus', (t) => {
   const result = validateProfile(demo);
@@ -46,7 +47,7 @@ test('config/demo.json validates with a simulator holding every kind and a repla
 
 test('config/demo.json gets defaults for what it leaves out', (t) => {
   const profile = profileSchema.parse(demo);
-  t.deepEqual(profile.server, { http: { ...httpDefaults } });
+  t.deepEqual(profile.server, { http: { ...httpDefaults }, metrics: metricsDefaults });
   t.is(profile.$schema, './profile.schema.json');
   const driver = profile.drivers[0];
   if (driver?.type !== 'simulator') return t.fail('the first driver is the simulator');
@@ -73,7 +74,7 @@ test('an empty document is a valid profile with every default', (t) => {
   t.true(result.ok);
   t.deepEqual(result.errors, []);
   t.deepEqual(result.profile, {
-    server: { http: { ...httpDefaults } },
+    server: { http: { ...httpDefaults }, metrics: metricsDefaults },
     security: { accessTokenMinutes: 15, refreshTokenDays: 7, sessionLifetimeHours: 168 },
     queries: {
       maxMatchesPerRequest: 1_000_000,
@@ -89,10 +90,19 @@ test('an empty document is a valid profile with every default', (t) => {
 test('an empty server section gets the http defaults', (t) => {
   t.deepEqual(profileSchema.parse({ server: {} }).server, {
     http: { ...httpDefaults },
+    metrics: metricsDefaults,
   });
   t.deepEqual(profileSchema.parse({ server: { http: { port: 0 } } }).server, {
     http: { ...httpDefaults, port: 0 },
+    metrics: metricsDefaults,
   });
+  // A reverse proxy on the gateway: loopback peers need a token too.
+  t.deepEqual(
+    profileSchema.parse({ server: { metrics: { allowLoopbackWithoutToken: false } } }).server
+      .metrics,
+    { allowLoopbackWithoutToken: false },
+  );
+  t.false(profileSchema.safeParse({ server: { metrics: { allowLoopback: false } } }).success);
 });
 
 test('tag defaults are applied per kind', (t) => {

@@ -25,6 +25,8 @@ import type { TagStore } from '../../tags/tag-store.js';
 import type {
   DeliveryRecord,
   PublisherCounters,
+  PublisherMetrics,
+  PublisherQueue,
   PublisherState,
   PublisherStatus,
 } from '../publisher.js';
@@ -50,6 +52,8 @@ export interface MqttPublisherDeps {
   baseDir?: string;
   /** The state directory: Sparkplug keeps its bdSeq there. */
   stateDir: string;
+  /** Delivery durations for the metrics. Default: not measured. */
+  metrics?: PublisherMetrics;
 }
 
 /** Fixed text of the LastDeliveryError health tag after a failed delivery. */
@@ -506,6 +510,7 @@ export class MqttPublisher {
         // it leaves the outbox with the delivered ones, counted as lost.
         outbox.remove([...acked, ...refused]);
         this.messages += acked.length;
+        this.reportDelivery(failure === undefined, clock.now() - startedAt);
         if (failure === undefined) {
           this.lastDelivery = {
             at: new Date(clock.now()).toISOString(),
@@ -571,6 +576,7 @@ export class MqttPublisher {
           durationMs: clock.now() - startedAt,
           samples,
         };
+        this.reportDelivery(record.ok, record.durationMs);
         if (failure === undefined) {
           this.lastDelivery = record;
           this.counters.batches++;
@@ -633,6 +639,30 @@ export class MqttPublisher {
       if (sample !== undefined) samples.push(sample);
     }
     return samples;
+  }
+
+  /** What waits for the broker, and the outbox (metrics). */
+  queue(): PublisherQueue {
+    const oldestAge = this.oldestAgeSeconds();
+    const outbox = this.outbox;
+    return {
+      name: this.current.name,
+      depth: this.queueDepth(),
+      ...(this.queueDepth() > 0
+        ? { oldestQueuedAt: this.deps.clock.now() - oldestAge * 1000 }
+        : {}),
+      ...(outbox !== undefined
+        ? { outbox: { messages: outbox.depth, bytes: outbox.sizeBytes, dropped: outbox.dropped } }
+        : {}),
+    };
+  }
+
+  private reportDelivery(ok: boolean, durationMs: number): void {
+    this.deps.metrics?.deliveryEnded(
+      this.current.name,
+      ok ? 'success' : 'failure',
+      durationMs / 1000,
+    );
   }
 
   /** Messages not yet acknowledged: in the outbox, or of a batch in flight. */

@@ -10,7 +10,7 @@ import type { LicenseState } from '../../license/license.js';
 import { Outbox } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
-import type { PublisherManager } from '../publisher.js';
+import type { PublisherManager, PublisherMetrics, PublisherQueue } from '../publisher.js';
 import { runBlocker } from '../run-conditions.js';
 import { MqttPublisher, type MqttPublisherState } from './mqtt-publisher.js';
 import type { MqttConfig } from './schema.js';
@@ -31,6 +31,8 @@ export interface MqttPublishersDeps {
   baseDir?: string;
   /** The state directory (Sparkplug's bdSeq). */
   stateDir: string;
+  /** Delivery durations for the metrics. Default: not measured. */
+  metrics?: PublisherMetrics;
 }
 
 /** Reason of a publisher that stays Off because Auto Connect is off. */
@@ -52,6 +54,9 @@ export class MqttPublishers implements PublisherManager<MqttConfig, MqttPublishe
    */
   async startAll(configs: readonly MqttConfig[]): Promise<void> {
     await this.stopAll();
+    const kept = new Set(configs.map((config) => config.name));
+    for (const name of this.publishers.keys())
+      if (!kept.has(name)) this.deps.metrics?.removed(name);
     this.publishers.clear();
     for (const config of configs) {
       const publisher = this.create(config);
@@ -99,11 +104,17 @@ export class MqttPublishers implements PublisherManager<MqttConfig, MqttPublishe
     return publisher.state();
   }
 
+  /** What waits for the broker in each publisher, in configuration order (metrics). */
+  queues(): PublisherQueue[] {
+    return [...this.publishers.values()].map((publisher) => publisher.queue());
+  }
+
   async remove(name: string): Promise<boolean> {
     const publisher = this.publishers.get(name);
     if (publisher === undefined) return false;
     await publisher.stop('removed');
     this.publishers.delete(name);
+    this.deps.metrics?.removed(name);
     // Its undelivered messages go with it: a later publisher of that name starts empty.
     Outbox.discard(publisher.outboxFile);
     return true;
@@ -124,7 +135,7 @@ export class MqttPublishers implements PublisherManager<MqttConfig, MqttPublishe
   }
 
   private create(config: MqttConfig): MqttPublisher {
-    const { store, collections, clock, logger, baseDir, stateDir } = this.deps;
+    const { store, collections, clock, logger, baseDir, stateDir, metrics } = this.deps;
     const publisher = new MqttPublisher(config, {
       store,
       collections,
@@ -132,6 +143,7 @@ export class MqttPublishers implements PublisherManager<MqttConfig, MqttPublishe
       logger,
       stateDir,
       ...(baseDir !== undefined ? { baseDir } : {}),
+      ...(metrics !== undefined ? { metrics } : {}),
     });
     this.publishers.set(config.name, publisher);
     return publisher;

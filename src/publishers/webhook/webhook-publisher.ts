@@ -17,11 +17,13 @@ import {
   type DeliveryRecord,
   deliveryFailedMessage,
   type PublisherCounters,
+  type PublisherMetrics,
+  type PublisherQueue,
   type PublisherState,
   type PublisherStatus,
 } from '../publisher.js';
 import { buildPayload, type PayloadEntry } from '../trigger/payload.js';
-import { type BatchSelector, createSelector } from '../trigger/selection.js';
+import { type BatchSelector, createSelector, EverythingSelector } from '../trigger/selection.js';
 import { type DeliveryOutcome, WebhookDelivery } from './delivery.js';
 import { OutageLog } from './outage-log.js';
 import type { WebhookConfig } from './schema.js';
@@ -42,6 +44,8 @@ export interface WebhookPublisherDeps {
   baseDir?: string;
   /** The state directory, where `storeAndForward` keeps its outbox. Required for it. */
   stateDir?: string;
+  /** Delivery durations for the metrics. Default: not measured. */
+  metrics?: PublisherMetrics;
 }
 
 /** The reason an Off publisher gives when its caFile cannot be used; the log says why. */
@@ -102,6 +106,8 @@ export class WebhookPublisher {
   /** Everything mode only: the members as a set, for filtering updates. */
   private memberSet = new Set<string>();
   private droppedAtLastTick = 0;
+  /** When the Everything buffer was last drained (start or tick), clock ms. */
+  private drainedAt = 0;
   private missingWarned = new Set<string>();
 
   constructor(
@@ -152,6 +158,30 @@ export class WebhookPublisher {
       ...(this.status === 'Off' && this.reason !== undefined ? { reason: this.reason } : {}),
       ...(this.lastDelivery ? { lastDelivery: { ...this.lastDelivery } } : {}),
       counters: { ...this.counters },
+    };
+  }
+
+  /**
+   * What waits for delivery (metrics): the batches stored in the storeAndForward outbox, and
+   * the updates in the Everything buffer (Snapshot and On Change pick their batch at the tick
+   * and keep nothing). The buffer is drained at every tick, so its oldest update has waited at
+   * most since the last one.
+   */
+  queue(): PublisherQueue {
+    const selector = this.selector;
+    const buffered = selector instanceof EverythingSelector ? selector.buffered : 0;
+    const outbox = this.outbox;
+    const stored = outbox?.depth ?? 0;
+    let oldest = buffered > 0 ? this.drainedAt : undefined;
+    const storedAt = stored > 0 ? outbox?.oldestQueuedAt() : undefined;
+    if (storedAt !== undefined && (oldest === undefined || storedAt < oldest)) oldest = storedAt;
+    return {
+      name: this.current.name,
+      depth: buffered + stored,
+      ...(oldest !== undefined ? { oldestQueuedAt: oldest } : {}),
+      ...(outbox !== undefined
+        ? { outbox: { messages: stored, bytes: outbox.sizeBytes, dropped: outbox.dropped } }
+        : {}),
     };
   }
 
@@ -226,6 +256,7 @@ export class WebhookPublisher {
     // A (re)start begins with status On: an outage of the previous run is not continued.
     this.outageLog.reset();
     this.droppedAtLastTick = this.counters.droppedSamples;
+    this.drainedAt = this.deps.clock.now();
     this.timer = this.deps.clock.setInterval(
       () => this.tick(),
       config.updateIntervalSeconds * 1000,
@@ -318,6 +349,7 @@ export class WebhookPublisher {
       return;
     }
     this.refreshMembers();
+    this.drainedAt = this.deps.clock.now();
     const samples = selector.select(this.members);
     const entries = buildPayload(samples);
     if (entries.length === 0) {
@@ -371,6 +403,7 @@ export class WebhookPublisher {
       durationMs: outcome.endedAt - outcome.startedAt,
       samples: entries.length,
     };
+    this.reportDelivery(record);
     if (outcome.ok) {
       this.lastDelivery = record;
       this.counters.batches++;
@@ -408,6 +441,14 @@ export class WebhookPublisher {
     });
   }
 
+  private reportDelivery(record: DeliveryRecord): void {
+    this.deps.metrics?.deliveryEnded(
+      this.current.name,
+      record.ok ? 'success' : 'failure',
+      record.durationMs / 1000,
+    );
+  }
+
   /** storeAndForward: appends a failed batch to the outbox (the oldest beyond the bound go). */
   private keep(outbox: Outbox, entries: PayloadEntry[]): void {
     const dropped = outbox.append([{ topic: 'batch', payload: JSON.stringify(entries) }]);
@@ -443,6 +484,7 @@ export class WebhookPublisher {
         durationMs: outcome.endedAt - outcome.startedAt,
         samples: entries.length,
       };
+      this.reportDelivery(record);
       if (!outcome.ok) {
         const last = outcome.failures[outcome.failures.length - 1];
         const error = last?.error ?? 'unknown error';

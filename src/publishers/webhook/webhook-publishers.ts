@@ -11,7 +11,12 @@ import type { LicenseState } from '../../license/license.js';
 import { Outbox } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { TagStore } from '../../tags/tag-store.js';
-import type { PublisherManager, PublisherState } from '../publisher.js';
+import type {
+  PublisherManager,
+  PublisherMetrics,
+  PublisherQueue,
+  PublisherState,
+} from '../publisher.js';
 import { runBlocker } from '../run-conditions.js';
 import type { WebhookConfig } from './schema.js';
 import { WebhookPublisher } from './webhook-publisher.js';
@@ -34,6 +39,8 @@ export interface WebhookPublishersDeps {
   baseDir?: string;
   /** The state directory (the storeAndForward outbox). */
   stateDir?: string;
+  /** Delivery durations for the metrics. Default: not measured. */
+  metrics?: PublisherMetrics;
 }
 
 /** Reason of a publisher that stays Off because Auto Connect is off. */
@@ -55,6 +62,9 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
    */
   async startAll(configs: readonly WebhookConfig[]): Promise<void> {
     await this.stopAll();
+    const kept = new Set(configs.map((config) => config.name));
+    for (const name of this.publishers.keys())
+      if (!kept.has(name)) this.deps.metrics?.removed(name);
     this.publishers.clear();
     for (const config of configs) {
       const publisher = this.create(config);
@@ -102,11 +112,17 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
     return publisher.state();
   }
 
+  /** What waits for delivery in each publisher, in configuration order (metrics). */
+  queues(): PublisherQueue[] {
+    return [...this.publishers.values()].map((publisher) => publisher.queue());
+  }
+
   async remove(name: string): Promise<boolean> {
     const publisher = this.publishers.get(name);
     if (publisher === undefined) return false;
     await publisher.stop('removed');
     this.publishers.delete(name);
+    this.deps.metrics?.removed(name);
     // Its stored batches go with it: a later publisher of that name starts empty.
     const outboxFile = publisher.outboxFile;
     if (outboxFile !== undefined) Outbox.discard(outboxFile);
@@ -128,7 +144,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
   }
 
   private create(config: WebhookConfig): WebhookPublisher {
-    const { store, collections, clock, logger, version, baseDir, stateDir } = this.deps;
+    const { store, collections, clock, logger, version, baseDir, stateDir, metrics } = this.deps;
     const publisher = new WebhookPublisher(config, {
       store,
       collections,
@@ -137,6 +153,7 @@ export class WebhookPublishers implements PublisherManager<WebhookConfig> {
       version,
       ...(baseDir !== undefined ? { baseDir } : {}),
       ...(stateDir !== undefined ? { stateDir } : {}),
+      ...(metrics !== undefined ? { metrics } : {}),
     });
     this.publishers.set(config.name, publisher);
     return publisher;

@@ -49,6 +49,7 @@ test('sign-in answers token, refresh token, identity and permissions', async (t)
     'DBCView',
     'DriverView',
     'PublisherView',
+    'MetricsView',
   ]);
   const read = await api.request(sample, { token: response.json.token as string });
   t.is(read.status, 200);
