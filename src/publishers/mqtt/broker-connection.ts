@@ -18,6 +18,12 @@ export const maxReconnectDelayMs = 30_000;
 export const connectTimeoutMs = 10_000;
 /** Least time between two "still failing" log lines of one outage, ms. */
 export const outageSummaryIntervalMs = 60_000;
+/**
+ * Longest a stop waits for the last messages (Sparkplug's DDEATH and NDEATH) and for the
+ * acknowledgements still due before it drops the connection, ms. An unreachable broker never
+ * answers: without a bound, Stop, a reconfiguration and the daemon's shutdown would hang.
+ */
+export const stopGraceMs = 5_000;
 
 /** Credentials and trust of a connection, read from the profile's files by the publisher. */
 export interface BrokerTlsAndAuth {
@@ -94,21 +100,57 @@ export class BrokerConnection {
    */
   async stop(beforeEnd?: (client: MqttClient) => Promise<void>): Promise<void> {
     this.running = false;
-    this.options.clock.clearTimer(this.retryTimer);
+    const clock = this.options.clock;
+    clock.clearTimer(this.retryTimer);
     this.retryTimer = undefined;
     const client = this.client;
     const live = this.live;
     this.client = undefined;
     this.live = undefined;
     if (client === undefined) return;
-    if (live !== undefined && beforeEnd !== undefined) {
-      try {
-        await beforeEnd(live);
-      } catch (error) {
-        this.options.log.debug({ err: error }, 'Last messages before disconnecting not sent.');
+    // One deadline for the whole graceful part, set before anything waits (so a test's clock can
+    // be advanced right after calling stop).
+    let graceTimer: TimerHandle | undefined;
+    const graceOver = new Promise<'timeout'>((resolve) => {
+      graceTimer = clock.setTimeout(() => resolve('timeout'), stopGraceMs);
+    });
+    const closed = new Promise<'closed'>((resolve) =>
+      client.once('close', () => resolve('closed')),
+    );
+    try {
+      if (live !== undefined && beforeEnd !== undefined) {
+        const last = beforeEnd(live).then(
+          () => 'sent' as const,
+          (error: unknown) => {
+            this.options.log.debug({ err: error }, 'Last messages before disconnecting not sent.');
+            return 'failed' as const;
+          },
+        );
+        await Promise.race([last, graceOver, closed]);
       }
+      // mqtt.js's own graceful end waits for `outgoingEmpty`, which never comes when the broker
+      // stopped answering: the wait is done here, bounded, and the end is forced after it. A
+      // forced end calls back every message still unacknowledged with an error, so the
+      // publisher keeps those in its outbox.
+      let graceful = live !== undefined;
+      if (graceful && hasOutgoing(client)) {
+        const empty = new Promise<'empty'>((resolve) =>
+          client.once('outgoingEmpty', () => resolve('empty')),
+        );
+        graceful = (await Promise.race([empty, graceOver, closed])) === 'empty';
+      }
+      const ended = new Promise<'ended'>((resolve) =>
+        client.end(!graceful, {}, () => resolve('ended')),
+      );
+      if ((await Promise.race([ended, graceOver])) === 'timeout') {
+        // The DISCONNECT went out but the socket does not close (the peer does not answer):
+        // destroying the stream ends the client (its end callback waits for the close).
+        client.stream?.destroy();
+        await ended;
+      }
+    } finally {
+      clock.clearTimer(graceTimer);
     }
-    await new Promise<void>((resolve) => client.end(live === undefined, {}, () => resolve()));
     if (this.outage !== undefined) {
       this.options.log.info(
         `MQTT publisher '${this.options.name}' stopped while the broker was unreachable ` +
@@ -176,7 +218,12 @@ export class BrokerConnection {
       this.handlers.connected(client);
     });
     client.on('close', () => {
-      if (this.client !== client) return;
+      if (this.client !== client) {
+        // A client stop() let go of, closed by the broker: forced, so its unacknowledged
+        // messages are called back (with an error) instead of waiting for a PUBACK forever.
+        if (!client.disconnecting) client.end(true);
+        return;
+      }
       this.client = undefined;
       const wasLive = this.live === client;
       this.live = undefined;
@@ -225,6 +272,11 @@ export class BrokerConnection {
       this.options.log.debug(`MQTT connection attempt failed (${reason}).`);
     }
   }
+}
+
+/** True while the client has messages waiting for their acknowledgement. */
+function hasOutgoing(client: MqttClient): boolean {
+  return Object.keys(client.outgoing).length > 0;
 }
 
 function iso(ms: number): string {

@@ -125,6 +125,8 @@ export class MqttPublisher {
   private outbox: Outbox | undefined;
   /** Messages the outbox dropped during the current outage (logged once, totalled at its end). */
   private outboxDrops = 0;
+  /** Set while the outbox fails (disk full, I/O error…): the reason shown, logged once. */
+  private outboxFault: string | undefined;
   private inFlight: Promise<void> | undefined;
   private inFlightSince = 0;
   /** On Change or Everything: a tick came while a batch was in flight. */
@@ -356,8 +358,44 @@ export class MqttPublisher {
     this.connection = undefined;
     this.sparkplug = undefined;
     this.updateQueueHealth();
-    this.outbox?.close();
+    const outbox = this.outbox;
+    if (outbox !== undefined) this.guarded(() => outbox.close(), false);
     this.outbox = undefined;
+    this.outboxFault = undefined;
+  }
+
+  /**
+   * Runs an outbox operation. better-sqlite3 throws synchronously (SQLITE_FULL, SQLITE_IOERR,
+   * SQLITE_READONLY…), and these operations run in timers and mqtt.js callbacks, where a throw
+   * would end the daemon (and systemd would restart it into the same full disk): the failure
+   * is logged once per outage instead and the publisher is Error with the reason.
+   * @param write a successful write ends an outage (a read may work while writes still fail).
+   * @returns the operation's result, or undefined when it failed.
+   */
+  private guarded<T>(operation: () => T, write: boolean): T | undefined {
+    try {
+      const result = operation();
+      if (write && this.outboxFault !== undefined) {
+        this.outboxFault = undefined;
+        this.log.info(`MQTT publisher '${this.name}': the outbox can be written again.`);
+      }
+      return result;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const text = `the outbox could not be written: ${typeof code === 'string' ? `${code} ` : ''}(${(error as Error).message})`;
+      if (this.outboxFault === undefined) {
+        this.log.error(
+          { err: error },
+          `MQTT publisher '${this.name}': ${text}; messages that cannot be kept are lost.`,
+        );
+      }
+      this.outboxFault = text;
+      this.reason = text;
+      this.writeHealth(this.health.lastDeliverySuccess, false);
+      this.writeHealth(this.health.lastDeliveryError, mqttDeliveryFailedMessage);
+      this.setStatus('Error', false);
+      return undefined;
+    }
   }
 
   private onConnected(client: MqttClient): void {
@@ -443,7 +481,9 @@ export class MqttPublisher {
       selector.delivered();
       return;
     }
-    if (outbox !== undefined && (client === undefined || outbox.depth > 0)) {
+    // A failing outbox is bypassed while connected: publishing goes on without it.
+    const behind = outbox !== undefined && outbox.depth > 0 && this.outboxFault === undefined;
+    if (outbox !== undefined && (client === undefined || behind)) {
       // Behind what waits already, or no broker: the batch is kept on disk, so it is the
       // outbox's now, and the selector moves on as if it had been delivered.
       this.enqueue(messages);
@@ -455,10 +495,17 @@ export class MqttPublisher {
     this.updateQueueHealth();
   }
 
-  /** Appends messages to the outbox; drops are logged once per outage. */
+  /**
+   * Appends messages to the outbox; drops are logged once per outage. When the outbox cannot be
+   * written the messages are lost: counted as a failure, and the publisher shows why.
+   */
   private enqueue(messages: readonly OutgoingMessage[]): void {
     const outbox = this.outbox as Outbox;
-    const dropped = outbox.append(messages);
+    const dropped = this.guarded(() => outbox.append(messages), true);
+    if (dropped === undefined) {
+      this.counters.failures++;
+      return;
+    }
     if (dropped === 0) return;
     if (this.outboxDrops === 0) {
       this.log.warn(
@@ -490,8 +537,12 @@ export class MqttPublisher {
       this.updateQueueHealth();
       return;
     }
-    const chunk = outbox.peek(outboxChunk);
-    void this.track(this.drain(client, outbox, chunk)).then(() => this.pump());
+    const chunk = this.guarded(() => outbox.peek(outboxChunk), false);
+    if (chunk === undefined) return;
+    // While the outbox fails, a chunk it could not remove would be sent again and again.
+    void this.track(this.drain(client, outbox, chunk)).then(() => {
+      if (this.outboxFault === undefined) this.pump();
+    });
   }
 
   private drain(client: MqttClient, outbox: Outbox, chunk: OutboxMessage[]): Promise<void> {
@@ -508,7 +559,8 @@ export class MqttPublisher {
         if (--pending > 0) return;
         // A message the broker refused (a reason code: not authorized…) would be refused again:
         // it leaves the outbox with the delivered ones, counted as lost.
-        outbox.remove([...acked, ...refused]);
+        // Not removed (the outbox fails): they are sent again later, at least once.
+        this.guarded(() => outbox.remove([...acked, ...refused]), true);
         this.messages += acked.length;
         this.reportDelivery(failure === undefined, clock.now() - startedAt);
         if (failure === undefined) {
@@ -544,6 +596,8 @@ export class MqttPublisher {
   private delivered(): void {
     this.writeHealth(this.health.lastDeliverySuccess, true);
     this.writeHealth(this.health.lastDeliveryError, '');
+    // A failing outbox stays visible until a write succeeds again (or the publisher restarts).
+    if (this.outboxFault !== undefined) return;
     if (this.status === 'Error') this.reason = undefined;
     this.setStatus('On');
   }
@@ -672,7 +726,8 @@ export class MqttPublisher {
 
   private oldestAgeSeconds(): number {
     let oldest = this.inFlightPending > 0 ? this.inFlightSince : undefined;
-    const queued = this.outbox?.depth ? this.outbox.oldestQueuedAt() : undefined;
+    const outbox = this.outbox;
+    const queued = outbox?.depth ? this.guarded(() => outbox.oldestQueuedAt(), false) : undefined;
     if (queued !== undefined && (oldest === undefined || queued < oldest)) oldest = queued;
     if (oldest === undefined) return 0;
     return Math.max(0, Math.floor((this.deps.clock.now() - oldest) / 1000));
