@@ -358,9 +358,16 @@ export class WebhookPublisher {
       if (this.outbox === undefined || this.outbox.depth === 0) return;
     }
     const signal = (this.abort as AbortController).signal;
-    const flight = this.deliver(delivery, selector, entries, signal).finally(() => {
-      if (this.inFlight === flight) this.inFlight = undefined;
-    });
+    const flight = this.deliver(delivery, selector, entries, signal)
+      .catch((error: unknown) => {
+        // The outbox's SQLite calls throw synchronously (a full disk: SQLITE_FULL); a tick must
+        // never turn that into an unhandled rejection, which would stop the whole daemon.
+        this.log.error({ err: error }, `Webhook publisher '${this.name}': the delivery failed.`);
+        this.setStatus('Error');
+      })
+      .finally(() => {
+        if (this.inFlight === flight) this.inFlight = undefined;
+      });
     this.inFlight = flight;
   }
 
@@ -374,7 +381,11 @@ export class WebhookPublisher {
     if (outbox !== undefined && outbox.depth > 0) {
       // Stored batches go first, in order; while the oldest still fails, the new batch joins them.
       const drained = await this.forward(delivery, outbox, signal);
-      if (signal.aborted) return;
+      if (signal.aborted) {
+        // Stopped meanwhile: the new batch joins the stored ones instead of being lost.
+        if (entries.length > 0 && this.keep(outbox, entries)) selector.delivered();
+        return;
+      }
       if (!drained) {
         if (entries.length > 0) this.keep(outbox, entries);
         selector.delivered();
@@ -394,7 +405,11 @@ export class WebhookPublisher {
       this.log.error({ err: error }, 'Webhook delivery failed unexpectedly.');
       return;
     }
-    if (outcome.aborted) return;
+    if (outcome.aborted) {
+      // Stopped before the receiver answered: stored, the batch is sent after the next start.
+      if (outbox !== undefined && this.keep(outbox, entries)) selector.delivered();
+      return;
+    }
     const record: DeliveryRecord = {
       at: new Date(outcome.endedAt).toISOString(),
       ok: outcome.ok,
@@ -419,13 +434,9 @@ export class WebhookPublisher {
     const error = last?.error ?? 'unknown error';
     this.lastDelivery = { ...record, error };
     this.counters.failures++;
-    const kept = outbox !== undefined;
-    if (kept) {
-      this.keep(outbox, entries);
-      selector.delivered();
-    } else {
-      selector.dropped();
-    }
+    const kept = outbox !== undefined && this.keep(outbox, entries);
+    if (kept) selector.delivered();
+    else selector.dropped();
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
     this.setStatus('Error');
@@ -449,15 +460,29 @@ export class WebhookPublisher {
     );
   }
 
-  /** storeAndForward: appends a failed batch to the outbox (the oldest beyond the bound go). */
-  private keep(outbox: Outbox, entries: PayloadEntry[]): void {
-    const dropped = outbox.append([{ topic: 'batch', payload: JSON.stringify(entries) }]);
+  /**
+   * storeAndForward: appends a failed batch to the outbox (the oldest beyond the bound go).
+   * @returns false when the outbox could not be written (a full or failing disk): the batch is
+   *   then lost like one without storeAndForward, and the failure is logged.
+   */
+  private keep(outbox: Outbox, entries: PayloadEntry[]): boolean {
+    let dropped: number;
+    try {
+      dropped = outbox.append([{ topic: 'batch', payload: JSON.stringify(entries) }]);
+    } catch (error) {
+      this.log.error(
+        { err: error, samples: entries.length },
+        `Webhook publisher '${this.name}': the outbox could not be written; this batch is lost.`,
+      );
+      return false;
+    }
     if (dropped > 0) {
       this.log.warn(
         { dropped, bufferLimitMB: this.current.bufferLimitMB ?? 64 },
         `Webhook publisher '${this.name}': the outbox is full; its ${dropped} oldest batches were dropped.`,
       );
     }
+    return true;
   }
 
   /**

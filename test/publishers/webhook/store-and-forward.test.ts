@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { PayloadEntry } from '../../../src/publishers/trigger/payload.js';
 import { webhookConfigSchema } from '../../../src/publishers/webhook/schema.js';
 import { WebhookPublisher } from '../../../src/publishers/webhook/webhook-publisher.js';
@@ -12,7 +12,8 @@ import { startReceiver } from '../../helpers/webhook-receiver.js';
 
 const t0 = Date.UTC(2026, 0, 1);
 
-test('storeAndForward: receiver down for a minute, then up: every batch arrives once, in order', async (t) => {
+/** A storeAndForward publisher in Everything mode on a manual clock, and its receiver (down). */
+async function storeAndForwardSetup(t: ExecutionContext) {
   const receiver = await startReceiver(t, { down: true });
   const clock = new ManualClock(t0);
   const store = new TagStore({ clock });
@@ -64,7 +65,15 @@ test('storeAndForward: receiver down for a minute, then up: every batch arrives 
     }
     await idle;
   };
+  const values = () =>
+    receiver.requests.map((request) =>
+      (request.json as PayloadEntry[]).map((entry) => entry.value),
+    );
+  return { receiver, clock, write, logs, publisher, tick, values };
+}
 
+test('storeAndForward: receiver down for a minute, then up: every batch arrives once, in order', async (t) => {
+  const { receiver, write, logs, publisher, tick, values: sent } = await storeAndForwardSetup(t);
   // A minute down: six batches, each failing its attempts, each kept.
   for (let value = 1; value <= 6; value++) {
     write(value);
@@ -77,10 +86,7 @@ test('storeAndForward: receiver down for a minute, then up: every batch arrives 
   await receiver.up();
   write(7);
   await tick();
-  const values = receiver.requests.map((request) =>
-    (request.json as PayloadEntry[]).map((entry) => entry.value),
-  );
-  t.deepEqual(values, [[1], [2], [3], [4], [5], [6], [7]]);
+  t.deepEqual(sent(), [[1], [2], [3], [4], [5], [6], [7]]);
   t.is(publisher.state().status, 'On');
   t.is(publisher.state().counters.batches, 7);
 
@@ -91,6 +97,22 @@ test('storeAndForward: receiver down for a minute, then up: every batch arrives 
     receiver.requests.map((request) => (request.json as PayloadEntry[])[0]?.value),
     [1, 2, 3, 4, 5, 6, 7, 8],
   );
+});
+
+test('storeAndForward: a batch whose delivery a stop cut short is kept and sent after the next start', async (t) => {
+  const { receiver, clock, write, publisher, tick, values } = await storeAndForwardSetup(t);
+  write(1);
+  clock.advance(10_000);
+  // The first attempt failed once a wait before the next one is pending beside the interval.
+  while (clock.pendingTimers() <= 1) await delay(2);
+  await publisher.stop();
+  t.is(receiver.requests.length, 0);
+
+  await receiver.up();
+  await publisher.start();
+  write(2);
+  await tick();
+  t.deepEqual(values(), [[1], [2]]);
 });
 
 test('without storeAndForward (the default) a failed batch is dropped, as the spec says', async (t) => {
