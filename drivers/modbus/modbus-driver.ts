@@ -214,7 +214,8 @@ export class ModbusDriver implements Driver {
     this.writing = released;
     const inOrder = this.config.transport.kind === 'rtu' || this.config.maxConcurrentRequests === 1;
     const result = previous.then(() => this.writeOne(request, inOrder ? release : () => {}));
-    void result.finally(release);
+    // then(release, release): a rejected write must not leave a second, unhandled rejection.
+    result.then(release, release);
     return result;
   }
 

@@ -220,7 +220,14 @@ export class OpcuaDriver implements Driver {
       return requests.map(() => undefined);
     // A node whose DataType the server refuses (BadNodeIdUnknown) passes here: its write
     // answers Bad with that status, without sending anything.
-    await this.learnDataTypes(session, requests);
+    try {
+      await this.learnDataTypes(session, requests);
+    } catch (error) {
+      // The session went away during the check (a dropped connection): nothing can be checked,
+      // and each write then answers Bad (Disconnected) and is audited like any other.
+      this.deps.logger.debug({ err: error }, 'DataType read for a write failed');
+      return requests.map(() => undefined);
+    }
     return requests.map((request) => {
       const tag = this.byId.get(request.fullTagId) as OpcuaTag;
       const type = this.dataTypes.get(tag.nodeId);
