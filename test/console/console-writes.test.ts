@@ -87,12 +87,13 @@ if (skipReason) {
       await input.fill('42', wait);
       await input.press('Enter');
       await form.getByText(`Write 42 °C to ${setpoint}?`).waitFor(wait);
-      t.is(await page.evaluate('document.activeElement?.textContent'), 'Confirm');
+      // Focus moves after the render: wait for it rather than read it at once (a loaded box).
+      await form.locator('button:focus', { hasText: 'Confirm' }).waitFor(wait);
       await expectAccessible(t, page, 'tag write confirmation');
       await page.screenshot({ path: join(await screenshotFolder(), 'w1-write-confirm.png') });
       await page.keyboard.press('Escape');
       await form.getByRole('button', { name: 'Write…' }).waitFor(wait);
-      t.is(await page.evaluate('document.activeElement?.id'), 'tag-write-value');
+      await page.locator('#tag-write-value:focus').waitFor(wait);
       await form.getByRole('button', { name: 'Write…' }).click(wait);
       await form.getByRole('button', { name: 'Cancel' }).click(wait);
       await form.getByRole('button', { name: 'Write…' }).waitFor(wait);
