@@ -136,6 +136,7 @@ export class MqttPublisher {
   private memberSet = new Set<string>();
   private memberOf: Map<string, string[]> | undefined;
   private stopMembersAdded: (() => void) | undefined;
+  private stopTagsRemoved: (() => void) | undefined;
   private missingWarned = new Set<string>();
   private droppedAtLastTick = 0;
   private topicPrefix = '';
@@ -261,6 +262,7 @@ export class MqttPublisher {
         }
       });
     }
+    this.stopTagsRemoved = this.deps.store.onTagsRemoved((ids) => this.tagsRemoved(ids));
     const sparkplug = config.format === 'sparkplugB';
     this.selector = createSelector(config.loggingMode, {
       store: this.deps.store,
@@ -348,6 +350,8 @@ export class MqttPublisher {
     this.tickMissed = false;
     this.stopMembersAdded?.();
     this.stopMembersAdded = undefined;
+    this.stopTagsRemoved?.();
+    this.stopTagsRemoved = undefined;
     const sparkplug = this.sparkplug;
     await this.connection?.stop(
       sparkplug ? (client) => sparkplug.farewell(client, this.current.qos) : undefined,
@@ -420,6 +424,46 @@ export class MqttPublisher {
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, mqttDeliveryFailedMessage);
     this.setStatus('Error');
+  }
+
+  /**
+   * Members removed from the store (their driver was removed or reconfigured). Consumers would
+   * otherwise keep their last Good value: a retained json-per-tag topic is cleared with an
+   * empty retained message (through the outbox when it holds earlier messages or no broker is
+   * connected, so the order holds).
+   */
+  private tagsRemoved(ids: readonly string[]): void {
+    const removed = ids.filter((id) => this.memberSet.has(id));
+    if (removed.length === 0) return;
+    // Not selected any more, even before the next tick re-reads the collections.
+    for (const id of removed) this.memberSet.delete(id);
+    this.members = this.members.filter((id) => this.memberSet.has(id));
+    if (this.current.format !== 'json-per-tag' || !this.retain) return;
+    const clears: OutgoingMessage[] = removed.map((id) => ({
+      topic: `${this.topicPrefix}/${id}`,
+      payload: '',
+      samples: 0,
+    }));
+    const client = this.connection?.connected;
+    const outbox = this.outbox;
+    if (outbox !== undefined && (client === undefined || outbox.depth > 0)) {
+      this.enqueue(clears);
+      this.pump();
+      this.updateQueueHealth();
+      return;
+    }
+    if (client === undefined) return;
+    for (const message of clears) {
+      client.publish(
+        message.topic,
+        message.payload,
+        { qos: this.current.qos, retain: true },
+        (error) => {
+          if (error)
+            this.log.debug({ err: error, topic: message.topic }, 'Retained topic not cleared.');
+        },
+      );
+    }
   }
 
   /** Sparkplug NCMD Rebirth, or a member the births did not announce. */

@@ -166,3 +166,33 @@ test('an outbox that cannot be written (SQLITE_READONLY) does not crash: Error w
   t.is(publisher.state().queueDepth, 1);
   t.regex(logs.text(), /the outbox can be written again/);
 });
+
+test('json-per-tag: a tag removed from the store has its retained topic cleared', async (t) => {
+  const broker = await startMosquitto(t);
+  const { clock, store, publisher, write, health } = await setup(t, broker.url);
+  const on = healthIs(store, health.status, 'On');
+  await publisher.start();
+  await on;
+  const first = await subscribe(t, broker.url, 'tagd/gw1/#');
+  write('A', 1);
+  write('B', 2);
+  clock.advance(1000);
+  await first.waitFor((list) => list.some((m) => m.topic === 'tagd/gw1/Line1/B'));
+
+  // As when the driver of Line1/A is removed.
+  store.remove(['Line1/A']);
+  await first.waitFor((list) =>
+    list.some((m) => m.topic === 'tagd/gw1/Line1/A' && m.payload.length === 0),
+  );
+
+  // A consumer that comes later gets B's retained value and nothing of A.
+  const later = await subscribe(t, broker.url, 'tagd/gw1/#');
+  // A sentinel published after the subscription: the retained messages came before it.
+  write('C', 3);
+  clock.advance(1000);
+  await later.waitFor((list) => list.some((m) => m.topic === 'tagd/gw1/Line1/C'));
+  t.deepEqual(
+    later.messages.map((m) => m.topic),
+    ['tagd/gw1/Line1/B', 'tagd/gw1/Line1/C'],
+  );
+});
