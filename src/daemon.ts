@@ -386,6 +386,7 @@ export class Daemon {
         },
         statusToken,
         listeners: () => this.listenerReports(),
+        stateDirGuard: { stateDir, profileDir: profileFolder },
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query

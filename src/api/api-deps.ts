@@ -16,6 +16,7 @@ import type { TagStore } from '../tags/tag-store.js';
 import type { TagWriter } from '../tags/tag-writer.js';
 import type { DriverReports } from './driver-reports.js';
 import type { ListenerReport } from './routes/status.js';
+import type { StateDirGuard } from './state-dir-guard.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
 
 /** What the API reports to the metrics and serves from them (`GET /metrics`). */
@@ -116,4 +117,9 @@ export interface ApiDeps {
    * measured and `/metrics` answers 404 `not-found`.
    */
   metrics?: ApiMetrics;
+  /**
+   * The state directory and the profile's folder, for the Drivers routes: a driver entry sent
+   * over the API may not name a file in the state directory. Absent: no such check.
+   */
+  stateDirGuard?: StateDirGuard;
 }

@@ -27,6 +27,7 @@ import { formatPath } from '../../profile/validate-profile.js';
 import type { ReloadSummary } from '../../reload/profile-reloader.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
+import { refuseStateDirFiles } from '../state-dir-guard.js';
 import { driverReportSchema } from './drivers.js';
 import { reloaderOf, reloadSummarySchema } from './profile.js';
 
@@ -94,6 +95,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       problems: [409, 503],
       handle: async ({ context, body, principal }) => {
         rejectMasks(body);
+        if (deps.stateDirGuard) refuseStateDirFiles(body, deps.stateDirGuard);
         const reload = await saved(() =>
           reloaderOf(deps).edit(
             (draft) => {
@@ -140,6 +142,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       responses: { 200: changed },
       problems: [404, 503],
       handle: async ({ params, body, principal }) => {
+        if (deps.stateDirGuard) refuseStateDirFiles(body, deps.stateDirGuard);
         if (body.name !== params.name) {
           throw new ValidationError('The request body is invalid.', [
             {

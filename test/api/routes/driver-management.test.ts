@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import test from 'ava';
 import { managedDaemon } from '../../helpers/managed-daemon.js';
 
@@ -146,4 +147,33 @@ test('a driver added, replaced or removed over the API takes its writable tags w
     body: { writes: [{ fullTagId: 'Demo/Controls/Setpoint', value: 50 }] },
   });
   t.is(demo.status, 200);
+});
+
+test("a driver entry naming a file in tagd's state directory is refused: its keys stay unread", async (t) => {
+  const { request, profileFile, stateDir } = await managedDaemon(t);
+  const saved = await readFile(profileFile, 'utf8');
+  const can = {
+    type: 'can',
+    name: 'Bus',
+    dbcFile: join(stateDir, 'secret.key'),
+    transport: { kind: 'replay', file: join(stateDir, '.', 'users.json') },
+  };
+  const refused = await request('/api/v2/Drivers', { method: 'POST', body: can });
+  t.is(refused.status, 400);
+  t.deepEqual((refused.json.errors as { path: string }[]).map((error) => error.path).sort(), [
+    'dbcFile',
+    'transport.file',
+  ]);
+  const replaced = await request('/api/v2/Drivers/Demo', {
+    method: 'PUT',
+    body: { ...can, name: 'Demo', transport: { kind: 'replay', file: 'can/x.candump' } },
+  });
+  t.is(replaced.status, 400);
+  t.deepEqual(replaced.json.errors, [
+    {
+      path: 'dbcFile',
+      message: "Files in tagd's state directory cannot be named through the API.",
+    },
+  ]);
+  t.is(await readFile(profileFile, 'utf8'), saved);
 });
