@@ -438,6 +438,11 @@ export class MqttPublisher {
     // Not selected any more, even before the next tick re-reads the collections.
     for (const id of removed) this.memberSet.delete(id);
     this.members = this.members.filter((id) => this.memberSet.has(id));
+    const sparkplug = this.sparkplug;
+    if (sparkplug !== undefined) {
+      this.sparkplugRemoved(sparkplug, removed);
+      return;
+    }
     if (this.current.format !== 'json-per-tag' || !this.retain) return;
     const clears: OutgoingMessage[] = removed.map((id) => ({
       topic: `${this.topicPrefix}/${id}`,
@@ -464,6 +469,25 @@ export class MqttPublisher {
         },
       );
     }
+  }
+
+  /**
+   * Sparkplug: DDEATH for each device left without members, new births when a remaining device
+   * lost metrics. Not connected, nothing is sent: the next connection's births hold only what
+   * exists.
+   */
+  private sparkplugRemoved(sparkplug: SparkplugPublishing, removed: readonly string[]): void {
+    const { deaths, rebirth } = sparkplug.removed(removed);
+    const client = this.connection?.connected;
+    if (client === undefined) return;
+    // Published at once: the client sends in call order, so after any batch in flight (whose
+    // seq numbers came first).
+    for (const message of deaths) {
+      client.publish(message.topic, message.payload, { qos: this.current.qos }, (error) => {
+        if (error) this.log.debug({ err: error, topic: message.topic }, 'DDEATH not sent.');
+      });
+    }
+    if (rebirth) this.rebirth();
   }
 
   /** Sparkplug NCMD Rebirth, or a member the births did not announce. */

@@ -183,6 +183,33 @@ export class SparkplugPayloads {
     return messages;
   }
 
+  /**
+   * Forgets tags removed from the store (their driver was removed or reconfigured): a DDEATH
+   * for each born device left without metrics, so a host application does not keep its last
+   * values as current.
+   * @returns the DDEATHs, and `rebirth` when a device that remains lost metrics (its DBIRTH
+   *   still announces them: only new births tell the host they are gone).
+   */
+  removed(
+    fullTagIds: readonly string[],
+    now: number,
+  ): { deaths: OutgoingMessage[]; rebirth: boolean } {
+    const touched = new Set<string>();
+    for (const id of fullTagIds) {
+      if (this.born.delete(id)) touched.add(splitTagId(id).device);
+    }
+    const remaining = new Set<string>();
+    for (const id of this.born.keys()) remaining.add(splitTagId(id).device);
+    const dead = this.devices.filter((device) => touched.has(device) && !remaining.has(device));
+    this.devices = this.devices.filter((device) => !dead.includes(device));
+    const deaths = dead.map((device) => ({
+      topic: sparkplugTopic(this.groupId, 'DDEATH', this.edgeNodeId, device),
+      payload: encode({ timestamp: now, seq: this.nextSeq() }),
+      samples: 0,
+    }));
+    return { deaths, rebirth: [...touched].some((device) => remaining.has(device)) };
+  }
+
   /** One DDEATH per born device (a clean stop). */
   deaths(now: number): OutgoingMessage[] {
     return this.devices.map((device) => ({

@@ -130,6 +130,11 @@ export class SparkplugPublishing {
     return this.payloads.data(samples, this.deps.clock.now());
   }
 
+  /** Tags removed from the store: see {@link SparkplugPayloads.removed}. */
+  removed(fullTagIds: readonly string[]): { deaths: OutgoingMessage[]; rebirth: boolean } {
+    return this.payloads.removed(fullTagIds, this.deps.clock.now());
+  }
+
   /** A clean stop: DDEATH per device, then NDEATH with this connection's bdSeq. */
   async farewell(client: MqttClient, qos: 0 | 1): Promise<void> {
     const now = this.deps.clock.now();

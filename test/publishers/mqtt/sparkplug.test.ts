@@ -338,3 +338,34 @@ test('Everything: every update of booleans and strings too, in order, by alias',
     ],
   );
 });
+
+test('tags removed from the store: DDEATH for a device left without members, births for one that lost metrics', async (t) => {
+  const broker = await startMosquitto(t);
+  const sub = await subscribe(t, broker.url, 'spBv1.0/Plant1/#');
+  const { store, publisher, statusIs } = await setup(t, broker);
+  const on = statusIs('On');
+  await publisher.start();
+  await on;
+  await sub.waitForCount(3);
+  await publisher.idle();
+
+  // As when the driver of Press1 is removed.
+  store.remove(['Press1/Force', 'Press1/Strokes']);
+  const afterDeath = await sub.waitForCount(4);
+  t.is(afterDeath[3]?.topic, 'spBv1.0/Plant1/DDEATH/gw1/Press1');
+  t.is(payloadOf(afterDeath[3]).seq, 3);
+
+  // Boiler1 remains but loses a metric: its DBIRTH no longer holds, so births again.
+  store.remove(['Boiler1/Model']);
+  const all = await sub.waitForCount(6);
+  t.deepEqual(
+    all.slice(4).map((m) => m.topic),
+    ['spBv1.0/Plant1/NBIRTH/gw1', 'spBv1.0/Plant1/DBIRTH/gw1/Boiler1'],
+  );
+  t.deepEqual(
+    payloadOf(all[5])
+      .metrics.map((metric) => metric.name)
+      .sort(),
+    ['Burner/Running', 'Water/Temperature'],
+  );
+});
