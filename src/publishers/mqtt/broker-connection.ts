@@ -4,6 +4,7 @@
  * after a capped, doubling wait on the injected clock, and a log that follows the outage
  * instead of repeating every failed attempt.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { rootCertificates } from 'node:tls';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
@@ -111,8 +112,12 @@ export class BrokerConnection {
     // One deadline for the whole graceful part, set before anything waits (so a test's clock can
     // be advanced right after calling stop).
     let graceTimer: TimerHandle | undefined;
+    let realGraceTimer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'timeout'>((resolve) => {
       graceTimer = clock.setTimeout(() => resolve('timeout'), stopGraceMs);
+      // Also in real time: a clock that is not advanced (a test's manual clock, a stalled
+      // event source) must never leave a stop, and the reload or shutdown behind it, waiting.
+      realGraceTimer = setTimeout(() => resolve('timeout'), stopGraceMs);
     });
     const closed = new Promise<'closed'>((resolve) =>
       client.once('close', () => resolve('closed')),
@@ -146,10 +151,11 @@ export class BrokerConnection {
         // The DISCONNECT went out but the socket does not close (the peer does not answer):
         // destroying the stream ends the client (its end callback waits for the close).
         client.stream?.destroy();
-        await ended;
+        await Promise.race([ended, delay(stopGraceMs)]);
       }
     } finally {
       clock.clearTimer(graceTimer);
+      clearTimeout(realGraceTimer);
     }
     if (this.outage !== undefined) {
       this.options.log.info(
