@@ -64,7 +64,9 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
                   {last
                     ? `${formatTime(last.at)}: ${last.ok ? 'delivered' : 'failed'}, ${last.samples} samples`
                     : 'None yet'}
-                  <div class="muted">{state.messages} messages</div>
+                  <div class="muted">
+                    {state.messages === 1 ? '1 message' : `${state.messages} messages`}
+                  </div>
                 </td>
                 <td>
                   <code>{publisher.brokerUrl}</code>
