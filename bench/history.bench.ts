@@ -7,8 +7,9 @@
  *    `history: sqlite append, 20,000 per transaction` is the same work in the batches the logger
  *    hands over at such rates (one flush a second, at most `maxBatch` = 20,000 per
  *    transaction). The cost per sample is mostly SQLite's page work, not the calls: each
- *    transaction rewrites every index leaf it touched (one per tag) into the WAL, and every
- *    1,000 WAL pages a checkpoint copies them back and fsyncs, so the batch size sets the rate.
+ *    transaction rewrites every index leaf it touched (one per tag) into the WAL (about 200
+ *    pages per 1,000 samples), so the batch size sets the rate. Checkpoints (copy back and
+ *    fsync) run about once a second and every 16,384 WAL pages (src/history/sqlite-checkpoints.ts).
  * 2. `history: sqlite 1-day Avg → 1-min` — one day of a 1 s series (86,400 rows, beside a second
  *    tag of the same size) aggregated to 1,440 one-minute windows in SQL (budget < 50 ms per
  *    query, i.e. ≥ 20 queries/s). Baseline: the same rows read raw and averaged in JS.

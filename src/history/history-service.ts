@@ -178,6 +178,7 @@ export async function createHistoryBackend(
       file: isAbsolute(config.file) ? config.file : join(context.stateDir, config.file),
       synchronous: config.synchronous,
       logger: context.logger,
+      clock: context.clock,
     });
   }
   const { createPostgresBackend } = await import('./postgres-backend.js');

@@ -1,8 +1,12 @@
-import { stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import Database from 'better-sqlite3';
 import { pino } from 'pino';
+import type { LoggedSample } from '../../src/history/history-backend.js';
 import { createSqliteBackend } from '../../src/history/sqlite-backend.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { backendContract } from './backend-contract.js';
 
@@ -188,4 +192,105 @@ test('sqlite: a stop during chunked retention ends it without an error', async (
   await backend.stop();
   const deleted = await retention;
   t.true(deleted !== undefined && deleted > 0 && deleted < 5_000, `${deleted} deleted`);
+});
+
+/**
+ * The samples in the database file itself, without its WAL: what checkpoints copied back. A copy
+ * of the main file alone is opened (it finds no WAL of its own), so the WAL beside the original
+ * is neither read nor checkpointed by the look.
+ */
+async function checkpointedSamples(t: ExecutionContext, file: string): Promise<number> {
+  const copy = join(await tempDir(t), 'main-file-only.db');
+  await copyFile(file, copy);
+  const db = new Database(copy);
+  try {
+    const hasTable = db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'samples'")
+      .get();
+    if (hasTable === undefined) return 0;
+    return (db.prepare('SELECT COUNT(*) AS n FROM samples').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+function sample(i: number): LoggedSample {
+  return { fullTagId: 'W/a', epochMs: t0 + i, quality: 'Good', value: i };
+}
+
+test('sqlite: appends checkpoint the WAL into the database file once the interval passed, by the injected clock', async (t) => {
+  const file = join(await tempDir(t), 'h.db');
+  const clock = new ManualClock(t0);
+  const backend = createSqliteBackend({ file, logger, clock });
+  await backend.start();
+  t.teardown(() => backend.stop());
+  await backend.append([sample(0)]);
+  t.is(await checkpointedSamples(t, file), 1, 'the first append after opening checkpoints');
+  clock.now = () => t0 + 999; // time passes without the trailing checkpoint's timer running
+  await backend.append([sample(1)]);
+  t.is(await backend.count({ tagIds: ['W/a'], startMs: 0, stopMs: t0 * 2 }), 2);
+  t.is(await checkpointedSamples(t, file), 1, 'committed, but only in the WAL');
+  clock.now = () => t0 + 1_000;
+  await backend.append([sample(2)]);
+  t.is(await checkpointedSamples(t, file), 3, '1,000 ms (the default) after the last one');
+  clock.now = () => t0 - 60_000; // set back: the interval would otherwise not pass for a minute
+  await backend.append([sample(3)]);
+  t.is(await checkpointedSamples(t, file), 4);
+});
+
+test('sqlite: a commit no append follows is checkpointed by a timer one interval after the last checkpoint', async (t) => {
+  const file = join(await tempDir(t), 'h.db');
+  const clock = new ManualClock(t0);
+  const backend = createSqliteBackend({ file, logger, clock, checkpointIntervalMs: 5_000 });
+  await backend.start();
+  await backend.append([sample(0)]);
+  clock.advance(3_000);
+  await backend.append([sample(1)]);
+  await backend.append([sample(2)]);
+  t.is(clock.pendingTimers(), 1, 'one timer for both commits');
+  clock.advance(1_999);
+  t.is(await checkpointedSamples(t, file), 1);
+  clock.advance(1);
+  t.is(await checkpointedSamples(t, file), 3);
+  t.is(clock.pendingTimers(), 0);
+  await backend.append([sample(3)]); // 2,000 ms after that checkpoint: a timer again
+  t.is(clock.pendingTimers(), 1);
+  await backend.stop();
+  t.is(clock.pendingTimers(), 0, 'stop cancels it (closing checkpoints)');
+  t.is(await checkpointedSamples(t, file), 4);
+});
+
+test("sqlite: SQLite's 1,000-page checkpoint trigger is raised, so the interval decides", async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'h.db');
+  const backend = createSqliteBackend({ file, logger, clock: new ManualClock(t0) });
+  await backend.start();
+  t.teardown(() => backend.stop());
+  await backend.append([sample(0)]);
+  // 100 tags, 10 samples each per transaction: every transaction rewrites a leaf per tag.
+  for (let batch = 1; batch <= 20; batch++) {
+    await backend.append(
+      Array.from({ length: 1_000 }, (_, i) => ({
+        fullTagId: `W/t${i % 100}`,
+        epochMs: t0 + batch * 1_000 + i,
+        quality: 'Good' as const,
+        value: i,
+      })),
+    );
+  }
+  const wal = (await stat(`${file}-wal`)).size;
+  t.true(wal > 1_000 * 4_096, `WAL of ${wal} bytes: past the default trigger`);
+  t.is(await checkpointedSamples(t, file), 1, 'no checkpoint since the first append');
+});
+
+test('sqlite: stop leaves every committed sample in the database file and removes the WAL', async (t) => {
+  const file = join(await tempDir(t), 'h.db');
+  const backend = createSqliteBackend({ file, logger, clock: new ManualClock(t0) });
+  await backend.start();
+  await backend.append([sample(0)]);
+  await backend.append([sample(1)]);
+  t.is(await checkpointedSamples(t, file), 1);
+  await backend.stop();
+  t.is(await checkpointedSamples(t, file), 2);
+  t.false(existsSync(`${file}-wal`));
 });
