@@ -5,6 +5,7 @@ import type { ApiDeps } from './api-deps.js';
 import { problemMiddleware } from './problem.js';
 import { requestMetrics } from './request-metrics.js';
 import type { RouteDefinition } from './route.js';
+import { routeDispatcher } from './route-dispatcher.js';
 import { buildRouter } from './router.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
@@ -97,7 +98,7 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Koa {
   app.use(jsonBodies());
 
   const router = buildRouter(options.routes ?? apiRoutes(deps), deps.accounts, deps.statusToken);
-  app.use(router.routes());
+  app.use(routeDispatcher(router));
   app.use(router.allowedMethods());
   const fallback = options.fallback;
   if (fallback) {
