@@ -64,29 +64,47 @@ export function sendProblem(context: Context, problem: ProblemDocument): void {
  * are logged with their stack; the client never sees one.
  */
 export function problemMiddleware(logger: Logger) {
-  return async (context: Context, next: () => Promise<unknown>) => {
-    try {
-      await next();
-      // Routers and koa answer 404/405 with a bare status or plain text; clients always get a problem.
-      if (context.status >= 400 && context.type !== problemMediaType) {
-        const status = context.status;
-        const detail =
-          status === 404
-            ? `No route ${context.method} ${context.path}.`
-            : status === 501
-              ? `The method ${context.method} is not implemented.`
-              : `${context.method} is not allowed on ${context.path}.`;
-        sendProblem(
-          context,
-          problemFor(new TagdError(codeOfStatus(status), status, detail), context.path),
-        );
-      }
-    } catch (error) {
-      const problem = problemFor(fromKoaError(error), context.path);
-      if (problem.status >= 500) logger.error({ err: error, path: context.path }, 'request failed');
-      sendProblem(context, problem);
-    }
+  const answerError = (context: Context, error: unknown): void => {
+    const problem = problemFor(fromKoaError(error), context.path);
+    if (problem.status >= 500) logger.error({ err: error, path: context.path }, 'request failed');
+    sendProblem(context, problem);
   };
+  // Not async: next()'s promise gets the two handlers, one frame and one promise fewer per request.
+  return (context: Context, next: () => Promise<unknown>): Promise<void> => {
+    let downstream: Promise<unknown>;
+    try {
+      downstream = next();
+    } catch (error) {
+      answerError(context, error);
+      return Promise.resolve();
+    }
+    return downstream.then(
+      () => {
+        try {
+          answerBareStatus(context);
+        } catch (error) {
+          answerError(context, error);
+        }
+      },
+      (error: unknown) => answerError(context, error),
+    );
+  };
+}
+
+// Routers and koa answer 404/405 with a bare status or plain text; clients always get a problem.
+function answerBareStatus(context: Context): void {
+  if (context.status < 400 || context.type === problemMediaType) return;
+  const status = context.status;
+  const detail =
+    status === 404
+      ? `No route ${context.method} ${context.path}.`
+      : status === 501
+        ? `The method ${context.method} is not implemented.`
+        : `${context.method} is not allowed on ${context.path}.`;
+  sendProblem(
+    context,
+    problemFor(new TagdError(codeOfStatus(status), status, detail), context.path),
+  );
 }
 
 // Koa and its middleware throw http-errors (status, expose); keep their status and safe message.
