@@ -13,15 +13,21 @@ const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', '
 
 /** The middleware; `metrics` is told about each answer. */
 export function requestMetrics(metrics: ApiMetrics): Koa.Middleware {
-  return async (context, next) => {
+  const record = (context: Koa.Context, began: number): void => {
+    const route = (context.state as { route?: string }).route ?? unmatchedRoute;
+    // Any token may stand as a method; only the usual ones become label values.
+    const method = knownMethods.has(context.method) ? context.method : 'OTHER';
+    metrics.requestEnded(route, method, context.status, (performance.now() - began) / 1000);
+  };
+  // Not async: next()'s promise (koa-compose never throws, it rejects) gets the two handlers.
+  return (context, next) => {
     const began = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = (context.state as { route?: string }).route ?? unmatchedRoute;
-      // Any token may stand as a method; only the usual ones become label values.
-      const method = knownMethods.has(context.method) ? context.method : 'OTHER';
-      metrics.requestEnded(route, method, context.status, (performance.now() - began) / 1000);
-    }
+    return next().then(
+      () => record(context, began),
+      (error: unknown) => {
+        record(context, began);
+        throw error;
+      },
+    );
   };
 }
