@@ -15,6 +15,7 @@ import { hashPassword } from '../src/auth/password.js';
 import { SignInLimiter } from '../src/auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from '../src/auth/token-service.js';
 import { UserStore } from '../src/auth/user-store.js';
+import { TagdMetrics } from '../src/metrics/tagd-metrics.js';
 import { SecretBox } from '../src/profile/secret-box.js';
 import type { Sample } from '../src/tags/sample.js';
 import { TagStore } from '../src/tags/tag-store.js';
@@ -80,7 +81,10 @@ export function bareServer(): LoadSide {
   };
 }
 
-/** The real API with its real account service; `token` is filled in by start(). */
+/**
+ * The real API with its real account service and request metrics, as the daemon builds it;
+ * `token` is filled in by start().
+ */
 export function apiServer(token: { value: string }): LoadSide {
   let server: Server | undefined;
   let cleanup: () => Promise<void> = async () => {};
@@ -118,7 +122,16 @@ export function apiServer(token: { value: string }): LoadSide {
       const store = new TagStore();
       store.define([{ fullTagId, ...(sample.metadata ? { metadata: sample.metadata } : {}) }]);
       store.write([sample]);
-      const app = createApp({ store, logger: silent, version: 'bench', accounts, audit: silent });
+      // The request metrics count and time every answer in the daemon too.
+      const metrics = new TagdMetrics({ version: 'bench', now }).api(() => false);
+      const app = createApp({
+        store,
+        logger: silent,
+        version: 'bench',
+        accounts,
+        audit: silent,
+        metrics,
+      });
       server = createServer(app.callback());
       return listen(server);
     },

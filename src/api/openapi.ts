@@ -8,8 +8,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { builtInRoles } from '../auth/permissions.js';
 import { type ErrorCode, errorCodes } from '../errors.js';
-import { maxBodyBytes } from './app.js';
 import { csrfCookie, csrfHeader, sessionCookie } from './authenticate.js';
+import { maxBodyBytes } from './json-bodies.js';
 import { problemMediaType } from './problem.js';
 import type { RouteDefinition } from './route.js';
 

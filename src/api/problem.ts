@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { InternalError, TagdError, ValidationError } from '../errors.js';
 
@@ -59,34 +59,60 @@ export function sendProblem(context: Context, problem: ProblemDocument): void {
   context.body = problem;
 }
 
+/** How a request's outcome becomes a problem document; see {@link problemAnswers}. */
+export interface ProblemAnswers {
+  /** After the app answered: an error status without a problem document gets one. */
+  settled(context: Context): void;
+  /** After the app threw: the error becomes the answer. */
+  failed(context: Context, error: unknown): void;
+}
+
 /**
- * Koa middleware that answers every thrown error with a problem document. Unexpected errors
- * are logged with their stack; the client never sees one.
+ * Answers every thrown error, and every error status koa or the router left bare, with a
+ * problem document. Unexpected errors are logged with their stack; the client never sees one.
  */
-export function problemMiddleware(logger: Logger) {
-  return async (context: Context, next: () => Promise<unknown>) => {
-    try {
-      await next();
-      // Routers and koa answer 404/405 with a bare status or plain text; clients always get a problem.
-      if (context.status >= 400 && context.type !== problemMediaType) {
-        const status = context.status;
-        const detail =
-          status === 404
-            ? `No route ${context.method} ${context.path}.`
-            : status === 501
-              ? `The method ${context.method} is not implemented.`
-              : `${context.method} is not allowed on ${context.path}.`;
-        sendProblem(
-          context,
-          problemFor(new TagdError(codeOfStatus(status), status, detail), context.path),
-        );
-      }
-    } catch (error) {
-      const problem = problemFor(fromKoaError(error), context.path);
-      if (problem.status >= 500) logger.error({ err: error, path: context.path }, 'request failed');
-      sendProblem(context, problem);
-    }
+export function problemAnswers(logger: Logger): ProblemAnswers {
+  const failed = (context: Context, error: unknown): void => {
+    const problem = problemFor(fromKoaError(error), context.path);
+    if (problem.status >= 500) logger.error({ err: error, path: context.path }, 'request failed');
+    sendProblem(context, problem);
   };
+  return {
+    failed,
+    settled(context) {
+      try {
+        answerBareStatus(context);
+      } catch (error) {
+        failed(context, error);
+      }
+    },
+  };
+}
+
+/** {@link problemAnswers} as a koa middleware, for an app of its own (tests). */
+export function problemMiddleware(logger: Logger): Middleware {
+  const answers = problemAnswers(logger);
+  return (context, next) =>
+    next().then(
+      () => answers.settled(context),
+      (error: unknown) => answers.failed(context, error),
+    );
+}
+
+// Routers and koa answer 404/405 with a bare status or plain text; clients always get a problem.
+function answerBareStatus(context: Context): void {
+  if (context.status < 400 || context.type === problemMediaType) return;
+  const status = context.status;
+  const detail =
+    status === 404
+      ? `No route ${context.method} ${context.path}.`
+      : status === 501
+        ? `The method ${context.method} is not implemented.`
+        : `${context.method} is not allowed on ${context.path}.`;
+  sendProblem(
+    context,
+    problemFor(new TagdError(codeOfStatus(status), status, detail), context.path),
+  );
 }
 
 // Koa and its middleware throw http-errors (status, expose); keep their status and safe message.

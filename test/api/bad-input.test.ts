@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import test from 'ava';
 import jwt from 'jsonwebtoken';
-import { maxBodyBytes } from '../../src/api/app.js';
+import { maxBodyBytes } from '../../src/api/json-bodies.js';
 import { errorCodes } from '../../src/errors.js';
 import { startApi } from '../helpers/api-harness.js';
 import { repoRoot, startTagd, type TagdProcess } from '../helpers/tagd-process.js';

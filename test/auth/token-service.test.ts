@@ -138,3 +138,20 @@ test('an HS256 token with the right claims but foreign key, another algorithm or
   t.throws(() => tokens.verify(hs512, ['access']), { message: 'The token is invalid.' });
   t.throws(() => tokens.verify('a.b.c', ['access']), { code: 'unauthorized' } as never);
 });
+
+test('a verified token cached by its signature never vouches for another token with that signature', async (t) => {
+  const { tokens } = await service(t);
+  const { token } = tokens.issue('access', account, { signIn });
+  t.is(tokens.verify(token, ['access']).sub, 'u-1');
+  const [header, payload, signature] = token.split('.') as [string, string, string];
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  const forgedPayload = Buffer.from(JSON.stringify({ ...claims, sub: 'admin' })).toString(
+    'base64url',
+  );
+  // The cached token's signature, under a payload it was not computed for.
+  t.throws(() => tokens.verify(`${header}.${forgedPayload}.${signature}`, ['access']), {
+    message: 'The token is invalid.',
+  });
+  // The genuine token is still served (from the cache) afterwards.
+  t.is(tokens.verify(token, ['access']).sub, 'u-1');
+});
