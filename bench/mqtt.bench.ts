@@ -6,8 +6,13 @@
  *    `mqtt` client loop sending the same payloads (budget: ratio ≥ 0.7). One iteration is one
  *    tick of a real MqttPublisher (json-per-tag, Snapshot, ManualClock moved by one interval)
  *    over 1,000 tags: members re-read, samples selected, 1,000 entries built and serialized,
- *    published, and (QoS 1) every PUBACK received. The baseline publishes the same 1,000
- *    topics and payloads, built once beforehand, from a bare client and waits the same way.
+ *    published, (QoS 1) every PUBACK received, and all 1,000 messages received by the
+ *    subscriber. The baseline publishes the same 1,000 topics and payloads, built once
+ *    beforehand, from a bare client and waits the same way. Waiting for the subscriber keeps
+ *    each side's work in its own samples: when an iteration ended at the socket write (QoS 0),
+ *    the broker forwarded and this process parsed one side's messages during the other side's
+ *    next sample, which billed the fast side's backlog to the slow one (0.22–0.30× measured so
+ *    on a quiet machine, where the two sides timed directly over 100 ticks are 0.9–1.0×).
  * 2. `mqtt: change → subscriber p99` — `updateIntervalMs` 10, On Change, json, on the real
  *    clock: 100 tags change every 10 ms (10,000 changes/s) for 5 s; each change carries its
  *    write time, and the subscriber records when its entry arrives. The rate printed is
@@ -57,14 +62,28 @@ function benchContext(): { t: ExecutionContext; cleanUp: () => Promise<void> } {
 async function counter(
   url: string,
   topic: string,
-): Promise<{ client: MqttClient; count: () => number }> {
+): Promise<{
+  client: MqttClient;
+  count: () => number;
+  reached: (count: number) => Promise<void>;
+}> {
   const client = await connectAsync(url, { reconnectPeriod: 0 });
   let received = 0;
+  let waiting: { count: number; resolve: () => void } | undefined;
   client.on('message', () => {
     received++;
+    if (waiting !== undefined && received >= waiting.count) {
+      waiting.resolve();
+      waiting = undefined;
+    }
   });
   await client.subscribeAsync(topic, { qos: 0 });
-  return { client, count: () => received };
+  return {
+    client,
+    count: () => received,
+    reached: (count) =>
+      received >= count ? Promise.resolve() : new Promise((resolve) => (waiting = { count, resolve })),
+  };
 }
 
 function publishCase(qos: 0 | 1): MeasuredCase {
@@ -139,6 +158,7 @@ function publishCase(qos: 0 | 1): MeasuredCase {
               name: `bare mqtt client, ${tagCount} prepared messages`,
               run: async (iterations) => {
                 for (let i = 0; i < iterations; i++) {
+                  const received = sink.count() + messages.length;
                   await new Promise<void>((resolve, reject) => {
                     let pending = messages.length;
                     for (const message of messages) {
@@ -148,6 +168,7 @@ function publishCase(qos: 0 | 1): MeasuredCase {
                       });
                     }
                   });
+                  await sink.reached(received);
                 }
               },
             },
@@ -155,8 +176,10 @@ function publishCase(qos: 0 | 1): MeasuredCase {
               name: `MqttPublisher tick: ${tagCount} tags, json-per-tag`,
               run: async (iterations) => {
                 for (let i = 0; i < iterations; i++) {
+                  const received = sink.count() + tagCount;
                   clock.advance(1000);
                   await publisher.idle();
+                  await sink.reached(received);
                 }
               },
             },
