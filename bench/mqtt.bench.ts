@@ -82,7 +82,9 @@ async function counter(
     client,
     count: () => received,
     reached: (count) =>
-      received >= count ? Promise.resolve() : new Promise((resolve) => (waiting = { count, resolve })),
+      received >= count
+        ? Promise.resolve()
+        : new Promise((resolve) => (waiting = { count, resolve })),
   };
 }
 
