@@ -11,7 +11,11 @@ export interface TagdProcess {
   child: ChildProcess;
   stdout: () => string;
   stderr: () => string;
-  /** Resolves with the exit code (or signal name) once the process ends. */
+  /**
+   * Resolves with the exit code (or signal name) once the process ended and its stdout and
+   * stderr are read to the end ('close', not 'exit': on a busy machine output can still be in
+   * the pipe when 'exit' fires, and `stdout()` read then was empty).
+   */
   exited: Promise<number | string>;
   /**
    * Resolves with the first JSON log line whose msg equals `message`; rejects at once if the
@@ -56,7 +60,7 @@ export function startTagd(
     stderr += chunk;
   });
   const exited = new Promise<number | string>((resolve) =>
-    child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    child.on('close', (code, signal) => resolve(code ?? signal ?? 'unknown')),
   );
   const waitForLog = (message: string, timeoutMs = logWaitMs) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
