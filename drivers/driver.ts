@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../src/clock.js';
-import type { DbcSignalCatalog } from '../src/dbc/signal-catalog.js';
+import type { DbcSignalCatalog } from '../src/tags/dbc-signal-catalog.js';
 import type { TagStore } from '../src/tags/tag-store.js';
 import type { TagWritePort } from '../src/tags/tag-write-port.js';
 
