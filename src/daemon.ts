@@ -1,11 +1,10 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import type { ListenerReport } from './api/api-deps.js';
 import { apiRoutes, createApp } from './api/app.js';
-import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
-import type { ListenerReport } from './api/routes/status.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
 import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
@@ -33,6 +32,7 @@ import {
   type ReloadSource,
   type ReloadSummary,
 } from './reload/profile-reloader.js';
+import { DriverReports } from './runtime/driver-reports.js';
 import { RunningDrivers } from './runtime/running-drivers.js';
 import { checkStartup, type StartupCheckOptions, type StartupProblem } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
