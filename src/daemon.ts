@@ -1,11 +1,10 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import type { ListenerReport } from './api/api-deps.js';
 import { apiRoutes, createApp } from './api/app.js';
-import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
-import type { ListenerReport } from './api/routes/status.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { AccountService } from './auth/account-service.js';
 import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
@@ -15,7 +14,6 @@ import { UserStore } from './auth/user-store.js';
 import { type Clock, systemClock } from './clock.js';
 import { type ConsoleBundle, loadConsoleBundle } from './console/console-bundle.js';
 import { defaultConsoleDir } from './console/console-manifest.js';
-import { DbcSignalCatalog } from './dbc/signal-catalog.js';
 import { ProfileInvalidError } from './errors.js';
 import { ExtensionsServer, type ExtensionsServerOptions } from './extensions/extensions-server.js';
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
@@ -34,12 +32,14 @@ import {
   type ReloadSource,
   type ReloadSummary,
 } from './reload/profile-reloader.js';
+import { DriverReports } from './runtime/driver-reports.js';
 import { RunningDrivers } from './runtime/running-drivers.js';
 import { checkStartup, type StartupCheckOptions, type StartupProblem } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
 import { loadOrCreateStatusToken, writeStatusEndpoint } from './state/status-access.js';
 import { removeLeftoverTempFiles } from './state/temp-files.js';
 import { Collections } from './tags/collections.js';
+import { DbcSignalCatalog } from './tags/dbc-signal-catalog.js';
 import { TagStore } from './tags/tag-store.js';
 import { TagWriter } from './tags/tag-writer.js';
 import { version } from './version.js';

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
 import type { ConsoleBundle } from '../console/console-bundle.js';
-import type { DbcSignalCatalog } from '../dbc/signal-catalog.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
 import type { ProfileService } from '../profile/profile-service.js';
@@ -11,13 +10,21 @@ import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { ProfileReloader } from '../reload/profile-reloader.js';
+import type { DriverReports } from '../runtime/driver-reports.js';
 import type { Collections } from '../tags/collections.js';
+import type { DbcSignalCatalog } from '../tags/dbc-signal-catalog.js';
 import type { TagStore } from '../tags/tag-store.js';
 import type { TagWriter } from '../tags/tag-writer.js';
-import type { DriverReports } from './driver-reports.js';
-import type { ListenerReport } from './routes/status.js';
 import type { StateDirGuard } from './state-dir-guard.js';
 import type { TagStreamHub } from './tag-stream/tag-stream-hub.js';
+
+/** A listener of the daemon (`GET /api/v2/Status`). */
+export interface ListenerReport {
+  /** `http`, `https`, `extensions-http`, `extensions-https`. */
+  name: string;
+  /** Where it listens, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+}
 
 /** What the API reports to the metrics and serves from them (`GET /metrics`). */
 export interface ApiMetrics {

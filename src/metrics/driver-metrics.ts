@@ -9,7 +9,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { DriverMetrics } from '../../drivers/driver.js';
-import type { DriverApiState, DriverReport } from '../api/driver-reports.js';
+import type { DriverApiState, DriverReport } from '../runtime/driver-reports.js';
 import type { Quality } from '../tags/sample.js';
 import { perScrape } from './per-scrape.js';
 

@@ -12,6 +12,14 @@ import { queryLimitsSchema } from '../queries/query-limits.js';
 import { tagPathProblem } from '../tags/tag-path.js';
 import { httpListenerSchema, httpsListenerSchema } from './listener-schema.js';
 
+/**
+ * One entry of the profile's `drivers[]`: the configuration of any known driver type, told apart
+ * by `type` (each driver's `schema.ts`, gathered by `drivers/registry.ts`). Parts that handle
+ * driver entries as configuration (the API's Drivers routes) take it from the profile, which
+ * owns what a profile holds, rather than from the drivers.
+ */
+export { type DriverConfig, driverConfigSchema } from '../../drivers/registry.js';
+
 const serverSchema = z
   .strictObject({
     http: httpListenerSchema({ port: 8080 }).prefault({}),

@@ -19,7 +19,7 @@
 import type { AggregateValue, HistoryRange, StoredSample } from '../history/history-backend.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { Sample } from '../tags/sample.js';
-import type { TagQueryBinding } from './tag-query-set-registry.js';
+import type { TagQueryBinding } from './tag-query-binding.js';
 import { parseAggregationWindow, parseTimePoint, resolveTimePoint } from './time-range.js';
 
 /** The reads Logged bindings make (a {@link HistoryService}, or a backend in tests). */

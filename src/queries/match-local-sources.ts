@@ -9,7 +9,7 @@ import { RequestError } from '../errors.js';
 import type { Sample } from '../tags/sample.js';
 import { compileTagPattern, isPattern } from '../tags/tag-pattern.js';
 import type { TagStore } from '../tags/tag-store.js';
-import type { TagQueryBinding } from './tag-query-set-registry.js';
+import type { TagQueryBinding } from './tag-query-binding.js';
 
 /** Default {@link MatchOptions.yieldEvery}: 2,048 tags (about a millisecond of matching). */
 export const defaultYieldEvery = 2_048;

@@ -9,29 +9,7 @@ import { ConflictError, NotFoundError, RequestError, TooManyRequestsError } from
 import type { Sample } from '../tags/sample.js';
 import type { LoggedCursor } from './logged-reads.js';
 import type { QueryLimits } from './query-limits.js';
-
-/** Where a binding reads: realtime values, or the history store. */
-export type BindingStore = 'Local' | 'Logged';
-/** Raw samples, or one value per aggregation window. */
-export type SeriesMode = 'Raw' | 'Aggregated';
-/** How the samples of one aggregation window become one value. */
-export type AggregationFunction = 'Avg' | 'Min' | 'Max' | 'Sum' | 'Count' | 'First' | 'Last';
-
-/** One binding of a query set, as the client sent it (already validated). */
-export interface TagQueryBinding {
-  /** Tag path or pattern (`*` one segment, `**` any depth). */
-  source: string;
-  store: BindingStore;
-  /** Range start (`now`, `now-<n><s|m|h|d>`, ISO 8601); Logged bindings only. */
-  timeRangeStart?: string;
-  /** Range stop; Logged bindings only. */
-  timeRangeStop?: string;
-  /** Default Raw. */
-  seriesMode?: SeriesMode;
-  /** `10s`, `5m`, `1h`, `1d` or an ISO 8601 duration; Aggregated only. */
-  aggregationWindow?: string;
-  aggregationFunction?: AggregationFunction;
-}
+import type { TagQueryBinding } from './tag-query-binding.js';
 
 /** Options of {@link TagQuerySetRegistry}. */
 export interface TagQuerySetRegistryOptions {

@@ -12,18 +12,18 @@
  * request, written or refused, leaves an audit line.
  */
 import type { Logger } from 'pino';
+import { type FieldError, TooManyRequestsError, ValidationError } from '../errors.js';
+import { tagPathProblem } from './tag-path.js';
+import type { TagStore } from './tag-store.js';
 import type {
-  Driver,
+  TagWritePort,
   WritableTag,
   WriteReason,
   WriteRequest,
   WriteResult,
   WriteStatus,
   WriteValue,
-} from '../../drivers/driver.js';
-import { type FieldError, TooManyRequestsError, ValidationError } from '../errors.js';
-import { tagPathProblem } from './tag-path.js';
-import type { TagStore } from './tag-store.js';
+} from './tag-write-port.js';
 import { defaultWritesPerSecond, WriteRateLimiter } from './write-rate-limiter.js';
 
 /** Most items in one write request. */
@@ -65,7 +65,7 @@ export interface TagWriterOptions {
 }
 
 interface Route {
-  driver: Driver;
+  driver: TagWritePort;
   tag: WritableTag;
 }
 
@@ -85,7 +85,7 @@ export class TagWriter {
    * Adds the writable tags of a started driver. A driver with writable tags and `allowWrites`
    * false is registered too, so a write names the switch that refuses it; it is logged once.
    */
-  register(driver: Driver): void {
+  register(driver: TagWritePort): void {
     const tags = driver.writableTags?.() ?? [];
     if (tags.length === 0 || driver.write === undefined) return;
     for (const tag of tags) this.routes.set(tag.fullTagId, { driver, tag });
@@ -99,7 +99,7 @@ export class TagWriter {
   }
 
   /** Removes a driver's tags (before it stops): writes to them are refused as not writable. */
-  unregister(driver: Driver): void {
+  unregister(driver: TagWritePort): void {
     for (const [id, route] of this.routes) if (route.driver === driver) this.routes.delete(id);
   }
 
@@ -272,7 +272,7 @@ export class TagWriter {
       [...this.byDriver(routes)].map(async ([driver, indexes]) => {
         let answers: WriteResult[];
         try {
-          answers = await (driver.write as NonNullable<Driver['write']>)(
+          answers = await (driver.write as NonNullable<TagWritePort['write']>)(
             indexes.map((index) => ({
               fullTagId: (items[index] as TagWriteItem).fullTagId,
               value: (items[index] as TagWriteItem).value,
@@ -304,8 +304,8 @@ export class TagWriter {
     return results;
   }
 
-  private byDriver(routes: readonly Route[]): Map<Driver, number[]> {
-    const groups = new Map<Driver, number[]>();
+  private byDriver(routes: readonly Route[]): Map<TagWritePort, number[]> {
+    const groups = new Map<TagWritePort, number[]>();
     routes.forEach((route, index) => {
       const indexes = groups.get(route.driver);
       if (indexes === undefined) groups.set(route.driver, [index]);

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { dbcCatalogEntries } from '../../src/dbc/catalog-entries.js';
 import { parseDbcText } from '../../src/dbc/parse-dbc.js';
-import { DbcSignalCatalog } from '../../src/dbc/signal-catalog.js';
+import { DbcSignalCatalog } from '../../src/tags/dbc-signal-catalog.js';
 import { loadDbcFixture } from '../helpers/dbc.js';
 
 test('messages and signals in file order, with the unit only when the DBC has one', (t) => {

@@ -1,9 +1,9 @@
 import test from 'ava';
-import type { DriverReport } from '../../src/api/driver-reports.js';
 import { SignInLimiter } from '../../src/auth/sign-in-limiter.js';
 import type { HistoryLoggerStats } from '../../src/history/history-logger.js';
 import { TagdMetrics } from '../../src/metrics/tagd-metrics.js';
 import type { PublisherQueue, PublisherState } from '../../src/publishers/publisher.js';
+import type { DriverReport } from '../../src/runtime/driver-reports.js';
 import { TagStore } from '../../src/tags/tag-store.js';
 import { samplesOf, seriesValue } from '../helpers/prometheus-text.js';
 

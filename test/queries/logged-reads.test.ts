@@ -20,7 +20,7 @@ import {
   readLogged,
   readLoggedDelta,
 } from '../../src/queries/logged-reads.js';
-import type { TagQueryBinding } from '../../src/queries/tag-query-set-registry.js';
+import type { TagQueryBinding } from '../../src/queries/tag-query-binding.js';
 import type { TagValue } from '../../src/tags/sample.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

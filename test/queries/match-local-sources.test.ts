@@ -1,7 +1,7 @@
 import test from 'ava';
 import { RequestError } from '../../src/errors.js';
 import { matchLocalSources } from '../../src/queries/match-local-sources.js';
-import type { TagQueryBinding } from '../../src/queries/tag-query-set-registry.js';
+import type { TagQueryBinding } from '../../src/queries/tag-query-binding.js';
 import { TagStore } from '../../src/tags/tag-store.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 

@@ -5,11 +5,8 @@ import {
   RequestError,
   TooManyRequestsError,
 } from '../../src/errors.js';
-import {
-  type TagQueryBinding,
-  type TagQuerySet,
-  TagQuerySetRegistry,
-} from '../../src/queries/tag-query-set-registry.js';
+import type { TagQueryBinding } from '../../src/queries/tag-query-binding.js';
+import { type TagQuerySet, TagQuerySetRegistry } from '../../src/queries/tag-query-set-registry.js';
 import type { Sample } from '../../src/tags/sample.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 

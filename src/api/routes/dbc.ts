@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DbcSignalCatalog } from '../../dbc/signal-catalog.js';
+import { DbcSignalCatalog } from '../../tags/dbc-signal-catalog.js';
 import { qualities } from '../../tags/sample.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';

@@ -7,7 +7,6 @@
  * anew, a removed one's tags leave the store, its collections and so its history logging.
  */
 import { z } from 'zod';
-import { type DriverConfig, driverConfigSchema } from '../../../drivers/registry.js';
 import type { Principal } from '../../auth/account-service.js';
 import {
   ConflictError,
@@ -16,7 +15,7 @@ import {
   ProfileInvalidError,
   ValidationError,
 } from '../../errors.js';
-import type { ProfileInput } from '../../profile/schema.js';
+import { type DriverConfig, driverConfigSchema, type ProfileInput } from '../../profile/schema.js';
 import {
   findSecrets,
   maskSecrets,

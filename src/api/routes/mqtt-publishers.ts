@@ -1,41 +1,26 @@
 /**
  * Management of MQTT publishers under `/api/v2/Publishers/Mqtt`: list, read, create, replace,
  * delete, start and stop, with the webhook routes' permissions (PublisherView /
- * PublisherManage), license gating (data relay), audit, sealing and masking. Configuration
- * changes are saved to the profile atomically before the running publishers follow them.
+ * PublisherManage), license gating (data relay), audit, sealing and masking: the routes of
+ * every publisher kind (`publisher-management.ts`). Configuration changes are saved to the
+ * profile atomically before the running publishers follow them. This module holds what is the
+ * MQTT publishers' own: their schemas and texts, and where a kept credential may go.
  */
 import { z } from 'zod';
-import type { Principal } from '../../auth/account-service.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { unlicensed } from '../../license/license.js';
-import type { ProfileService } from '../../profile/profile-service.js';
+import { ValidationError } from '../../errors.js';
 import type { ProfileInput } from '../../profile/schema.js';
-import {
-  findSecrets,
-  maskSecrets,
-  secretMask,
-  unmaskSecrets,
-} from '../../profile/secret-fields.js';
-import { formatPath, toFieldErrors } from '../../profile/validate-profile.js';
+import { findSecrets, secretMask } from '../../profile/secret-fields.js';
+import { formatPath } from '../../profile/validate-profile.js';
 import type { MqttPublisherState } from '../../publishers/mqtt/mqtt-publisher.js';
 import {
   type MqttConfig,
   mqttConfigFields,
   mqttConfigSchema,
 } from '../../publishers/mqtt/schema.js';
-import type { PublisherManager } from '../../publishers/publisher.js';
 import type { ApiDeps } from '../api-deps.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
-import {
-  acceptingMask,
-  editionPhrase,
-  publisherStateSchema,
-  requireDataRelay,
-} from './publishers.js';
-
-const basePath = '/api/v2/Publishers/Mqtt';
-const tag = 'Publishers';
-const kind = 'The MQTT publisher';
+import type { RouteDefinition } from '../route.js';
+import { type PublisherKind, publisherManagementRoutes } from './publisher-management.js';
+import { acceptingMask, publisherStateSchema } from './publishers.js';
 
 /** What an MQTT publisher is doing: the publisher state plus its connection and queue. */
 export const mqttPublisherStateSchema = publisherStateSchema
@@ -76,244 +61,43 @@ export const mqttReplacementSchema = (acceptingMask(mqttConfigFields) as typeof 
     description: `A whole MQTT publisher configuration. A secret field holding \`${secretMask}\` keeps the stored secret; \`name\` may be left out and otherwise must be the path's.`,
   });
 
-const nameParams = z.object({
-  name: z.string().min(1).max(128).describe('The publisher name.'),
-});
-
-/** The publisher as answered: configuration (secrets masked) and state. */
-type MqttPublisherView = MqttConfig & { state: MqttPublisherState };
+/** The MQTT publishers, for the management routes they share with the webhook publishers. */
+const mqttKind: PublisherKind<MqttConfig, MqttPublisherState> = {
+  basePath: '/api/v2/Publishers/Mqtt',
+  noun: 'MQTT publisher',
+  article: 'an',
+  operationName: 'Mqtt',
+  eventName: 'mqtt',
+  descriptions: {
+    list: 'Every MQTT publisher in profile order, secrets masked, with its state.',
+    create:
+      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by an MQTT or a webhook publisher: they share the health tags) is 409 `already-exists`.',
+    read: 'The configuration (secrets masked) and the state: status, reason, connection, queue, the last delivery and the counters.',
+    replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back; a broker URL pointing to another host needs the credentials entered again. \`name\` may be left out; a different name is refused (400). A running publisher restarts with the new configuration.`,
+    start:
+      'Starts the publisher. When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. The profile is not changed.',
+    stop: 'Stops the publisher (Sparkplug: DDEATH and NDEATH first) and disconnects: status Off, reason `stopped`. The profile is not changed.',
+  },
+  configSchema: mqttConfigSchema,
+  replacementSchema: mqttReplacementSchema,
+  viewSchema: mqttPublisherSchema,
+  stateSchema: mqttPublisherStateSchema,
+  manager: (deps) => deps.mqttPublishers,
+  configs: (profile) => profile.publishers.mqtt,
+  entries: mqttOf,
+  // A webhook's name is taken too: the two kinds share the health tags Publishers/<name>/….
+  nameInUse: (draft, name) =>
+    mqttOf(draft).some((existing) => existing.name === name) ||
+    (draft.publishers?.webhooks ?? []).some((existing) => existing.name === name)
+      ? `A publisher named '${name}' already exists.`
+      : undefined,
+  offState,
+  refuseCredentialsToNewDestination: refuseCredentialsToNewBroker,
+};
 
 /** MQTT publisher management; every route needs the data relay feature (403 otherwise). */
 export function mqttPublisherRoutes(deps: ApiDeps): RouteDefinition[] {
-  const license = deps.license ?? (() => unlicensed);
-  const services = () => {
-    requireDataRelay(license(), kind);
-    if (!deps.profile || !deps.mqttPublishers) {
-      throw new Error('The MQTT publisher routes need the profile and MQTT publishers services.');
-    }
-    return { profile: deps.profile, publishers: deps.mqttPublishers };
-  };
-  const licenseNote = `Needs the data relay feature (${editionPhrase()}); without it every publisher route answers 403 \`feature-unavailable\`.`;
-  const describe = (text: string) => `${text}\n\n${licenseNote}`;
-  const found = { 200: { description: 'The publisher.', schema: mqttPublisherSchema } };
-
-  return [
-    defineRoute({
-      method: 'get',
-      path: basePath,
-      operationId: 'listMqttPublishers',
-      tag,
-      summary: 'List MQTT publishers',
-      description: describe(
-        'Every MQTT publisher in profile order, secrets masked, with its state.',
-      ),
-      access: { kind: 'permission', permission: 'PublisherView' },
-      responses: { 200: { description: 'The publishers.', schema: z.array(mqttPublisherSchema) } },
-      problems: [],
-      handle: () => {
-        const { profile, publishers } = services();
-        return profile.current().publishers.mqtt.map((config) => view(config, publishers));
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: basePath,
-      operationId: 'createMqttPublisher',
-      tag,
-      summary: 'Create an MQTT publisher',
-      description: describe(
-        'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by an MQTT or a webhook publisher: they share the health tags) is 409 `already-exists`.',
-      ),
-      access: { kind: 'permission', permission: 'PublisherManage' },
-      body: mqttConfigSchema,
-      responses: { 201: { description: 'Created.', schema: mqttPublisherSchema } },
-      problems: [409],
-      handle: async ({ body, principal }) => {
-        const { profile, publishers } = services();
-        rejectMasks(body);
-        await profile.update(
-          (draft) => {
-            const list = mqttOf(draft);
-            const webhooks = draft.publishers?.webhooks ?? [];
-            if (
-              list.some((existing) => existing.name === body.name) ||
-              webhooks.some((existing) => existing.name === body.name)
-            ) {
-              throw new ConflictError(
-                'already-exists',
-                `A publisher named '${body.name}' already exists.`,
-              );
-            }
-            list.push(body);
-          },
-          audited('mqtt-publisher-created', body.name, principal),
-        );
-        await publishers.put(body);
-        return view(body, publishers);
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: `${basePath}/{name}`,
-      operationId: 'getMqttPublisher',
-      tag,
-      summary: 'Read an MQTT publisher',
-      description: describe(
-        'The configuration (secrets masked) and the state: status, reason, connection, queue, the last delivery and the counters.',
-      ),
-      access: { kind: 'permission', permission: 'PublisherView' },
-      params: nameParams,
-      responses: found,
-      problems: [404],
-      handle: ({ params }) => {
-        const { profile, publishers } = services();
-        return view(configOf(profile, params.name), publishers);
-      },
-    }),
-    defineRoute({
-      method: 'put',
-      path: `${basePath}/{name}`,
-      operationId: 'replaceMqttPublisher',
-      tag,
-      summary: 'Replace an MQTT publisher',
-      description: describe(
-        `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back; a broker URL pointing to another host needs the credentials entered again. \`name\` may be left out; a different name is refused (400). A running publisher restarts with the new configuration.`,
-      ),
-      access: { kind: 'permission', permission: 'PublisherManage' },
-      params: nameParams,
-      body: mqttReplacementSchema,
-      responses: found,
-      problems: [404],
-      handle: async ({ params, body, principal }) => {
-        const { profile, publishers } = services();
-        if (body.name !== undefined && body.name !== params.name) {
-          throw new ValidationError('The request body is invalid.', [
-            {
-              path: 'name',
-              message: `The name cannot change: it must be '${params.name}' (the path's) or left out.`,
-            },
-          ]);
-        }
-        let replaced: MqttConfig | undefined;
-        await profile.update(
-          (draft) => {
-            const list = mqttOf(draft);
-            const index = list.findIndex((existing) => existing.name === params.name);
-            if (index < 0) throw notFound(params.name);
-            const incoming = { ...body, name: params.name };
-            refuseCredentialsToNewBroker(incoming, list[index]);
-            const config = validated(unmaskSecrets(mqttConfigSchema, incoming, list[index]));
-            list[index] = config;
-            replaced = config;
-          },
-          audited('mqtt-publisher-replaced', params.name, principal),
-        );
-        const config = replaced as MqttConfig;
-        await publishers.put(config);
-        return view(config, publishers);
-      },
-    }),
-    defineRoute({
-      method: 'delete',
-      path: `${basePath}/{name}`,
-      operationId: 'deleteMqttPublisher',
-      tag,
-      summary: 'Delete an MQTT publisher',
-      description: describe('Stops the publisher and removes it from the profile.'),
-      access: { kind: 'permission', permission: 'PublisherManage' },
-      params: nameParams,
-      responses: { 204: { description: 'Deleted.' } },
-      problems: [404],
-      handle: async ({ context, params, principal }) => {
-        const { profile, publishers } = services();
-        await profile.update(
-          (draft) => {
-            const list = mqttOf(draft);
-            const index = list.findIndex((existing) => existing.name === params.name);
-            if (index < 0) throw notFound(params.name);
-            list.splice(index, 1);
-          },
-          audited('mqtt-publisher-deleted', params.name, principal),
-        );
-        await publishers.remove(params.name);
-        context.status = 204;
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: `${basePath}/{name}/Start`,
-      operationId: 'startMqttPublisher',
-      tag,
-      summary: 'Start an MQTT publisher',
-      description: describe(
-        'Starts the publisher. When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. The profile is not changed.',
-      ),
-      access: { kind: 'permission', permission: 'PublisherManage' },
-      params: nameParams,
-      responses: {
-        200: { description: 'The state after the start.', schema: mqttPublisherStateSchema },
-      },
-      problems: [404],
-      handle: async ({ params, principal }) => {
-        const { profile, publishers } = services();
-        configOf(profile, params.name);
-        const state = await publishers.start(params.name);
-        deps.audit.info(
-          {
-            event: 'mqtt-publisher-started',
-            publisher: params.name,
-            username: principal?.user.username,
-            status: state.status,
-            ...(state.status === 'Off' && state.reason !== undefined
-              ? { reason: state.reason }
-              : {}),
-          },
-          state.status === 'Off' ? 'publisher start refused' : 'publisher started',
-        );
-        return state;
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: `${basePath}/{name}/Stop`,
-      operationId: 'stopMqttPublisher',
-      tag,
-      summary: 'Stop an MQTT publisher',
-      description: describe(
-        'Stops the publisher (Sparkplug: DDEATH and NDEATH first) and disconnects: status Off, reason `stopped`. The profile is not changed.',
-      ),
-      access: { kind: 'permission', permission: 'PublisherManage' },
-      params: nameParams,
-      responses: {
-        200: { description: 'The state after the stop.', schema: mqttPublisherStateSchema },
-      },
-      problems: [404],
-      handle: async ({ params, principal }) => {
-        const { profile, publishers } = services();
-        configOf(profile, params.name);
-        const state = await publishers.stop(params.name);
-        deps.audit.info(
-          {
-            event: 'mqtt-publisher-stopped',
-            publisher: params.name,
-            username: principal?.user.username,
-          },
-          'publisher stopped',
-        );
-        return state;
-      },
-    }),
-  ];
-}
-
-function view(
-  config: MqttConfig,
-  publishers: PublisherManager<MqttConfig, MqttPublisherState>,
-): MqttPublisherView {
-  return {
-    ...maskSecrets(mqttConfigSchema, config),
-    state: publishers.get(config.name) ?? offState(config.name),
-  };
+  return publisherManagementRoutes(deps, mqttKind);
 }
 
 function offState(name: string): MqttPublisherState {
@@ -329,52 +113,10 @@ function offState(name: string): MqttPublisherState {
   };
 }
 
-function configOf(profile: ProfileService, name: string): MqttConfig {
-  const config = profile.current().publishers.mqtt.find((publisher) => publisher.name === name);
-  if (config === undefined) throw notFound(name);
-  return config;
-}
-
-function notFound(name: string): NotFoundError {
-  return new NotFoundError(`MQTT publisher '${name}' does not exist.`);
-}
-
 function mqttOf(draft: ProfileInput): z.input<typeof mqttConfigSchema>[] {
   draft.publishers ??= {};
   draft.publishers.mqtt ??= [];
   return draft.publishers.mqtt;
-}
-
-function audited(event: string, publisher: string, principal: Principal | undefined) {
-  // Names only: a configuration holds secrets, and the audit log must never.
-  return { event, publisher, username: principal?.user.username };
-}
-
-function validated(candidate: unknown): MqttConfig {
-  const result = mqttConfigSchema.safeParse(candidate);
-  if (!result.success) {
-    throw new ValidationError(
-      'The request body is invalid.',
-      result.error.issues.flatMap(toFieldErrors),
-    );
-  }
-  rejectMasks(result.data);
-  return result.data;
-}
-
-// The mask stands for a stored secret; where nothing is stored it must not be saved as a value.
-function rejectMasks(config: MqttConfig): void {
-  const masked = findSecrets(mqttConfigSchema, config).filter(
-    (found) => found.value === secretMask,
-  );
-  if (masked.length === 0) return;
-  throw new ValidationError(
-    'The request body is invalid.',
-    masked.map((found) => ({
-      path: formatPath(found.path),
-      message: `'${secretMask}' keeps a stored secret, and none is stored here: send the value.`,
-    })),
-  );
 }
 
 /**

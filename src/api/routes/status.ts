@@ -3,14 +3,6 @@ import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { driverReportSchema } from './drivers.js';
 
-/** A listener of the daemon (`GET /api/v2/Status`). */
-export interface ListenerReport {
-  /** `http`, `https`, `extensions-http`, `extensions-https`. */
-  name: string;
-  /** Where it listens, e.g. `http://127.0.0.1:8080`. */
-  url: string;
-}
-
 /** What `tagd status` shows: the daemon's parts and whether each is well. */
 export const statusSchema = z
   .object({

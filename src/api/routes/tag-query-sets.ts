@@ -21,11 +21,8 @@ import {
   defaultQueryLimits,
 } from '../../queries/query-limits.js';
 import { type BindingValues, queryResponseJson } from '../../queries/query-response-json.js';
-import {
-  type TagQueryBinding,
-  type TagQuerySet,
-  TagQuerySetRegistry,
-} from '../../queries/tag-query-set-registry.js';
+import type { TagQueryBinding } from '../../queries/tag-query-binding.js';
+import { type TagQuerySet, TagQuerySetRegistry } from '../../queries/tag-query-set-registry.js';
 import {
   parseAggregationWindow,
   parseTimePoint,

@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { DbcSignalCatalog } from '../../../src/dbc/signal-catalog.js';
+import { DbcSignalCatalog } from '../../../src/tags/dbc-signal-catalog.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { startApi } from '../../helpers/api-harness.js';
 

@@ -2,7 +2,7 @@ import test from 'ava';
 import type { Driver, DriverStatus } from '../../../drivers/driver.js';
 import { createSimulatorDriver } from '../../../drivers/simulator/index.js';
 import { simulatorDriverSchema } from '../../../drivers/simulator/schema.js';
-import { apiStateOf, DriverReports } from '../../../src/api/driver-reports.js';
+import { apiStateOf, DriverReports } from '../../../src/runtime/driver-reports.js';
 import { startApi } from '../../helpers/api-harness.js';
 
 /** A driver whose status the test sets. */

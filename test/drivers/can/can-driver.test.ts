@@ -16,7 +16,7 @@ import type { CanTransport, TransportHandlers } from '../../../drivers/can/trans
 import { CanTransportError } from '../../../drivers/can/transports/transport.js';
 import type { DriverDeps } from '../../../drivers/driver.js';
 import { createDriver, driverConfigSchema } from '../../../drivers/registry.js';
-import { DbcSignalCatalog } from '../../../src/dbc/signal-catalog.js';
+import { DbcSignalCatalog } from '../../../src/tags/dbc-signal-catalog.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
 import { dbcFixtures } from '../../helpers/dbc.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { CanDriver } from '../../../drivers/can/can-driver.js';
 import { canDriverSchema } from '../../../drivers/can/schema.js';
-import { DbcSignalCatalog } from '../../../src/dbc/signal-catalog.js';
+import { DbcSignalCatalog } from '../../../src/tags/dbc-signal-catalog.js';
 import { startApi } from '../../helpers/api-harness.js';
 import { dbcFixtures } from '../../helpers/dbc.js';
 import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';

@@ -2,25 +2,13 @@
  * The DBC definitions the API knows: which CAN components exist,
  * the messages of each component's DBC and the signals of each message. A CAN driver registers
  * its DBC when it starts and unregisters when it stops; the values themselves live in the tag
- * store under `<component>/<message>/<signal>`. Pure: no I/O, no parsing of DBC text.
+ * store under `<component>/<message>/<signal>`. Pure: no I/O, no parsing of DBC text. It lives
+ * with the tags, not in `src/dbc/`, because its names are tag path segments: the DBC decoder
+ * stays free of the tag domain.
  */
+import type { DbcMessageDefinition, DbcSignalDefinition } from '../dbc/catalog-entries.js';
 import { type FieldError, NotFoundError, ValidationError } from '../errors.js';
-import { tagPathProblem } from '../tags/tag-path.js';
-
-/** One signal of a DBC message. */
-export interface DbcSignalDefinition {
-  /** Signal name as in the DBC (`SG_ <name>`); one tag path segment. */
-  name: string;
-  /** Engineering unit from the DBC, e.g. `km/h`, `degC`. Empty or absent: no unit. */
-  unit?: string;
-}
-
-/** One message of a DBC. */
-export interface DbcMessageDefinition {
-  /** Message name as in the DBC (`BO_ <id> <name>:`); one tag path segment. */
-  name: string;
-  signals: readonly DbcSignalDefinition[];
-}
+import { tagPathProblem } from './tag-path.js';
 
 /** What a lookup found: the signal, or the first level that is missing. */
 export type DbcLookup =

@@ -7,6 +7,9 @@
  * States: the driver contract's `Running`, `Reconnecting` and `Stopped` are kept; `Starting`
  * (not connected yet, retrying on its backoff) is reported as `Reconnecting`, `Error` (given up
  * until its configuration changes) as `Failed`. The contract's own state is in `driverState`.
+ *
+ * Beside the running drivers rather than in `src/api/`: the Drivers and Status routes and the
+ * metrics read the reports, and none of them imports a driver.
  */
 import type { Driver, DriverState } from '../../drivers/driver.js';
 import { type Clock, systemClock, type TimerHandle } from '../clock.js';

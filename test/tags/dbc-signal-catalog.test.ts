@@ -1,6 +1,7 @@
 import test from 'ava';
-import { type DbcMessageDefinition, DbcSignalCatalog } from '../../src/dbc/signal-catalog.js';
+import type { DbcMessageDefinition } from '../../src/dbc/catalog-entries.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
+import { DbcSignalCatalog } from '../../src/tags/dbc-signal-catalog.js';
 
 const engine: DbcMessageDefinition[] = [
   {
