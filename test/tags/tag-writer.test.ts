@@ -141,7 +141,7 @@ test('writeMin/writeMax hold a 64-bit decimal string exactly, not its nearest do
   for (const [value, message] of [
     ['9007199254740993', 'Tag A/x: 9007199254740993 is above writeMax 9007199254740992.'],
     ['-9007199254740993', 'Tag A/x: -9007199254740993 is below writeMin -9007199254740992.'],
-  ]) {
+  ] as const) {
     const error = await t.throwsAsync(writer.write('op', [{ fullTagId: 'A/x', value }]), {
       instanceOf: ValidationError,
     });
