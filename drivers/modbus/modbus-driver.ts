@@ -185,8 +185,8 @@ export class ModbusDriver implements Driver {
         allowWrites,
         ...(tag.config.writeMin !== undefined ? { writeMin: tag.config.writeMin } : {}),
         ...(tag.config.writeMax !== undefined ? { writeMax: tag.config.writeMax } : {}),
-        check: (value) => {
-          const raw = rawWrite(this.encodable(tag), value);
+        check: (value, numberText) => {
+          const raw = rawWrite(this.encodable(tag), value, numberText);
           return typeof raw === 'string' ? raw : undefined;
         },
       }));

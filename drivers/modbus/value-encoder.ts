@@ -2,9 +2,11 @@
  * Turns a value a client writes into the bytes a Modbus write carries: the exact inverse of
  * codec.ts. Engineering units go back to raw through `(value − offset) / scale`; the raw value
  * is range-checked against the tag's type before anything is sent, so a value the registers
- * cannot hold is refused rather than wrapped or clipped. Integers beyond 2^53 (int64, uint64)
- * come as decimal strings, since a JSON number cannot carry them exactly.
+ * cannot hold is refused rather than wrapped or clipped. Integers at or beyond ±2^53 (int64,
+ * uint64) come as decimal strings, since a JSON number cannot carry them exactly.
  */
+
+import { writtenInteger } from '../written-integer.js';
 import type { ByteOrder, ModbusValueType } from './codec.js';
 import { registerCount } from './codec.js';
 
@@ -17,9 +19,6 @@ export interface EncodableTag {
   /** Registers of a string. */
   length?: number | undefined;
 }
-
-/** 2^53: beyond it a double skips integers, so a JSON number cannot name one exactly. */
-const exactLimit = 2 ** 53;
 
 const integerRanges: Partial<Record<ModbusValueType, [bigint, bigint]>> = {
   int16: [-(2n ** 15n), 2n ** 15n - 1n],
@@ -44,9 +43,15 @@ export type RawWrite =
  * The raw value for `value`, or a message saying why the tag cannot take it. Scaled integer
  * tags round to the nearest raw step (a scale is a resolution: 25.34 with scale 0.1 writes 253,
  * read back 25.3); unscaled ones refuse fractions, since nothing could round them silently
- * without the client knowing.
+ * without the client knowing, and refuse a JSON number that does not name its integer exactly
+ * (at or beyond ±2^53, or a fraction JSON parsing rounded away: see written-integer.ts).
+ * @param numberText the number as the client spelt it (its JSON text), when known.
  */
-export function rawWrite(tag: EncodableTag, value: unknown): RawWrite | string {
+export function rawWrite(
+  tag: EncodableTag,
+  value: unknown,
+  numberText?: string,
+): RawWrite | string {
   const { type } = tag;
   if (type === 'bool' || type === 'bit') {
     return typeof value === 'boolean' ? { kind: 'bool', raw: value } : 'must be true or false';
@@ -82,13 +87,22 @@ export function rawWrite(tag: EncodableTag, value: unknown): RawWrite | string {
       return 'must be a number (a decimal string only for unscaled int64 and uint64 tags)';
     if (!/^-?\d{1,20}$/.test(value)) return 'must be a decimal integer';
     raw = BigInt(value);
+  } else if (typeof value === 'number' && unscaled) {
+    const written = writtenInteger(value, numberText);
+    if (written === 'fraction') return `must be a whole number (${type})`;
+    if (written === 'inexact')
+      return type === 'int64' || type === 'uint64'
+        ? 'is at or beyond ±2^53, where a JSON number cannot name every integer: send it as a decimal string'
+        : `is outside the range of ${type} (${range[0]} to ${range[1]})`;
+    raw = written;
   } else if (typeof value === 'number') {
-    let scaled = unscaled ? value : (value - tag.offset) / tag.scale;
+    const scaled = Math.round((value - tag.offset) / tag.scale);
     if (!Number.isFinite(scaled)) return `is beyond the range of ${type}`;
-    if (unscaled && !Number.isInteger(scaled)) return `must be a whole number (${type})`;
-    scaled = Math.round(scaled);
-    if (Math.abs(scaled) > exactLimit)
-      return `is beyond ±2^53, where a JSON number is not exact: send it as a decimal string`;
+    // Doubles skip integers from 2^53 on: such a raw value is not exactly the one computed.
+    if (!Number.isSafeInteger(scaled))
+      return type === 'int64' || type === 'uint64'
+        ? `is at or beyond ±2^53 once scaled (raw ${scaled}), where scaling in doubles is not exact`
+        : `is outside the range of ${type} once scaled (raw ${scaled}; ${range[0]} to ${range[1]})`;
     raw = BigInt(scaled);
   } else return 'must be a number';
   if (raw < range[0] || raw > range[1])

@@ -232,7 +232,7 @@ export class OpcuaDriver implements Driver {
       const tag = this.byId.get(request.fullTagId) as OpcuaTag;
       const type = this.dataTypes.get(tag.nodeId);
       if (type === undefined || typeof type === 'string') return type;
-      const variant = writeVariant(type, request.value);
+      const variant = writeVariant(type, request.value, request.numberText);
       return typeof variant === 'string' ? `the value ${variant}.` : undefined;
     });
   }

@@ -2,10 +2,14 @@
  * From a client's value to an OPC UA Variant of the node's own DataType, for the Write service.
  * The DataType is the node's (read once, cached by the driver): a server does not convert, and
  * answers BadTypeMismatch to a Double written to an Int32. Integers are range-checked here,
- * before anything is sent; Int64 and UInt64 beyond 2^53 come as decimal strings.
+ * before anything is sent; Int64 and UInt64 at or beyond ±2^53 come as decimal strings, and a
+ * JSON number that does not name its integer exactly is refused (see written-integer.ts).
+ * DateTime values are ISO 8601 texts read exactly (iso-date-time.ts).
  */
 import { DataType, type NodeId, Variant, VariantArrayType } from 'node-opcua';
 import type { WriteValue } from '../driver.js';
+import { writtenInteger } from '../written-integer.js';
+import { parseIsoDateTime } from './iso-date-time.js';
 
 const integerRanges: Partial<Record<DataType, [bigint, bigint]>> = {
   [DataType.SByte]: [-128n, 127n],
@@ -49,16 +53,20 @@ export function dataTypeName(type: DataType): string {
   return DataType[type] ?? String(type);
 }
 
-/** 2^53: beyond it a JSON number skips integers. */
-const exactLimit = 2 ** 53;
 /** Largest finite Float. */
 const floatMax = 3.4028234663852886e38;
 
 /**
  * The Variant that writes `value` to a node of type `type`, or a message saying why the value
- * does not fit (the JSON type, the range, a date that is not ISO 8601).
+ * does not fit (the JSON type, the range, a number that is not the integer written, a date that
+ * is not ISO 8601 or not within OPC UA's range).
+ * @param numberText a number `value` as the client spelt it (its JSON text), when known.
  */
-export function writeVariant(type: DataType, value: WriteValue): Variant | string {
+export function writeVariant(
+  type: DataType,
+  value: WriteValue,
+  numberText?: string,
+): Variant | string {
   const name = dataTypeName(type);
   switch (type) {
     case DataType.Boolean:
@@ -70,10 +78,11 @@ export function writeVariant(type: DataType, value: WriteValue): Variant | strin
         ? scalar(type, value)
         : `must be a string (the node is ${name})`;
     case DataType.DateTime: {
-      const time = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-      return Number.isFinite(time) && /^\d{4}-\d\d-\d\dT/.test(value as string)
-        ? scalar(type, new Date(time))
-        : `must be an ISO 8601 date and time, e.g. 2026-01-02T03:04:05Z (the node is ${name})`;
+      const date =
+        typeof value === 'string'
+          ? parseIsoDateTime(value)
+          : 'must be an ISO 8601 date and time, e.g. 2026-01-02T03:04:05Z';
+      return typeof date === 'string' ? `${date} (the node is ${name})` : scalar(type, date);
     }
     case DataType.Float:
     case DataType.Double:
@@ -85,21 +94,21 @@ export function writeVariant(type: DataType, value: WriteValue): Variant | strin
   const range = integerRanges[type];
   if (range === undefined) return `cannot be written: tagd does not write ${name} nodes`;
   let integer: bigint;
+  const sixtyFour = type === DataType.Int64 || type === DataType.UInt64;
   if (typeof value === 'number') {
-    if (!Number.isInteger(value)) return `must be a whole number (the node is ${name})`;
-    if (Math.abs(value) > exactLimit)
-      return 'is beyond ±2^53, where a JSON number is not exact: send it as a decimal string';
-    integer = BigInt(value);
-  } else if (
-    typeof value === 'string' &&
-    (type === DataType.Int64 || type === DataType.UInt64) &&
-    /^-?\d{1,20}$/.test(value)
-  )
+    const written = writtenInteger(value, numberText);
+    if (written === 'fraction') return `must be a whole number (the node is ${name})`;
+    if (written === 'inexact')
+      return sixtyFour
+        ? 'is at or beyond ±2^53, where a JSON number cannot name every integer: send it as a decimal string'
+        : `is outside the range of ${name} (${range[0]} to ${range[1]})`;
+    integer = written;
+  } else if (typeof value === 'string' && sixtyFour && /^-?\d{1,20}$/.test(value))
     integer = BigInt(value);
   else return `must be a whole number (the node is ${name})`;
   if (integer < range[0] || integer > range[1])
     return `is outside the range of ${name} (${range[0]} to ${range[1]})`;
-  if (type === DataType.Int64 || type === DataType.UInt64) {
+  if (sixtyFour) {
     // node-opcua carries 64-bit integers as [high, low] 32-bit words, two's complement.
     const bits = BigInt.asUintN(64, integer);
     return scalar(type, [Number(bits >> 32n), Number(bits & 0xffff_ffffn)]);

@@ -35,8 +35,9 @@ export interface DecodedSignal {
    */
   raw: number | bigint;
   /**
-   * Physical value, raw × factor + offset, as a number (the nearest double when the exact value
-   * is an integer beyond ±2^53: see `exactValue`). NaN when not decoded.
+   * Physical value, raw × factor + offset, as a number. For integer signals longer than 53 bits
+   * it is the double nearest the exact result, computed from the exact raw value (one rounding);
+   * shorter signals and float signals use double arithmetic. NaN when not decoded.
    */
   value: number;
   /** The VAL_ label of the raw value, when the signal has labels and one matches. */
@@ -45,10 +46,11 @@ export interface DecodedSignal {
    * The exact decimal of the physical value when it is an integer beyond ±2^53, where doubles
    * skip integers and `value` is only the nearest one (e.g. `"578437695752307201"` for the
    * 64-bit raw value 0x0807060504030201 that `value` holds as 578437695752307200). Given for
-   * integer signals whose factor and offset are integers (factor 1, offset 0 included): the
-   * value is then computed in BigInt. With a fractional factor or offset the value is a
-   * measurement, `Number(raw) × factor + offset` in doubles, and this is undefined, as it is
-   * for float signals and for every value within ±2^53 (where `value` is exact).
+   * integer signals whose factor and offset are integers as the DBC writes them (factor 1,
+   * offset 0 included; {@link DbcSignal.integerScale}): the value is then computed in BigInt.
+   * With a fractional factor or offset the value is a measurement (the nearest double) and this
+   * is undefined, as it is for float signals and for every value within ±2^53 (where `value` is
+   * exact).
    */
   exactValue: string | undefined;
 }
@@ -106,6 +108,7 @@ const two32 = 2 ** 32;
 /** 2^53: up to this magnitude doubles hold every integer; beyond it they skip some. */
 const exactLimit = 2 ** 53;
 const exactLimitBig = 2n ** 53n;
+const maxSafeBig = 2n ** 53n - 1n;
 // Reinterprets the raw bits of float signals; one buffer serves every decoder (synchronous use).
 const floatView = new DataView(new ArrayBuffer(8));
 
@@ -136,9 +139,22 @@ interface CompiledSignal {
   readonly offset: number;
   /**
    * Factor and offset as BigInt when the value of this integer signal is an integer (both are
-   * safe integers), so a value beyond ±2^53 can be computed exactly; undefined otherwise.
+   * integers as the DBC writes them), so a value beyond ±2^53 can be computed exactly; undefined
+   * otherwise.
    */
   readonly exactScale: readonly [bigint, bigint] | undefined;
+  /**
+   * For a ≤ 53-bit signal with `exactScale`, when its value is computed in BigInt: 0 never (it
+   * stays within ±2^53, where doubles are exact), 1 when the double arithmetic reaches ±2^53,
+   * 2 always (a factor or offset beyond ±2^53, whose digits the doubles do not hold).
+   */
+  readonly exactMode: 0 | 1 | 2;
+  /**
+   * The binary scaling of a > 53-bit integer signal with a fractional factor or offset, so that
+   * raw × factor + offset can be computed exactly and rounded once: factor = f × 2^exponent and
+   * offset = o × 2^exponent with integers f and o (BigInt). Undefined for the other signals.
+   */
+  readonly binaryScale: { f: bigint; o: bigint; exponent: number } | undefined;
   readonly labels: ValueLabels | undefined;
   /** Slot index of the multiplexer deciding this signal's presence; -1 for none. */
   readonly switchIndex: number;
@@ -193,10 +209,16 @@ function compileSignal(
           : 0;
   const condition = signal.multiplexedBy;
   const switchIndex = condition === undefined ? -1 : (indexByName.get(condition.switchName) ?? -1);
-  const exactScale: [bigint, bigint] | undefined =
-    kind <= 1 && Number.isSafeInteger(signal.factor) && Number.isSafeInteger(signal.offset)
-      ? [BigInt(signal.factor), BigInt(signal.offset)]
-      : undefined;
+  const exactScale = kind <= 1 ? signal.integerScale : undefined;
+  // A raw value of a ≤ 53-bit signal stays below 2^53 in magnitude; scaled, it may not.
+  const exactMode =
+    exactScale === undefined
+      ? 0
+      : !Number.isSafeInteger(signal.factor) || !Number.isSafeInteger(signal.offset)
+        ? 2
+        : 2 ** signal.length * Math.abs(signal.factor) + Math.abs(signal.offset) >= exactLimit
+          ? 1
+          : 0;
   return {
     slot: {
       signal,
@@ -221,6 +243,11 @@ function compileSignal(
     factor: signal.factor,
     offset: signal.offset,
     exactScale,
+    exactMode,
+    binaryScale:
+      kind === 1 && exactScale === undefined
+        ? binaryScale(signal.factor, signal.offset)
+        : undefined,
     labels: signal.valueLabels,
     switchIndex: switchIndex === index ? -1 : switchIndex,
     ranges: Float64Array.from((condition?.ranges ?? []).flat()),
@@ -323,12 +350,16 @@ function extract(signal: CompiledSignal, data: Uint8Array, slot: DecodedSignal):
       slot.raw = raw;
       slot.value = raw * signal.factor + signal.offset;
       slot.valueText = signal.labels?.get(raw);
-      // An integer factor can carry a raw value within 2^53 beyond it: redo that in BigInt.
+      // An integer factor and offset can carry a raw value within 2^53 to or beyond it: redo
+      // that in BigInt. Both steps of the double arithmetic are exact below 2^53 and round
+      // monotonically, so an inexact result shows as a product or a sum at or beyond 2^53.
       if (
-        signal.exactScale !== undefined &&
-        (slot.value > exactLimit || slot.value < -exactLimit)
+        signal.exactMode !== 0 &&
+        (signal.exactMode === 2 ||
+          Math.abs(raw * signal.factor) >= exactLimit ||
+          Math.abs(slot.value) >= exactLimit)
       ) {
-        exactScaled(BigInt(raw), signal.exactScale, slot);
+        exactScaled(BigInt(raw), signal.exactScale as readonly [bigint, bigint], slot);
       }
       return;
     }
@@ -338,10 +369,16 @@ function extract(signal: CompiledSignal, data: Uint8Array, slot: DecodedSignal):
         ? BigInt.asIntN(signal.length, bits)
         : BigInt.asUintN(signal.length, bits);
       slot.raw = big;
-      const number = Number(big);
-      slot.valueText = signal.labels?.get(number);
+      // Labels beyond ±(2^53 − 1) have BigInt keys: the raw value's own, not its nearest double's.
+      if (signal.labels !== undefined)
+        slot.valueText = signal.labels.get(
+          big > maxSafeBig || big < -maxSafeBig ? big : Number(big),
+        );
       if (signal.exactScale !== undefined) exactScaled(big, signal.exactScale, slot);
-      else slot.value = number * signal.factor + signal.offset;
+      else {
+        const { f, o, exponent } = signal.binaryScale as NonNullable<CompiledSignal['binaryScale']>;
+        slot.value = nearestDouble(big * f + o, exponent);
+      }
       return;
     }
     case 2:
@@ -355,7 +392,12 @@ function extract(signal: CompiledSignal, data: Uint8Array, slot: DecodedSignal):
   }
   slot.raw = raw;
   slot.value = raw * signal.factor + signal.offset;
-  slot.valueText = signal.labels?.get(raw);
+  if (signal.labels !== undefined) {
+    // A float raw value beyond 2^53 is an integer; its label, if any, has a BigInt key.
+    slot.valueText = signal.labels.get(
+      Number.isInteger(raw) && !Number.isSafeInteger(raw) ? BigInt(raw) : raw,
+    );
+  }
 }
 
 /**
@@ -370,4 +412,66 @@ function exactScaled(
   const exact = raw * factor + offset;
   slot.value = Number(exact);
   slot.exactValue = exact > exactLimitBig || exact < -exactLimitBig ? exact.toString() : undefined;
+}
+
+/**
+ * Factor and offset over one power of two: factor = f × 2^exponent, offset = o × 2^exponent,
+ * exactly (every finite double is an integer times a power of two).
+ */
+function binaryScale(factor: number, offset: number): { f: bigint; o: bigint; exponent: number } {
+  const [fm, fe] = binaryParts(factor);
+  const [om, oe] = binaryParts(offset);
+  const exponent = Math.min(fe, oe);
+  return { f: fm << BigInt(fe - exponent), o: om << BigInt(oe - exponent), exponent };
+}
+
+/** A finite double as an integer mantissa (BigInt) and a power of two: x = m × 2^e. */
+function binaryParts(x: number): [bigint, number] {
+  if (x === 0) return [0n, 0];
+  floatView.setFloat64(0, x);
+  const biased = (floatView.getUint16(0) >> 4) & 0x7ff;
+  const high = floatView.getUint32(0) & 0xf_ffff;
+  const low = floatView.getUint32(4);
+  let mantissa = (BigInt(high) << 32n) | BigInt(low);
+  // Normal numbers have the implicit leading bit; subnormals have the exponent of the smallest.
+  if (biased !== 0) mantissa |= 1n << 52n;
+  const exponent = (biased === 0 ? 1 : biased) - 1075;
+  return [x < 0 ? -mantissa : mantissa, exponent];
+}
+
+/**
+ * The double nearest n × 2^exponent (ties to even), n an exact integer: one rounding, where
+ * `Number(raw) × factor + offset` rounds three times. ±Infinity beyond the double range.
+ */
+export function nearestDouble(n: bigint, exponent: number): number {
+  if (n === 0n) return 0;
+  // The usual case: Number(n) rounds once, correctly (ECMAScript's BigInt to Number), and
+  // scaling by a power of two is exact while the result is a normal double.
+  const rounded = Number(n);
+  if (Number.isFinite(rounded) && exponent >= -1022 && exponent <= 1023) {
+    const value = rounded * 2 ** exponent;
+    const size = Math.abs(value);
+    if (size >= 2 ** -1022 && size < Number.POSITIVE_INFINITY) return value;
+  }
+  // Otherwise round by hand: keep 53 significant bits, or fewer where the result is subnormal
+  // (no bit below 2^-1074).
+  const negative = n < 0n;
+  const magnitude = negative ? -n : n;
+  const bits = magnitude.toString(2).length;
+  const lowest = Math.max(bits + exponent - 53, -1074);
+  const drop = lowest - exponent;
+  let result: number;
+  if (drop <= 0) {
+    // Exact: fewer than 53 significant bits, within range (or overflowing to Infinity).
+    result = Number(magnitude) * 2 ** exponent;
+  } else {
+    const shift = BigInt(drop);
+    let kept = magnitude >> shift;
+    const rest = magnitude - (kept << shift);
+    const half = 1n << (shift - 1n);
+    if (rest > half || (rest === half && (kept & 1n) === 1n)) kept += 1n;
+    // kept ≤ 2^53 is exact; the power of two may overflow to Infinity, as the value does.
+    result = Number(kept) * 2 ** lowest;
+  }
+  return negative ? -result : result;
 }

@@ -22,9 +22,11 @@ export type SignalValueType = 'integer' | 'float32' | 'float64';
 
 /**
  * A value labels table (VAL_ or VAL_TABLE_): raw value → label, e.g. `0 → "Off"`. Keys are the
- * raw values as numbers; a raw value beyond ±2^53 is looked up by its nearest number.
+ * raw values as numbers, except integers beyond ±(2^53 − 1), which doubles cannot hold exactly:
+ * those are BigInt keys with the DBC's exact digits (`18446744073709551615n`), so a 64-bit raw
+ * value finds its own label, never a neighbour's.
  */
-export type ValueLabels = ReadonlyMap<number, string>;
+export type ValueLabels = ReadonlyMap<number | bigint, string>;
 
 /**
  * The value of an attribute (BA_ / BA_DEF_DEF_): a number for INT, HEX and FLOAT attributes, a
@@ -83,6 +85,13 @@ export interface DbcSignal {
   readonly factor: number;
   /** Offset: physical = raw × factor + offset. */
   readonly offset: number;
+  /**
+   * Factor and offset exactly as the DBC writes them, when both are integers (`(1,0)`,
+   * `(10,-40)`, `(1,-9223372036854775808)`): an integer signal's value is then an integer,
+   * computed exactly beyond ±2^53, where `factor` and `offset` (the nearest doubles) may differ
+   * from the DBC's digits. Absent when either has a fractional part.
+   */
+  readonly integerScale?: readonly [factor: bigint, offset: bigint];
   /** Least physical value as declared (`[min|max]`); 0 and 0 often mean "not given". */
   readonly minimum: number;
   /** Greatest physical value as declared. */

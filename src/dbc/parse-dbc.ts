@@ -9,6 +9,7 @@
  */
 import { type DbcErrorLocation, DbcParseError } from './dbc-error.js';
 import { type DbcToken, tokenizeDbc } from './dbc-lexer.js';
+import { decimalInteger } from './decimal-integer.js';
 import type {
   AttributeObjectType,
   AttributeValue,
@@ -22,6 +23,9 @@ import type {
   SignalValueType,
 } from './model.js';
 import { decodeWindows1252 } from './windows-1252.js';
+
+/** 2^53 − 1: the largest integer every double below it can name; beyond it, BigInt label keys. */
+const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * Parses a DBC file. The bytes are decoded as Windows-1252 (the encoding CANdb++ writes).
@@ -126,6 +130,8 @@ interface SignalDraft {
   valueType: SignalValueType;
   factor: number;
   offset: number;
+  /** Factor and offset as exact integers, when both are. */
+  integerScale: [bigint, bigint] | undefined;
   minimum: number;
   maximum: number;
   unit: string;
@@ -137,7 +143,7 @@ interface SignalDraft {
   /** From SG_MUL_VAL_, which overrides `mN`. */
   extendedMux: { switchName: string; switchPlace: Place; ranges: [number, number][] } | undefined;
   comment: string | undefined;
-  valueLabels: Map<number, string> | undefined;
+  valueLabels: Map<number | bigint, string> | undefined;
   attributes: Map<string, AttributeValue>;
 }
 
@@ -202,12 +208,12 @@ class DbcParser {
   private readonly messagesByName = new Map<string, MessageDraft>();
   /** By the id as written in the DBC (bit 31 included): how the other statements refer to them. */
   private readonly messagesByRawId = new Map<number, MessageDraft>();
-  private readonly valueTables = new Map<string, Map<number, string>>();
+  private readonly valueTables = new Map<string, Map<number | bigint, string>>();
   private readonly definitions = new Map<string, AttributeDefinitionDraft>();
   private readonly defaults: { name: string; value: RawValue }[] = [];
   private readonly assignments: AttributeAssignment[] = [];
   private readonly comments: CommentAssignment[] = [];
-  private readonly labels: (SignalReference & { labels: Map<number, string> })[] = [];
+  private readonly labels: (SignalReference & { labels: Map<number | bigint, string> })[] = [];
   private readonly valueTypes: (SignalReference & { code: number })[] = [];
   private readonly muxValues: (SignalReference & {
     switchName: string;
@@ -291,6 +297,14 @@ class DbcParser {
 
   /** A finite decimal number with optional sign, fraction and exponent. */
   private expectNumber(what: string): number {
+    return this.expectExactNumber(what).value;
+  }
+
+  /**
+   * A finite decimal number (as {@link expectNumber}), with the integer it names exactly when it
+   * names one (see decimal-integer.ts).
+   */
+  private expectExactNumber(what: string): { value: number; integer: bigint | undefined } {
     const first = this.peek();
     let negative = false;
     if (this.isPunct(first, '-') || this.isPunct(first, '+')) {
@@ -303,7 +317,7 @@ class DbcParser {
     const token = this.next();
     const value = Number(token.text);
     if (!Number.isFinite(value)) this.fail(token, `${what} (a finite number)`);
-    return negative ? -value : value;
+    return { value: negative ? -value : value, integer: decimalInteger(token.text, negative) };
   }
 
   private place(token: DbcToken): Place {
@@ -582,9 +596,9 @@ class DbcParser {
     }
     this.next();
     this.expectPunct('(', 'before the factor');
-    const factor = this.expectNumber('the factor');
+    const factor = this.expectExactNumber('the factor');
     this.expectPunct(',', 'between factor and offset');
-    const offset = this.expectNumber('the offset');
+    const offset = this.expectExactNumber('the offset');
     this.expectPunct(')', 'after the offset');
     this.expectPunct('[', 'before the minimum');
     const minimum = this.expectNumber('the minimum');
@@ -611,8 +625,12 @@ class DbcParser {
       byteOrder: orderToken.text === '1' ? 'little_endian' : 'big_endian',
       signed: signToken.text === '-',
       valueType: 'integer',
-      factor,
-      offset,
+      factor: factor.value,
+      offset: offset.value,
+      integerScale:
+        factor.integer !== undefined && offset.integer !== undefined
+          ? [factor.integer, offset.integer]
+          : undefined,
       minimum,
       maximum,
       unit,
@@ -762,11 +780,14 @@ class DbcParser {
   }
 
   /** `<value> "<label>"` pairs up to the `;`. */
-  private parseLabelPairs(): Map<number, string> {
-    const labels = new Map<number, string>();
+  private parseLabelPairs(): Map<number | bigint, string> {
+    const labels = new Map<number | bigint, string>();
     while (this.startsNumber(this.peek())) {
-      const value = this.expectNumber('a value');
-      labels.set(value, this.expectString('the label string of the value'));
+      const { value, integer } = this.expectExactNumber('a value');
+      // Beyond ±(2^53 − 1) the double may be a neighbour's: the exact digits are the key.
+      const key =
+        integer !== undefined && (integer > maxSafe || integer < -maxSafe) ? integer : value;
+      labels.set(key, this.expectString('the label string of the value'));
     }
     this.expectPunct(';', 'or a value at the end of the value labels');
     return labels;
@@ -1009,6 +1030,7 @@ class DbcParser {
         valueType: signal.valueType,
         factor: signal.factor,
         offset: signal.offset,
+        ...(signal.integerScale === undefined ? {} : { integerScale: signal.integerScale }),
         minimum: signal.minimum,
         maximum: signal.maximum,
         unit: signal.unit,

@@ -32,8 +32,8 @@ export interface TagWritePort {
 }
 
 /**
- * A value as a client sends it: a number, boolean or string (a 64-bit integer beyond 2^53 as
- * its decimal string, since a JSON number cannot hold it exactly).
+ * A value as a client sends it: a number, boolean or string (a 64-bit integer at or beyond
+ * ±2^53 as its decimal string, since a JSON number cannot hold it exactly).
  */
 export type WriteValue = TagValue;
 
@@ -53,14 +53,22 @@ export interface WritableTag {
    * Whether `value` fits the tag (JSON type, range of the device type, string length): a
    * message naming what is wrong, or undefined. Runs before any I/O; NaN and infinities are
    * refused before it is called.
+   * @param numberText a number `value` as the client spelt it, when known (see
+   *   {@link WriteRequest.numberText}).
    */
-  check(value: WriteValue): string | undefined;
+  check(value: WriteValue, numberText?: string): string | undefined;
 }
 
 /** One value to write, already checked. */
 export interface WriteRequest {
   fullTagId: string;
   value: WriteValue;
+  /**
+   * When `value` is a number: its JSON text as the client sent it, which JSON parsing may have
+   * rounded (`9007199254740993` arrives as 9007199254740992). Integer checks compare the two and
+   * refuse a value that is not the number written. Absent when not known.
+   */
+  numberText?: string;
 }
 
 /**

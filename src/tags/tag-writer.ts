@@ -33,6 +33,8 @@ export const maxWritesPerRequest = 100;
 export interface TagWriteItem {
   fullTagId: string;
   value: WriteValue;
+  /** A number `value` as the client spelt it (its JSON text), when known: for exact checks. */
+  numberText?: string;
 }
 
 /** The answer to one item, in the order of the request. */
@@ -210,16 +212,20 @@ export class TagWriter {
       errors.push({ path: at('value'), message: 'NaN and infinities cannot be written.' });
       return undefined;
     }
-    const problem = route.tag.check(value);
+    const problem = route.tag.check(value, item.numberText);
     if (problem !== undefined) {
       errors.push({ path: at('value'), message: `Tag ${fullTagId}: the value ${problem}.` });
       return undefined;
     }
     const { writeMin, writeMax } = route.tag;
-    // A 64-bit integer may come as a decimal string: compared as the nearest double, which is
-    // enough for limits that a profile writes as JSON numbers anyway.
+    // A 64-bit integer may come as a decimal string: compared exactly (a BigInt and a number
+    // compare by their mathematical values), not as its nearest double, which may lie within.
     const number =
-      typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
+      typeof value === 'number'
+        ? value
+        : typeof value === 'string' && /^-?\d+$/.test(value)
+          ? BigInt(value)
+          : NaN;
     if (writeMin !== undefined && number < writeMin) {
       errors.push({
         path: at('value'),

@@ -2,6 +2,8 @@
  * The compiled decoders on hand-made messages; every expectation shows the bit arithmetic.
  * "Bit n" of a frame is bit n % 8 of byte ⌊n / 8⌋.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { compileDatabaseDecoders, compileMessageDecoder } from '../../src/dbc/decode.js';
 import { parseDbcText } from '../../src/dbc/parse-dbc.js';
@@ -243,4 +245,139 @@ test('the database decoders look frames up by identifier and frame format', (t) 
     decoders.all.map((decoder) => decoder.message.name),
     ['Std', 'Ext'],
   );
+});
+
+test('64-bit labels are looked up by the exact raw value, never a neighbour’s', (t) => {
+  const labelled = parseDbcText(
+    [
+      'BU_: N',
+      'BO_ 1 Unsigned: 8 N',
+      ' SG_ U : 0|64@1+ (1,0) [0|0] "" N',
+      'BO_ 2 Signed: 8 N',
+      ' SG_ S : 0|64@1- (1,0) [0|0] "" N',
+      'VAL_ 1 U 18446744073709551615 "max" 9007199254740993 "odd" 9007199254740992 "even" 1 "one";',
+      'VAL_ 2 S -9223372036854775808 "min" -9007199254740993 "odd" 9223372036854775807 "max";',
+    ].join('\n'),
+    'labels.dbc',
+  );
+  const label = (name: string, raw: bigint) => {
+    const bytes = [...Array(8).keys()].map((i) =>
+      Number((BigInt.asUintN(64, raw) >> BigInt(8 * i)) & 0xffn),
+    );
+    const view = decodeView(messageNamed(labelled, name), bytes);
+    return (Object.values(view)[0] as { valueText?: string }).valueText;
+  };
+  // Doubles cannot tell these apart: 2^64 − 2 and 2^64 − 1 are both 2^64 as numbers, 2^53 + 1
+  // is 2^53, and −2^63 + 1 is −2^63.
+  t.is(label('Unsigned', 2n ** 64n - 1n), 'max');
+  t.is(label('Unsigned', 2n ** 64n - 2n), undefined);
+  t.is(label('Unsigned', 2n ** 53n + 1n), 'odd');
+  t.is(label('Unsigned', 2n ** 53n), 'even');
+  t.is(label('Unsigned', 2n ** 53n + 2n), undefined);
+  t.is(label('Unsigned', 1n), 'one');
+  t.is(label('Signed', -(2n ** 63n)), 'min');
+  t.is(label('Signed', -(2n ** 63n) + 1n), undefined);
+  t.is(label('Signed', -(2n ** 53n) - 1n), 'odd');
+  t.is(label('Signed', -(2n ** 53n)), undefined);
+  t.is(label('Signed', 2n ** 63n - 1n), 'max');
+  t.is(label('Signed', 2n ** 63n - 2n), undefined);
+  t.deepEqual(
+    [...(labelled.messages[0]?.signals[0]?.valueLabels ?? [])],
+    [
+      [2n ** 64n - 1n, 'max'],
+      [2n ** 53n + 1n, 'odd'],
+      [2n ** 53n, 'even'],
+      [1, 'one'],
+    ],
+  );
+});
+
+const scaleOracle = fileURLToPath(new URL('../helpers/dbc-scale-oracle.py', import.meta.url));
+
+/**
+ * Raw values of a 64-bit signal: the edges of the type and of the double grid (2^53 ± 1, where
+ * doubles begin to skip integers; ties that round to even), and 40 from a seeded xorshift.
+ */
+function rawValues(signed: boolean): bigint[] {
+  const edges = [0n, 1n, 3n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 53n + 3n];
+  edges.push(2n ** 54n + 2n, 2n ** 54n + 6n, 2n ** 62n + 1n, 2n ** 63n - 1n, 12345678901234567n);
+  if (signed) edges.push(...edges.map((raw) => -raw), -(2n ** 63n));
+  else edges.push(2n ** 63n, 2n ** 63n + 1n, 2n ** 64n - 1n, 2n ** 64n - 2049n);
+  let state = signed ? 0x9e3779b97f4a7c15n : 0x2545f4914f6cdd1dn;
+  for (let i = 0; i < 40; i++) {
+    state ^= (state << 13n) & 0xffff_ffff_ffff_ffffn;
+    state ^= state >> 7n;
+    state ^= (state << 17n) & 0xffff_ffff_ffff_ffffn;
+    edges.push(signed ? BigInt.asIntN(64, state) : state);
+  }
+  return edges;
+}
+
+test('scaled 64-bit values are what Python computes exactly, rounded once', (t) => {
+  // [factor, offset] as the DBC writes them. Integer ones (beyond 2^53 too) give exact values;
+  // fractional ones the double nearest raw × factor + offset.
+  const scales: [string, string][] = [
+    ['0.1', '0'],
+    ['0.1', '-40'],
+    ['0.001', '0.5'],
+    ['1.5', '0'],
+    ['1E-7', '-273.15'],
+    ['-0.25', '1000000'],
+    ['3.3', '0'],
+    ['0.05', '-1E15'],
+    ['1', '0.5'],
+    ['1', '-9223372036854775808'],
+    ['1', '9007199254740993'],
+    ['10', '-3'],
+    ['-1', '0'],
+    ['1E+018', '7'],
+  ];
+  const lines = ['BU_: N'];
+  const cases: { message: string; raw: bigint; factor: string; offset: string }[] = [];
+  scales.forEach(([factor, offset], index) => {
+    for (const signed of [false, true]) {
+      const message = `M${index}${signed ? 'S' : 'U'}`;
+      lines.push(`BO_ ${2 * index + (signed ? 2 : 1)} ${message}: 8 N`);
+      lines.push(` SG_ V : 0|64@1${signed ? '-' : '+'} (${factor},${offset}) [0|0] "" N`);
+      for (const raw of rawValues(signed)) cases.push({ message, raw, factor, offset });
+    }
+  });
+  // ≤ 53-bit signals with an integer offset beyond 2^53: exact too.
+  for (const [name, offset] of [
+    ['Short1', '9007199254740993'],
+    ['Short2', '-9223372036854775807'],
+  ] as const) {
+    lines.push(
+      `BO_ ${100 + (cases.length % 7)} ${name}: 8 N`,
+      ` SG_ V : 0|16@1+ (3,${offset}) [0|0] "" N`,
+    );
+    for (const raw of [0n, 1n, 2n, 65535n]) cases.push({ message: name, raw, factor: '3', offset });
+  }
+  const db = parseDbcText(lines.join('\n'), 'scales.dbc');
+  const answer = spawnSync('/usr/bin/python3', [scaleOracle], {
+    input: JSON.stringify(
+      cases.map(({ raw, factor, offset }) => ({ raw: `${raw}`, factor, offset })),
+    ),
+    encoding: 'utf8',
+  });
+  if (answer.status !== 0) throw new Error(`dbc-scale-oracle.py failed: ${answer.stderr}`);
+  const expected = JSON.parse(answer.stdout) as { value: string; exact: string | null }[];
+  const wrong: string[] = [];
+  cases.forEach((c, index) => {
+    const bytes = [...Array(8).keys()].map((i) =>
+      Number((BigInt.asUintN(64, c.raw) >> BigInt(8 * i)) & 0xffn),
+    );
+    const got = decodeView(messageNamed(db, c.message), bytes).V as {
+      value: number;
+      exactValue?: string;
+    };
+    const { value, exact } = expected[index] as { value: string; exact: string | null };
+    const beyond = exact !== null && (BigInt(exact) > 2n ** 53n || BigInt(exact) < -(2n ** 53n));
+    if (!Object.is(got.value, Number(value)) || got.exactValue !== (beyond ? exact : undefined))
+      wrong.push(
+        `${c.message} (${c.factor},${c.offset}) raw ${c.raw}: ${got.value} ${got.exactValue} ≠ Python ${value} ${beyond ? exact : ''}`,
+      );
+  });
+  t.true(cases.length > 1000, `${cases.length} cases`);
+  t.deepEqual(wrong, []);
 });

@@ -22,6 +22,8 @@ class FakeDriver implements Driver {
       answer?: (request: WriteRequest) => WriteResult;
       throws?: boolean;
       check?: (request: WriteRequest) => string | undefined;
+      /** Overrides of each writable tag (limits, its own value check). */
+      tag?: Partial<WritableTag>;
     } = {},
   ) {}
   async start(): Promise<void> {}
@@ -34,6 +36,7 @@ class FakeDriver implements Driver {
       fullTagId: id,
       allowWrites: true,
       check: (value) => (typeof value === 'number' ? undefined : 'must be a number'),
+      ...this.behaviour.tag,
     }));
   }
   async checkWrites(requests: readonly WriteRequest[]) {
@@ -125,4 +128,50 @@ test('an unregistered (stopping) driver’s tags are refused as not writable', a
   });
   t.is(error?.errors[0]?.message, 'Tag A/x is not writable.');
   t.deepEqual(a.received, []);
+});
+
+test('writeMin/writeMax hold a 64-bit decimal string exactly, not its nearest double', async (t) => {
+  const { writer } = setup();
+  const a = new FakeDriver('A', ['A/x'], {
+    // The limits a profile can spell: 2^53 and −2^53 are doubles.
+    tag: { writeMin: -(2 ** 53), writeMax: 2 ** 53, check: () => undefined },
+  });
+  writer.register(a);
+  // 2^53 + 1 rounds to 2^53, within writeMax: only an exact comparison sees it above.
+  for (const [value, message] of [
+    ['9007199254740993', 'Tag A/x: 9007199254740993 is above writeMax 9007199254740992.'],
+    ['-9007199254740993', 'Tag A/x: -9007199254740993 is below writeMin -9007199254740992.'],
+  ] as const) {
+    const error = await t.throwsAsync(writer.write('op', [{ fullTagId: 'A/x', value }]), {
+      instanceOf: ValidationError,
+    });
+    t.deepEqual(error?.errors, [{ path: 'writes[0].value', message }]);
+  }
+  t.deepEqual(a.received, []);
+  await writer.write('op', [
+    { fullTagId: 'A/x', value: '9007199254740992' },
+    { fullTagId: 'A/x', value: '-9007199254740992' },
+    { fullTagId: 'A/x', value: 'text' },
+  ]);
+  t.is(a.received[0]?.length, 3);
+});
+
+test('each tag check and driver check sees a number as the client spelt it', async (t) => {
+  const { writer } = setup();
+  const seen: (string | undefined)[] = [];
+  const a = new FakeDriver('A', ['A/x'], {
+    tag: {
+      check: (_value, numberText) => {
+        seen.push(numberText);
+        return undefined;
+      },
+    },
+    check: (request) => {
+      seen.push(request.numberText);
+      return undefined;
+    },
+  });
+  writer.register(a);
+  await writer.write('op', [{ fullTagId: 'A/x', value: 2 ** 53, numberText: '9007199254740993' }]);
+  t.deepEqual(seen, ['9007199254740993', '9007199254740993']);
 });

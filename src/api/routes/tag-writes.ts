@@ -1,6 +1,8 @@
+import type { Context } from 'koa';
 import { z } from 'zod';
-import { maxWritesPerRequest, TagWriter } from '../../tags/tag-writer.js';
+import { maxWritesPerRequest, type TagWriteItem, TagWriter } from '../../tags/tag-writer.js';
 import type { ApiDeps } from '../api-deps.js';
+import { parseWithNumberTexts } from '../json-number-texts.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
 const writeItemSchema = z
@@ -15,8 +17,10 @@ const writeItemSchema = z
       })
       .describe(
         'The value in engineering units: a number, a boolean (coils, bits, booleans) or a ' +
-          'string. An int64 or uint64 beyond ±2^53 goes as its decimal string ' +
-          '(`"12345678901234567"`), since a JSON number cannot hold it exactly.',
+          'string. An int64 or uint64 at or beyond ±2^53 goes as its decimal string ' +
+          '(`"12345678901234567"`), since a JSON number cannot hold it exactly; for an integer ' +
+          'type a number is refused unless it names its integer exactly as written ' +
+          '(`9007199254740993` and `1.0000000000000001` are refused, not rounded).',
       ),
   })
   .meta({ id: 'TagWrite' });
@@ -94,9 +98,29 @@ export function tagWriteRoutes(deps: ApiDeps): RouteDefinition[] {
         200: { description: 'One result per write, in order.', schema: writeResponseSchema },
       },
       problems: [400, 429],
-      handle: async ({ body, principal }) => ({
-        results: await writer.write(principal?.user.username ?? '', body.writes),
+      handle: async ({ body, principal, context }) => ({
+        results: await writer.write(
+          principal?.user.username ?? '',
+          withNumberTexts(body.writes, context),
+        ),
       }),
     }),
   ];
+}
+
+/**
+ * The items with the JSON text of each number value, read from the raw body: JSON parsing
+ * rounded the numbers, and the integer checks must see what the client wrote.
+ */
+function withNumberTexts(items: TagWriteItem[], context: Context): TagWriteItem[] {
+  if (!items.some((item) => typeof item.value === 'number')) return items;
+  const raw = (context.request as { rawBody?: unknown }).rawBody;
+  if (typeof raw !== 'string') return items;
+  const texts = (parseWithNumberTexts(raw) as { writes: { value: unknown }[] }).writes;
+  return items.map((item, index) => {
+    const text = texts[index]?.value;
+    return typeof item.value === 'number' && typeof text === 'string'
+      ? { ...item, numberText: text }
+      : item;
+  });
 }

@@ -566,14 +566,15 @@ test('a 64-bit signal within 2^53, or scaled by a fraction, carries no decimal t
     // 2^53 + 1 = 9007199254740993 = 0x0020000000000001, little-endian bytes.
     '(1.000) can0 010#0100000000002000',
   ]);
-  // × 0.001: a measurement; the value is the double nearest Number(raw) × 0.001, no valueText,
-  // while the raw value's exact digits still come along.
+  // × 0.001: a measurement; the value is the double nearest the exact raw × 0.001 (Python:
+  // float(Fraction(2**53 + 1) * Fraction(0.001)), where Number(raw) × 0.001 would give
+  // …740.992), no valueText, while the raw value's exact digits still come along.
   t.deepEqual(store.require('Bus/Counters/Odometer').metadata, {
     unit: 'km',
     raw: 2 ** 53,
     rawText: '9007199254740993',
   });
-  t.is(store.require('Bus/Counters/Odometer').value, 2 ** 53 * 0.001);
+  t.is(store.require('Bus/Counters/Odometer').value, 9007199254740.994);
 });
 
 test('a frame shorter than its message: the signals that fit decode, the others are Bad (replay)', async (t) => {

@@ -189,6 +189,89 @@ peerTest(
   },
 );
 
+/** POSTs a write request exactly as `body` spells it (JSON.stringify cannot spell 2^53 + 1). */
+function rawWrite(h: Awaited<ReturnType<typeof modbusWrites>>, body: string) {
+  return h.api.request('/api/v2/Tags/Write', {
+    method: 'POST',
+    token: h.token,
+    raw: body,
+    headers: { 'Content-Type': 'application/json' },
+  });
+}
+
+peerTest(
+  'TCP: 64-bit integers: a JSON number JSON.parse would round is refused, its decimal string written exactly in every order',
+  async (t) => {
+    // Per order: two int64 and two uint64 tags, 4 registers each and one apart.
+    const exact: WriteCase[] = [];
+    let address = 10;
+    for (const order of orders)
+      for (const [type, name, value] of [
+        ['int64', 'odd', '9007199254740993'],
+        ['int64', 'least', '-9223372036854775808'],
+        ['uint64', 'odd', '9007199254740993'],
+        ['uint64', 'most', '18446744073709551615'],
+      ] as const) {
+        exact.push({ name: `${type}_${name}_${order}`, type, order, value, address });
+        address += 5;
+      }
+    const small: WriteCase = { name: 'small', type: 'int16', order: 'ABCD', value: 0, address };
+    const peer = await ModbusPeer.start({ kind: 'tcp' }, { hr: new Array(address + 2).fill(0) });
+    t.teardown(() => peer.kill());
+    const h = await modbusWrites(
+      t,
+      { kind: 'tcp', host: '127.0.0.1', port: peer.port },
+      { tags: caseTags([...exact, small]) },
+    );
+    await until(() => h.api.store.get('Dev/W/small')?.quality === 'Good', 'the first poll');
+    // JSON numbers whose text no double holds: JSON.parse makes 2^53 + 1 into 2^53, and the
+    // fractions into whole numbers. Each alone in its request, so each refusal is its own.
+    const refused: [string, string, RegExp][] = [
+      ['int64_odd_ABCD', '9007199254740993', /decimal string/],
+      ['uint64_odd_CDAB', '9007199254740993', /decimal string/],
+      ['int64_least_BADC', '-9007199254740993', /decimal string/],
+      ['int64_odd_DCBA', '9007199254740992', /decimal string/],
+      ['uint64_most_ABCD', '1.8446744073709551615e19', /decimal string/],
+      ['int64_odd_CDAB', '4503599627370495.5', /whole number/],
+      ['small', '1.0000000000000001', /whole number/],
+    ];
+    for (const [tag, literal, message] of refused) {
+      const response = await rawWrite(
+        h,
+        `{"writes":[{"fullTagId":"Dev/W/${tag}","value":${literal}}]}`,
+      );
+      t.is(response.status, 400, `${tag} ${literal}: ${JSON.stringify(response.body)}`);
+      const errors = (response.json.errors ?? []) as { path: string; message: string }[];
+      t.is(errors[0]?.path, 'writes[0].value', literal);
+      t.regex(errors[0]?.message ?? '', message, literal);
+    }
+    t.is(h.driver.status().counters?.writeRequests, 0, 'nothing was sent');
+    t.deepEqual(await peer.get('hr', 0, address + 2), new Array(address + 2).fill(0));
+    const audit = h.api.logs.lines.filter((line) => line.event === 'tag-write');
+    t.is(audit.length, refused.length);
+    t.true(audit.every((line) => line.status === 'Refused' && line.reason === 'ValidationFailed'));
+
+    // The same values as decimal strings, exact in every byte order, as Python encodes them.
+    const results = await h.results(
+      exact.map((c) => ({ fullTagId: `Dev/W/${c.name}`, value: c.value })),
+    );
+    t.deepEqual(
+      results.map((r) => r.status),
+      exact.map(() => 'Good'),
+      JSON.stringify(results.filter((r) => r.status !== 'Good')),
+    );
+    const answers = oracle(exact, peer.port);
+    exact.forEach((c, index) => {
+      const answer = answers[index] as { expected: number[]; actual: number[] };
+      t.deepEqual(answer.actual, answer.expected, c.name);
+    });
+    await until(
+      () => exact.every((c) => h.api.store.get(`Dev/W/${c.name}`)?.metadata?.valueText === c.value),
+      'every value read back exactly',
+    );
+  },
+);
+
 peerTest('TCP: coils by FC 5, bits by FC 22 Mask Write, in both byte orders', async (t) => {
   const peer = await ModbusPeer.start({ kind: 'tcp' }, { co: [0, 0, 1], hr: [0x00f0, 0x00f0] });
   t.teardown(() => peer.kill());

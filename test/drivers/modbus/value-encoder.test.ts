@@ -56,6 +56,32 @@ test('64-bit integers beyond 2^53 go exactly from decimal strings', (t) => {
   t.regex(rawWrite(tag('int32'), '5') as string, /must be a number/);
 });
 
+test('a JSON number that does not name its integer exactly is refused, never rounded', (t) => {
+  for (const type of ['int64', 'uint64'] as const) {
+    // JSON.parse gives 2^53 for 9007199254740993: refused with or without the text.
+    t.regex(rawWrite(tag(type), 2 ** 53) as string, /at or beyond ±2\^53.*decimal string/);
+    t.regex(rawWrite(tag(type), 2 ** 53, '9007199254740993') as string, /decimal string/);
+    t.deepEqual(rawWrite(tag(type), 2 ** 53 - 1, '9007199254740991'), {
+      kind: 'integer',
+      raw: 2n ** 53n - 1n,
+    });
+  }
+  t.regex(rawWrite(tag('int64'), -(2 ** 53)) as string, /decimal string/);
+  // Fractions JSON.parse rounded to whole numbers, seen in the text.
+  t.regex(rawWrite(tag('int16'), 1, '1.0000000000000001') as string, /whole number \(int16\)/);
+  t.regex(
+    rawWrite(tag('int64'), 4_503_599_627_370_496, '4503599627370495.5') as string,
+    /whole number/,
+  );
+  t.deepEqual(rawWrite(tag('int16'), 1000, '1.000e3'), { kind: 'integer', raw: 1000n });
+  t.regex(rawWrite(tag('uint32'), 1e23, '1e23') as string, /outside the range of uint32/);
+  // A scaled tag is a measurement: the text does not matter, but the raw value must be exact.
+  const scaled = tag('int64', 'ABCD', { scale: 0.5 });
+  t.deepEqual(rawWrite(scaled, 2.25, '2.2500000000000000001'), { kind: 'integer', raw: 5n });
+  t.regex(rawWrite(scaled, 2 ** 52) as string, /beyond ±2\^53 once scaled/);
+  t.regex(rawWrite(tag('int32', 'ABCD', { scale: 1e-10 }), 1e7) as string, /int32 once scaled/);
+});
+
 test('scale and offset are undone; integers round to the raw step, fractions refused unscaled', (t) => {
   const scaled = tag('int16', 'ABCD', { scale: 0.1, offset: 5 });
   t.deepEqual(rawWrite(scaled, 30.3), { kind: 'integer', raw: 253n });

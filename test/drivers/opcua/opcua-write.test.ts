@@ -159,6 +159,115 @@ test.serial(
   },
 );
 
+/** POSTs one write exactly as `value` spells it (JSON.stringify cannot spell 2^53 + 1). */
+function rawWrite(h: Awaited<ReturnType<typeof harness>>, fullTagId: string, value: string) {
+  return h.api.request('/api/v2/Tags/Write', {
+    method: 'POST',
+    token: h.token,
+    raw: `{"writes":[{"fullTagId":"${fullTagId}","value":${value}}]}`,
+    headers: { 'Content-Type': 'application/json' },
+  });
+}
+
+test.serial(
+  'Int64/UInt64: a JSON number JSON.parse would round is refused; decimal strings land exactly',
+  async (t) => {
+    const h = await harness(t);
+    server.set('W_Int64', [0, 7]);
+    server.set('W_UInt64', [0, 7]);
+    server.set('W_Int32', 7);
+    const refused: [string, string, RegExp][] = [
+      ['Plc/Int64', '9007199254740993', /decimal string/],
+      ['Plc/UInt64', '9007199254740993', /decimal string/],
+      ['Plc/Int64', '-9007199254740993', /decimal string/],
+      ['Plc/UInt64', '9007199254740992', /decimal string/],
+      ['Plc/Int64', '4503599627370495.5', /whole number/],
+      ['Plc/Int32', '1.0000000000000001', /whole number/],
+      ['Plc/Int32', '2147483647.0000000001', /whole number/],
+    ];
+    for (const [tag, literal, message] of refused) {
+      const response = await rawWrite(h, tag, literal);
+      t.is(response.status, 400, `${tag} ${literal}: ${JSON.stringify(response.body)}`);
+      const errors = (response.json.errors ?? []) as { path: string; message: string }[];
+      t.is(errors[0]?.path, 'writes[0].value', literal);
+      t.regex(errors[0]?.message ?? '', message, literal);
+    }
+    t.is(h.driver.status().counters?.writes, 0, 'nothing was sent');
+    t.deepEqual(server.get('W_Int64'), [0, 7]);
+    t.deepEqual(server.get('W_UInt64'), [0, 7]);
+    t.is(server.get('W_Int32'), 7);
+    const audit = h.api.logs.lines.filter((line) => line.event === 'tag-write');
+    t.true(audit.every((line) => line.status === 'Refused' && line.reason === 'ValidationFailed'));
+    t.is(audit.length, refused.length);
+
+    // The node holds [high, low] 32-bit words: 2^53 + 1 is 0x00200000 00000001.
+    const exact: [string, string, string, [number, number]][] = [
+      ['Plc/Int64', 'W_Int64', '9007199254740993', [0x0020_0000, 1]],
+      ['Plc/UInt64', 'W_UInt64', '9007199254740993', [0x0020_0000, 1]],
+      ['Plc/Int64', 'W_Int64', '-9223372036854775808', [0x8000_0000, 0]],
+      ['Plc/UInt64', 'W_UInt64', '18446744073709551614', [0xffff_ffff, 0xffff_fffe]],
+    ];
+    for (const [tag, variable, value, words] of exact) {
+      t.deepEqual(await h.results([{ fullTagId: tag, value }]), [
+        { fullTagId: tag, status: 'Good' },
+      ]);
+      t.deepEqual(server.get(variable), words, `${tag} ${value}`);
+      await until(() => h.api.store.get(tag)?.metadata?.valueText === value, `${tag} read back`);
+    }
+  },
+);
+
+test.serial(
+  'DateTime: only a real ISO 8601 date and time within OPC UA’s range, to 100 ns, is written',
+  async (t) => {
+    const h = await harness(t);
+    const initial = new Date('2020-05-06T07:08:09.010Z');
+    server.set('W_DateTime', initial);
+    const refused = [
+      '2024-02-30T00:00:00Z', // no 30 February (Date.parse makes it 1 March)
+      '2023-02-29T12:00:00Z',
+      '2024-04-31T00:00:00Z',
+      '2024-01-01T24:00:00Z',
+      '2024-01-01T23:60:00Z',
+      '2016-12-31T23:59:60Z', // a leap second: Date cannot hold it
+      '1500-01-01T00:00:00Z', // before 1601 (node-opcua would send year 59955)
+      '1600-12-31T23:59:59.999Z',
+      '1601-01-01T00:30:00+01:00', // 1600-12-31T23:30Z
+      '9999-12-31T23:00:00-05:00', // year 10000 in UTC
+      '+010000-01-01T00:00:00Z',
+      '2024-01-01T00:00:00.12345678Z', // finer than 100 ns
+      '2024-01-01T00:00:00+24:00',
+      '2024-01-01',
+    ];
+    for (const value of refused) {
+      const response = await h.write([{ fullTagId: 'Plc/DateTime', value }]);
+      t.is(response.status, 400, `${value}: ${JSON.stringify(response.body)}`);
+      t.regex(JSON.stringify(response.json.errors), /writes\[0\]\.value/, value);
+    }
+    t.is(h.driver.status().counters?.writes, 0, 'nothing was sent');
+    t.deepEqual(server.get('W_DateTime'), initial);
+
+    const held = (): [string, number] => {
+      const date = server.get('W_DateTime') as Date & { picoseconds?: number };
+      return [date.toISOString(), date.picoseconds ?? 0];
+    };
+    const accepted: [string, string, number][] = [
+      ['2024-02-29T12:00:00Z', '2024-02-29T12:00:00.000Z', 0],
+      ['1601-01-01T00:00:00Z', '1601-01-01T00:00:00.000Z', 0],
+      ['9999-12-31T23:59:59.9999999Z', '9999-12-31T23:59:59.999Z', 999_900_000],
+      ['2026-03-04T06:06:07.0891234+01:00', '2026-03-04T05:06:07.089Z', 123_400_000],
+      ['2026-03-04T05:06:07,5Z', '2026-03-04T05:06:07.500Z', 0],
+      ['2026-03-04T05:06Z', '2026-03-04T05:06:00.000Z', 0],
+    ];
+    for (const [value, iso, picoseconds] of accepted) {
+      t.deepEqual(await h.results([{ fullTagId: 'Plc/DateTime', value }]), [
+        { fullTagId: 'Plc/DateTime', status: 'Good' },
+      ]);
+      t.deepEqual(held(), [iso, picoseconds], value);
+    }
+  },
+);
+
 test.serial('a node the server does not know: Bad with its status, nothing sent', async (t) => {
   const h = await harness(t);
   const results = await h.results([{ fullTagId: 'Plc/Missing', value: 1 }]);
