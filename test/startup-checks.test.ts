@@ -125,6 +125,23 @@ test('files of drivers, publishers and the license: each problem says what start
   );
 });
 
+test('a DBC with no message is a problem of the profile check at dbcFile', async (t) => {
+  const folder = await tempDir(t);
+  await writeFile(join(folder, 'shadow'), 'root:*:19000:0:99999:7:::\n');
+  const profile = await demoWith((demo) => {
+    demo.drivers[1].dbcFile = 'shadow';
+  });
+  const problems = await checkStartup(profile, { profileFolder: folder });
+  t.deepEqual(
+    problems.map(({ path, effect }) => ({ path, effect })),
+    [{ path: 'drivers[1].dbcFile', effect: 'driver-left-out' }],
+  );
+  t.is(
+    problems[0]?.message,
+    `${join(folder, 'shadow')}:2:1: the file defines no message (BO_): it is not a DBC file, or one with nothing to decode.`,
+  );
+});
+
 test('a disabled driver is not checked', async (t) => {
   const folder = await tempDir(t);
   const profile = await demoWith((demo) => {

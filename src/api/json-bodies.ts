@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { RequestError } from '../errors.js';
+import { discardBody, hasBody } from './unread-bodies.js';
 
 /** Largest JSON request body accepted (413 beyond). */
 export const maxBodyBytes = 256 * 1024;
@@ -8,9 +9,11 @@ export const maxBodyBytes = 256 * 1024;
  * Parses JSON bodies (256 KiB at most). Errors raised while reading a body (a Content-Encoding
  * that does not decode, a truncated stream) are the client's: they answer 400, never 500.
  *
- * Only the methods the parser reads bodies of (POST, PUT, PATCH) reach it; every other request
- * goes on as the parser itself would let it. The parser's module (co-body and its decoders,
- * about 140 ms of CPU to load) is imported on the first such request, not at start.
+ * Only the methods the parser reads bodies of (POST, PUT, PATCH) reach it. A body sent with any
+ * other method is read and discarded, within the same 256 KiB, before the route runs
+ * (unread-bodies.ts); a request without a body goes on at once. The parser's module (co-body
+ * and its decoders, about 140 ms of CPU to load) is imported on the first request it parses,
+ * not at start.
  */
 export function jsonBodies(): Koa.Middleware {
   let parser: Promise<Koa.Middleware> | undefined;
@@ -30,9 +33,24 @@ export function jsonBodies(): Koa.Middleware {
     }
     await next();
   };
+  // A body no route reads (unread-bodies.ts): read and thrown away before the route answers.
+  const discardThenNext: Koa.Middleware = async (context, next) => {
+    try {
+      await discardBody(context.req, maxBodyBytes);
+    } catch (error) {
+      // The rest of a refused body is not read: the connection ends after the answer.
+      context.set('Connection', 'close');
+      throw error;
+    }
+    await next();
+  };
   // Not async: a request without a body (every GET) passes with no frame of its own.
   return (context, next) =>
-    parsedMethods.has(context.method) ? parseThenNext(context, next) : next();
+    parsedMethods.has(context.method)
+      ? parseThenNext(context, next)
+      : hasBody(context.req)
+        ? discardThenNext(context, next)
+        : next();
 }
 
 /** The methods whose bodies @koa/bodyparser reads (its `parsedMethods` default). */

@@ -15,12 +15,15 @@ import {
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ListenerError, RequestError } from '../errors.js';
+import { type ConnectionSlotLimits, guardConnectionSlots } from './connection-slots.js';
 import { problemFor, problemMediaType, problemOf } from './problem.js';
 
-/** Connection limits of a listener (profile `server.http` / `server.https`). */
-export interface ConnectionLimits {
-  /** Most connections open at once; further ones are closed on arrival. Default 256. */
-  maxConnections?: number;
+/**
+ * Connection limits of a listener (profile `server.http` / `server.https`): the connection
+ * slots of {@link ConnectionSlotLimits} (256 in all, 32 per address off this machine, an eighth
+ * kept for loopback peers) and the timeouts.
+ */
+export interface ConnectionLimits extends ConnectionSlotLimits {
   /** Time a client has to send the request headers, ms. Default 10000. */
   headersTimeoutMs?: number;
   /** Time a client has to send the whole request, ms. Default 30000. */
@@ -80,23 +83,12 @@ function answerEarly(
 }
 
 /**
- * Sets the connection cap and keep-alive, logs refused connections, and answers the requests
+ * Sets the connection limits (connection-slots.ts) and keep-alive, and answers the requests
  * node refuses before the app sees them (see {@link answerClientError}).
  */
 export function watchServer(server: Server, limits: ConnectionLimits, logger: Logger): void {
-  server.maxConnections = limits.maxConnections ?? 256;
+  guardConnectionSlots(server, limits, logger);
   server.keepAliveTimeout = 5_000;
-  // Once per start at warn, so an operator learns the cap is hit without a line per connection.
-  let warned = false;
-  server.on('drop', (data) => {
-    const fields = { remoteAddress: data?.remoteAddress, maxConnections: server.maxConnections };
-    if (warned) {
-      logger.debug(fields, 'connection refused: too many open connections');
-    } else {
-      warned = true;
-      logger.warn(fields, 'connection refused: too many open connections (further ones at debug)');
-    }
-  });
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) =>
     answerClientError(error, socket, logger),
   );

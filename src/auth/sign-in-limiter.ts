@@ -1,7 +1,10 @@
 /**
  * Limits failed sign-ins per account and per client address, so a password cannot be guessed
  * quickly from one host or against one account from many. Windows slide; the clock is injected.
+ * An account is counted by its name in any case (names are case-insensitive): changing the case
+ * buys no new guesses.
  */
+import { nameKey } from './user-store.js';
 
 /** Limits of {@link SignInLimiter}. */
 export interface SignInLimits {
@@ -43,7 +46,7 @@ export class SignInLimiter {
   /** Seconds until another attempt is allowed, or 0 when it is allowed now. */
   retryAfterSeconds(username: string, address: string): number {
     const waits = [
-      this.wait(`account:${username}`, this.limits.perAccount),
+      this.wait(`account:${nameKey(username)}`, this.limits.perAccount),
       this.wait(`address:${address}`, this.limits.perAddress),
     ];
     return Math.ceil(Math.max(...waits) / 1000);
@@ -54,7 +57,7 @@ export class SignInLimiter {
     const now = this.now();
     this.metrics?.failed();
     for (const scope of ['account', 'address'] as const) {
-      const key = scope === 'account' ? `account:${username}` : `address:${address}`;
+      const key = scope === 'account' ? `account:${nameKey(username)}` : `address:${address}`;
       const times = this.recent(key, now);
       times.push(now);
       this.failures.set(key, times);
@@ -80,7 +83,7 @@ export class SignInLimiter {
    * @returns whether the account had failures on record.
    */
   clearAccount(username: string): boolean {
-    return this.failures.delete(`account:${username}`);
+    return this.failures.delete(`account:${nameKey(username)}`);
   }
 
   private wait(key: string, limit: number): number {

@@ -86,11 +86,18 @@ export interface UserStoreOptions {
  * The accounts database: a lowdb JSON file in the state directory (mode 0600), written
  * atomically. The daemon watches it, so an account disabled with the CLI loses its tokens at
  * once. Lookups are in memory.
+ *
+ * Account names are case-insensitive: a name keeps the case it was created with, any case finds
+ * it, and no account can be added whose name differs from another's only in case. A file from
+ * before this rule may hold such names: each is then found by its exact name only (another case
+ * would be ambiguous), and start() logs a warning naming them.
  */
 export class UserStore {
   private readonly db: Low<UsersData>;
   private watcher: FSWatcher | undefined;
   private byName = new Map<string, UserRecord>();
+  // By folded name (see nameKey); more than one only in a file from before the rule.
+  private byFoldedName = new Map<string, UserRecord[]>();
   private byId = new Map<string, UserRecord>();
   // Every request with an access token looks its family up: a map, not a scan.
   private families = new Map<string, RefreshFamily>();
@@ -111,6 +118,13 @@ export class UserStore {
   async start(): Promise<void> {
     await mkdir(this.options.stateDir, { recursive: true, mode: 0o700 });
     await this.reload();
+    for (const same of this.byFoldedName.values()) {
+      if (same.length < 2) continue;
+      this.options.logger?.warn(
+        { usernames: same.map((user) => user.username) },
+        'accounts whose names differ only in case: each signs in with its exact name only; remove or disable all but one (tagd users remove NAME)',
+      );
+    }
     if (this.options.watch && !this.watcher) {
       // Watch the folder, not the file: an atomic save replaces the file's inode.
       this.watcher = watch(this.options.stateDir, (_event, name) => {
@@ -157,9 +171,15 @@ export class UserStore {
     return this.db.data.users;
   }
 
-  /** The account of that name, if any. */
+  /**
+   * The account of that name in any case, if any: the exact name first, then the one account
+   * whose name differs only in case (none when several do).
+   */
   findByName(username: string): UserRecord | undefined {
-    return this.byName.get(username);
+    const exact = this.byName.get(username);
+    if (exact) return exact;
+    const same = this.byFoldedName.get(nameKey(username));
+    return same?.length === 1 ? same[0] : undefined;
   }
 
   /** The account of that id, if any. */
@@ -169,18 +189,25 @@ export class UserStore {
 
   /** The account of that name. @throws NotFoundError */
   require(username: string): UserRecord {
-    const user = this.byName.get(username);
+    const user = this.findByName(username);
     if (!user) throw new NotFoundError(`No account named '${username}'.`);
     return user;
   }
 
-  /** Adds an account. @throws ConflictError when the name is taken. */
+  /** Adds an account. @throws ConflictError when the name is taken, in any case. */
   async add(
     fields: Pick<UserRecord, 'username' | 'kind' | 'roles'> & Partial<UserRecord>,
   ): Promise<UserRecord> {
     return this.mutate((data) => {
-      if (data.users.some((user) => user.username === fields.username)) {
-        throw new ConflictError('already-exists', `An account named '${fields.username}' exists.`);
+      const key = nameKey(fields.username);
+      const taken = data.users.find((user) => nameKey(user.username) === key);
+      if (taken) {
+        throw new ConflictError(
+          'already-exists',
+          taken.username === fields.username
+            ? `An account named '${taken.username}' exists.`
+            : `An account named '${taken.username}' exists (names are compared without case).`,
+        );
       }
       const user: UserRecord = {
         id: randomUUID(),
@@ -343,6 +370,13 @@ export class UserStore {
 
   private index(): void {
     this.byName = new Map(this.db.data.users.map((user) => [user.username, user]));
+    this.byFoldedName = new Map();
+    for (const user of this.db.data.users) {
+      const key = nameKey(user.username);
+      const same = this.byFoldedName.get(key);
+      if (same) same.push(user);
+      else this.byFoldedName.set(key, [user]);
+    }
     this.byId = new Map(this.db.data.users.map((user) => [user.id, user]));
     // A family past its deadline stays until the next save; callers check `expiresAt` (and its
     // tokens have expired with it anyway).
@@ -367,4 +401,12 @@ function applyChange(target: UserRecord, change: Partial<UserRecord>): void {
     if (value === undefined) delete target[key];
     else (target as unknown as Record<string, unknown>)[key] = value;
   }
+}
+
+/**
+ * The form account names are compared in: lower case. Names are ASCII (usernamePattern), and
+ * a file from before that rule is compared the same way.
+ */
+export function nameKey(username: string): string {
+  return username.toLowerCase();
 }

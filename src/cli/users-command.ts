@@ -166,7 +166,15 @@ function parseAdd(args: string[]): AddRequest {
 async function add(tools: AccountTools, { name, roles, service }: AddRequest): Promise<void> {
   const { users, management } = tools;
   // Checked before reading a password, so a taken name fails without consuming stdin.
-  if (users.findByName(name)) throw new CommandFailure(`An account named '${name}' exists.`);
+  // In any case: names are case-insensitive (user-store.ts).
+  const taken = users.findByName(name);
+  if (taken) {
+    throw new CommandFailure(
+      taken.username === name
+        ? `An account named '${name}' exists.`
+        : `An account named '${taken.username}' exists (names are compared without case).`,
+    );
+  }
   const firstAccount = users.list().length === 0;
 
   if (service) {

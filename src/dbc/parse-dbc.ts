@@ -37,8 +37,9 @@ const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
  * @param file the file name used in error messages and kept as {@link DbcDatabase.file}.
  * @throws DbcParseError (code `dbc-invalid`) naming file, line, column and what was expected,
  *   for a malformed file, a message over 64 bytes, an identifier out of range, duplicate message
- *   or signal names, or a signal that does not fit its message (named in the error). Never
- *   throws anything else, never hangs, whatever the input.
+ *   or signal names, a signal that does not fit its message (named in the error), or a file
+ *   that defines no message (at its end). Never throws anything else, never hangs, whatever
+ *   the input.
  */
 export function parseDbc(bytes: Uint8Array, file: string): DbcDatabase {
   return parseDbcText(decodeWindows1252(bytes), file);
@@ -881,6 +882,14 @@ class DbcParser {
   }
 
   build(): DbcDatabase {
+    // Statements the parser does not know are skipped, so any text file parses as a database
+    // without a message; a CAN driver on it would run, and decode nothing.
+    if (this.messages.length === 0) {
+      this.failAt(this.place(this.peek()), 'a message (BO_)', {
+        problem:
+          'the file defines no message (BO_): it is not a DBC file, or one with nothing to decode.',
+      });
+    }
     let networkComment: string | undefined;
     for (const comment of this.comments) {
       switch (comment.target) {

@@ -1,6 +1,7 @@
 /**
  * Keeping the password of a PostgreSQL connection URL out of logs and error messages.
  */
+import { replaceWholeTokens } from '../whole-tokens.js';
 
 /** What replaces a password. */
 export const passwordMask = '********';
@@ -36,15 +37,13 @@ export function postgresUrlPassword(url: string): string | undefined {
 }
 
 /**
- * Returns `text` with every appearance of the URL's password (raw and percent-encoded) masked,
- * for messages that may quote what the driver was given.
+ * Returns `text` with the URL masked and the URL's password (raw and percent-encoded) masked
+ * where it stands as a whole token, for messages that may quote what the driver was given. Not
+ * inside words: a short password would otherwise be spelled out by the holes it cuts.
  */
 export function maskPassword(text: string, url: string): string {
   const password = postgresUrlPassword(url);
-  let out = text.split(url).join(maskPostgresUrl(url));
+  const out = text.split(url).join(maskPostgresUrl(url));
   if (password === undefined) return out;
-  for (const form of new Set([password, encodeURIComponent(password)])) {
-    out = out.split(form).join(passwordMask);
-  }
-  return out;
+  return replaceWholeTokens(out, [password, encodeURIComponent(password)], passwordMask);
 }

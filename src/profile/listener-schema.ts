@@ -16,9 +16,12 @@ export interface ListenerDefaults {
 }
 
 /**
- * Limits every listener has. A connection over `maxConnections` is closed at once (the open
- * ones keep working); a client that has not sent its headers, or the whole request, in time gets
- * 408 and is disconnected, so idle or slow connections cannot hold the slots.
+ * Limits every listener has. A connection over `maxConnections`, or over
+ * `maxConnectionsPerAddress` from one peer off this machine, is closed at once (the open ones
+ * keep working), and peers off this machine together leave an eighth of `maxConnections` to
+ * loopback peers (api/connection-slots.ts); a client that has not sent its headers, or the
+ * whole request, in time gets 408 and is disconnected, so idle or slow connections cannot hold
+ * the slots for long.
  */
 function connectionLimits(maxConnections: number) {
   return {
@@ -27,7 +30,17 @@ function connectionLimits(maxConnections: number) {
       .min(1)
       .max(65_535)
       .default(maxConnections)
-      .describe('Most connections open at once; further ones are closed on arrival.'),
+      .describe(
+        'Most connections open at once; further ones are closed on arrival. Peers off this machine together get at most seven eighths of them: the rest is kept for loopback peers.',
+      ),
+    maxConnectionsPerAddress: z
+      .int()
+      .min(1)
+      .max(65_535)
+      .default(32)
+      .describe(
+        'Most connections one peer address off this machine holds at once; further ones are closed on arrival. Loopback peers are held to maxConnections only.',
+      ),
     headersTimeoutMs: z
       .int()
       .min(100)

@@ -102,7 +102,9 @@ export async function checkProfileFile(
 
 /**
  * Reads a whole file a profile names, at most `maxBytes` long, from the descriptor that was
- * checked (not by path again, which could by then name something else).
+ * checked (not by path again, which could by then name something else). The size fstat gives
+ * only sizes the first buffer: the limit holds for what is read, so a file that grew after
+ * fstat is caught, and a file the kernel sizes 0 while it has contents (`/proc`) is read.
  * @param what names the file in the error, e.g. `the HTTPS certificate file`.
  * @param maxBytes largest size accepted, bytes; see {@link profileFileLimits}.
  * @throws ProfileFileError when it is missing, unreadable, not a regular file or too large.
@@ -117,11 +119,17 @@ export async function readProfileFile(
     const tooLarge = () => tooLargeError(file, what, maxBytes);
     const { size } = await handle.stat();
     if (size > maxBytes) throw tooLarge();
-    // One byte more than allowed: a file that grew after fstat is caught here too.
-    const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+    // One byte more than allowed, so that reading it tells the file is over the limit.
+    const cap = maxBytes + 1;
+    let buffer = Buffer.alloc(Math.min(Math.max(size + 1, minReadBuffer), cap));
     let length = 0;
     for (;;) {
-      if (length === buffer.length) throw tooLarge();
+      if (length === buffer.length) {
+        if (buffer.length === cap) throw tooLarge();
+        const larger = Buffer.alloc(Math.min(buffer.length * 2, cap));
+        buffer.copy(larger, 0, 0, length);
+        buffer = larger;
+      }
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
       if (bytesRead === 0) break;
       length += bytesRead;
@@ -134,6 +142,9 @@ export async function readProfileFile(
     await handle.close();
   }
 }
+
+/** First buffer of a file fstat sizes smaller, bytes (a `/proc` file is sized 0). */
+const minReadBuffer = 16 * 1024;
 
 function tooLargeError(file: string, what: string, maxBytes: number): ProfileFileError {
   return new ProfileFileError(

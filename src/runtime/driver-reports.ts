@@ -2,7 +2,9 @@
  * What `GET /api/v2/Drivers` tells an operator about each running driver: its type, its state
  * in the words of the API, its last error and when it happened, the counters the driver keeps,
  * and how many of its tags stand at each quality (read from the store, so it is what clients
- * see). Nothing of the driver's configuration is exposed: no address, no credential.
+ * see). Nothing of the driver's configuration is a field of the report, and its messages name
+ * a file by its name alone, never the folder it is in (without-folders.ts); they do name the
+ * device the driver could not reach (host and port, serial device), which an operator acts on.
  *
  * States: the driver contract's `Running`, `Reconnecting` and `Stopped` are kept; `Starting`
  * (not connected yet, retrying on its backoff) is reported as `Reconnecting`, `Error` (given up
@@ -15,6 +17,7 @@ import type { Driver, DriverState } from '../../drivers/driver.js';
 import { type Clock, systemClock, type TimerHandle } from '../clock.js';
 import type { Quality } from '../tags/sample.js';
 import type { TagStore } from '../tags/tag-store.js';
+import { withoutFolders } from './without-folders.js';
 
 /** A driver's state as the API reports it. */
 export type DriverApiState = 'Running' | 'Reconnecting' | 'Stopped' | 'Failed';
@@ -109,7 +112,10 @@ export class DriverReports {
 
   private remember(driver: Driver, status: ReturnType<Driver['status']>): void {
     if ((status.state === 'Reconnecting' || status.state === 'Error') && status.message) {
-      this.lastErrors.set(driver, { message: status.message, utcTimestamp: status.since });
+      this.lastErrors.set(driver, {
+        message: withoutFolders(status.message),
+        utcTimestamp: status.since,
+      });
     }
   }
 
@@ -123,7 +129,7 @@ export class DriverReports {
       state: apiStateOf(status.state),
       driverState: status.state,
       since: status.since,
-      ...(status.message !== undefined ? { message: status.message } : {}),
+      ...(status.message !== undefined ? { message: withoutFolders(status.message) } : {}),
       ...(lastError ? { lastError } : {}),
       counters: { ...status.counters },
       tagCount: status.tagCount,

@@ -225,6 +225,7 @@ test('the profile section server.http: connection limits with defaults', (t) => 
     port: 8080,
     allowInsecure: false,
     maxConnections: 256,
+    maxConnectionsPerAddress: 32,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
   });

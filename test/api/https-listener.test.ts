@@ -1,6 +1,7 @@
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
+import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type SecureVersion, type TLSSocket, connect as tlsConnect } from 'node:tls';
 import test, { type ExecutionContext } from 'ava';
@@ -379,6 +380,7 @@ test('the profile section server.https: defaults, required files, strict keys', 
     minVersion: 'TLSv1.2',
     handshakeTimeoutMs: 10_000,
     maxConnections: 256,
+    maxConnectionsPerAddress: 32,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
   });
@@ -406,6 +408,18 @@ test('the profile section server.https: defaults, required files, strict keys', 
   });
   t.deepEqual(secrets, [{ path: ['server', 'https', 'keyPassphrase'], value: 'p' }]);
 });
+
+/** TLS over an open `socket`, trusting `ca`; resolves once the handshake is done. */
+function overTls(socket: Socket, ca: Buffer): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const secure = tlsConnect({ socket, ca, servername: 'localhost' });
+    secure.once('secureConnect', () => {
+      secure.off('error', reject);
+      resolve(secure);
+    });
+    secure.once('error', reject);
+  });
+}
 
 /** A TLS connection to `url` trusting `ca`; resolves once the handshake is done. */
 function tlsSocket(url: string, ca: Buffer): Promise<TLSSocket> {
@@ -471,6 +485,54 @@ test('HTTPS connections over maxConnections are closed on arrival; the open ones
   await t.throwsAsync(() => tlsSocket(url, certificates.ca), undefined, 'no handshake either');
   t.is((await getOn(first, '/')).body, 'ok', 'the first connection still works');
   t.is((await getOn(second, '/')).body, 'ok', 'the second too');
+});
+
+test("HTTPS: maxConnectionsPerAddress counts a plant peer's sockets from before their handshake", async (t) => {
+  const certificates = await makeCertificates(t);
+  // 127.0.0.2 stands for a plant peer (every 127.x address is loopback by the real rule).
+  const url = await started(
+    t,
+    listenerOn(certificates, {
+      maxConnectionsPerAddress: 2,
+      isLoopbackPeer: (address) => address === '127.0.0.1',
+    }),
+  );
+  const port = Number(new URL(url).port);
+  const fromPlant = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = netConnect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      socket.once('connect', () => resolve(socket));
+      socket.once('error', reject);
+    });
+  // Two sockets that never start a handshake hold the peer's two slots...
+  const idle = [await fromPlant(), await fromPlant()];
+  t.teardown(() => {
+    for (const socket of idle) socket.destroy();
+  });
+  // ...so its third is closed on arrival, while loopback is served.
+  await t.throwsAsync(
+    overTls(await fromPlant(), certificates.ca),
+    undefined,
+    'closed before a handshake',
+  );
+  t.is((await httpsRequest(`${url}/`, { ca: certificates.ca })).body, 'ok');
+  // A slot freed by a close is the peer's again (the listener learns of it asynchronously).
+  const first = idle.shift() as Socket;
+  first.destroy();
+  await closed(first);
+  let answered = false;
+  const deadline = performance.now() + 30_000;
+  while (!answered && performance.now() < deadline) {
+    const socket = await fromPlant();
+    answered = await overTls(socket, certificates.ca).then(
+      async (tls) => {
+        idle.push(tls);
+        return (await getOn(tls, '/')).body === 'ok';
+      },
+      () => false,
+    );
+  }
+  t.true(answered, 'a new connection from the peer is served once one of its own closed');
 });
 
 const demoProfile = new URL('../../config/demo.json', import.meta.url);

@@ -23,6 +23,17 @@ test('an account is limited after its failures until the oldest leaves the windo
   t.is(subject.retryAfterSeconds('bob', '10.0.0.9'), 0, 'other accounts are not affected');
 });
 
+test('an account is counted whatever the case of its name', (t) => {
+  // Names are case-insensitive: Alice, ALICE and alice are one account, so changing the case
+  // must not buy new guesses.
+  const { subject } = limiter();
+  for (const name of ['alice', 'Alice', 'ALICE'])
+    subject.recordFailure(name, `10.0.0.${name.length}`);
+  t.is(subject.retryAfterSeconds('aLiCe', '10.0.0.9'), 60);
+  subject.recordSuccess('ALICE');
+  t.is(subject.retryAfterSeconds('alice', '10.0.0.9'), 0);
+});
+
 test('an address is limited across account names', (t) => {
   const { subject } = limiter();
   for (let i = 0; i < 5; i++) subject.recordFailure(`user${i}`, '10.0.0.1');

@@ -2,6 +2,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { UserStore, usersFileName } from '../../src/auth/user-store.js';
+import { captureLogs } from '../helpers/log-capture.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 test('accounts persist in a 0600 file and names are unique', async (t) => {
@@ -18,6 +19,56 @@ test('accounts persist in a 0600 file and names are unique', async (t) => {
   t.deepEqual(reopened.findByName('alice'), alice);
   t.deepEqual(reopened.findById(alice.id), alice);
   t.is(alice.tokenVersion, 1);
+});
+
+test('account names are case-insensitive: ADMIN cannot be added beside admin, and finds it', async (t) => {
+  const store = new UserStore({ stateDir: await tempDir(t) });
+  await store.start();
+  const admin = await store.add({ username: 'admin', kind: 'user', roles: ['Administrators'] });
+  await t.throwsAsync(() => store.add({ username: 'ADMIN', kind: 'user', roles: ['Viewers'] }), {
+    message: "An account named 'admin' exists (names are compared without case).",
+  });
+  t.is(store.list().length, 1);
+  // The name keeps the case it was created with; any case finds it.
+  t.is(store.findByName('Admin')?.id, admin.id);
+  t.is(store.require('ADMIN').id, admin.id);
+  t.is(store.findByName('admin')?.username, 'admin');
+});
+
+test('a users file that already holds names differing only in case: exact names only, and a warning', async (t) => {
+  const dir = await tempDir(t);
+  const account = (id: string, username: string) => ({
+    id,
+    username,
+    kind: 'user',
+    roles: ['Viewers'],
+    disabled: false,
+    tokenVersion: 1,
+    requiresPasswordChange: false,
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
+  await writeFile(
+    join(dir, usersFileName),
+    JSON.stringify({
+      users: [account('1', 'admin'), account('2', 'ADMIN'), account('3', 'Bob')],
+      refreshFamilies: [],
+    }),
+  );
+  const { logger, lines } = captureLogs();
+  const store = new UserStore({ stateDir: dir, logger });
+  await store.start();
+  t.is(store.findByName('admin')?.id, '1');
+  t.is(store.findByName('ADMIN')?.id, '2');
+  t.is(store.findByName('Admin'), undefined, 'neither, when the case matches none exactly');
+  t.is(store.findByName('bob')?.id, '3');
+  const warnings = lines.filter((line) => line.level === 40);
+  t.is(warnings.length, 1);
+  t.deepEqual(warnings[0]?.usernames, ['admin', 'ADMIN']);
+  t.regex(String(warnings[0]?.msg), /differ only in case/);
+  // Neither can be added again in another case.
+  await t.throwsAsync(() => store.add({ username: 'Admin', kind: 'user', roles: [] }), {
+    message: "An account named 'admin' exists (names are compared without case).",
+  });
 });
 
 test('update with revokeTokens bumps the version and drops the refresh families', async (t) => {

@@ -168,6 +168,11 @@ test('add with an existing name exits 1 and changes nothing', async (t) => {
   t.is(run.code, 1);
   t.is(run.stderr, "tagd: An account named 'alice' exists.\n");
   t.is(await usersFile(stateDir), before);
+  // Names are case-insensitive: ALICE is alice.
+  const upper = await tagd(stateDir, ['users', 'add', 'ALICE', '--roles', 'Administrators'], 'x');
+  t.is(upper.code, 1);
+  t.is(upper.stderr, "tagd: An account named 'alice' exists (names are compared without case).\n");
+  t.is(await usersFile(stateDir), before);
 });
 
 test('add refuses a short password from stdin, a bad name, and a missing name', async (t) => {

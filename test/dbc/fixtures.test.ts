@@ -9,6 +9,7 @@ import test, { type ExecutionContext } from 'ava';
 import { DbcParseError } from '../../src/dbc/dbc-error.js';
 import { compileDatabaseDecoders } from '../../src/dbc/decode.js';
 import type { DbcDatabase } from '../../src/dbc/model.js';
+import { parseDbc } from '../../src/dbc/parse-dbc.js';
 import {
   dbcFixtureNames,
   decodeView,
@@ -200,22 +201,6 @@ const checks: Record<string, FixtureCheck> = {
     t.deepEqual(decodeView(foo, [0x07, 0, 0, 0, 0, 0, 0, 0]), { Foo: { raw: 7, value: 7 } });
     t.is(db.valueTables.get('Bar')?.get(-5), 'A negative value');
     t.is(db.valueTables.get('Bar')?.size, 8);
-  },
-
-  'cp1252.dbc': (t, db) => {
-    // No messages to decode: the file exists to test the text encoding. The comment holds the
-    // bytes 0x20–0x7F except the quote 0x22, then 0x80–0xFF except the five bytes Windows-1252
-    // leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D).
-    t.is(db.messages.length, 0);
-    let expected = '';
-    for (let byte = 0x20; byte <= 0x7f; byte++) {
-      if (byte !== 0x22) expected += String.fromCharCode(byte);
-    }
-    for (let byte = 0x80; byte <= 0x9f; byte++) expected += cp1252High[byte] ?? '';
-    // 0xA0–0xFF coincide with Unicode U+00A0–U+00FF.
-    for (let byte = 0xa0; byte <= 0xff; byte++) expected += String.fromCharCode(byte);
-    t.is(db.nodes[0]?.comment, expected);
-    t.is(db.nodes[0]?.comment?.length, 95 + 27 + 96);
   },
 
   'fd_test.dbc': (t, db) => {
@@ -963,6 +948,26 @@ const checks: Record<string, FixtureCheck> = {
 
 /** Fixtures the parser must refuse, with the checks of the error. */
 const refused: Record<string, (t: ExecutionContext) => void> = {
+  'cp1252.dbc': (t) => {
+    // No messages to decode: the file exists to test the text encoding. As it is, tagd refuses
+    // it (a bus database without a message decodes nothing); with one message added, its
+    // comment holds the bytes 0x20–0x7F except the quote 0x22, then 0x80–0xFF except the five
+    // bytes Windows-1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D).
+    const error = t.throws(() => loadDbcFixture('cp1252.dbc'), { instanceOf: DbcParseError });
+    t.regex(error.message, /^cp1252\.dbc:\d+:1: the file defines no message \(BO_\)/);
+    const bytes = Buffer.concat([readDbcFixture('cp1252.dbc'), Buffer.from('BO_ 1 M: 8 Node1\n')]);
+    const db = parseDbc(bytes, 'cp1252.dbc');
+    t.is(db.messages.length, 1);
+    let expected = '';
+    for (let byte = 0x20; byte <= 0x7f; byte++) {
+      if (byte !== 0x22) expected += String.fromCharCode(byte);
+    }
+    for (let byte = 0x80; byte <= 0x9f; byte++) expected += cp1252High[byte] ?? '';
+    // 0xA0–0xFF coincide with Unicode U+00A0–U+00FF.
+    for (let byte = 0xa0; byte <= 0xff; byte++) expected += String.fromCharCode(byte);
+    t.is(db.nodes[0]?.comment, expected);
+    t.is(db.nodes[0]?.comment?.length, 95 + 27 + 96);
+  },
   'bad_message_length.dbc': (t) => {
     // Signal1 is bit 8 of a 1-byte message (bits 0–7): the file is refused, naming both.
     const error = t.throws(() => loadDbcFixture('bad_message_length.dbc'), {

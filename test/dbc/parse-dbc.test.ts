@@ -236,12 +236,34 @@ test('text is Windows-1252: units, comments and labels', (t) => {
   t.is(signal?.valueLabels?.get(1), '\u2122');
 });
 
-test('an empty file is an empty database', (t) => {
-  const db = parseDbc(new Uint8Array(0), 'empty.dbc');
-  t.deepEqual(
-    { version: db.version, nodes: db.nodes, messages: db.messages },
-    { version: '', nodes: [], messages: [] },
-  );
+test('a file that defines no message is refused, naming the file: it has nothing to decode', (t) => {
+  // The parser skips statements it does not know, so any text file (here the shape of
+  // /etc/shadow) parsed as a database without a message, and the CAN driver ran on nothing.
+  const cases: [string, string, string][] = [
+    ['empty.dbc', '', 'empty.dbc:1:1'],
+    [
+      'shadow',
+      'root:$y$j9T$salt$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n',
+      'shadow:3:1',
+    ],
+    ['nodes.dbc', 'VERSION "1"\nNS_ :\nBS_:\nBU_: A B\n', 'nodes.dbc:5:1'],
+    [
+      'orphans.dbc',
+      'BO_ 3221225472 VECTOR__INDEPENDENT_SIG_MSG: 0 Vector__XXX\n SG_ S : 0|8@1+ (1,0) [0|0] "" X\n',
+      'orphans.dbc:3:1',
+    ],
+  ];
+  for (const [file, text, where] of cases) {
+    const error = t.throws(() => parseDbc(new TextEncoder().encode(text), file), {
+      instanceOf: DbcParseError,
+    });
+    t.is(
+      error.message,
+      `${where}: the file defines no message (BO_): it is not a DBC file, or one with nothing to decode.`,
+      file,
+    );
+    t.is(error.code, 'dbc-invalid');
+  }
 });
 
 test('references to unknown messages or signals are ignored', (t) => {

@@ -12,6 +12,7 @@ test('defaults: loopback 8081, no apps, API and docs off, no HTTPS', (t) => {
       port: 8081,
       allowInsecure: false,
       maxConnections: 256,
+      maxConnectionsPerAddress: 32,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
     },

@@ -28,3 +28,11 @@ test('maskPassword removes the password in raw and encoded form from any text', 
   );
   t.is(maskPassword('nothing secret', 'postgres://tagd@db/h'), 'nothing secret');
 });
+
+test('maskPassword masks the password as a whole token only, never inside words', (t) => {
+  const url = 'postgres://tagd:ss@db/h';
+  t.is(
+    maskPassword('password authentication failed; ss was wrong', url),
+    'password authentication failed; ******** was wrong',
+  );
+});

@@ -80,6 +80,21 @@ test('a file over the limit is refused without reading it; one at the limit is r
   );
 });
 
+test('a file whose size the kernel reports as 0 (/proc) is read to its end, within the limit', async (t) => {
+  // /proc files are regular files of st_size 0 with contents: trusting st_size refused them
+  // as "larger than the limit" after reading one byte.
+  const status = await readProfileFile('/proc/self/status', 'the DBC file', profileFileLimits.dbc);
+  t.regex(status.toString(), /^Name:/);
+  t.true(status.length > 100);
+  // The limit holds for them from what is read.
+  const error = await failure(readProfileFile('/proc/self/status', 'the DBC file', 64));
+  t.is(error.problem, 'too-large');
+  t.is(
+    error.message,
+    'Cannot read the DBC file /proc/self/status: it is larger than the limit of 64 bytes.',
+  );
+});
+
 test('a device or socket is refused from its type before any open (opening a tty raises DTR/RTS)', async (t) => {
   // A UNIX socket cannot be opened at all (ENXIO): were it opened before its type is checked,
   // the error would be that open failure ('unreadable'), not 'not-a-file'.

@@ -12,6 +12,7 @@ const httpDefaults = {
   port: 8080,
   allowInsecure: false,
   maxConnections: 256,
+  maxConnectionsPerAddress: 32,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
 };

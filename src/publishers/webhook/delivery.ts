@@ -24,6 +24,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Response } from 'got';
 import type { Clock } from '../../clock.js';
+import { replaceUrls, replaceWholeTokens } from '../../whole-tokens.js';
 import type { PayloadEntry } from '../trigger/payload.js';
 import type { WebhookConfig } from './schema.js';
 
@@ -307,7 +308,9 @@ const certificateCodes = new Set([
 
 /**
  * A network failure in words, without the URL: the destination's address can hold a secret
- * (a token in its path or query), so host, port and URL are replaced by "the destination".
+ * (a token in its path or query), so any URL, and the destination's host (with its port),
+ * username, password, path and query where they stand as whole tokens, are replaced by "the
+ * destination".
  */
 export function describeRequestError(error: unknown, url: URL): string {
   const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
@@ -337,15 +340,22 @@ export function describeRequestError(error: unknown, url: URL): string {
   return typeof code === 'string' ? `${text} (${code})` : text;
 }
 
+// Whole URLs, and the destination's parts only where they stand as whole tokens: a one-letter
+// username must not be cut out of every word that holds the letter (whole-tokens.ts).
 function scrub(text: string, url: URL): string {
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  const secrets = [url.href, url.origin, url.host, url.hostname, hostname, url.username]
-    .concat(url.password, url.pathname.length > 1 ? url.pathname : [], url.search)
-    .filter((part) => part.length > 0)
-    .sort((a, b) => b.length - a.length);
-  let scrubbed = text;
-  for (const part of secrets) scrubbed = scrubbed.split(part).join('the destination');
-  return scrubbed;
+  const parts = [url.host, url.hostname, hostname, url.username, url.password]
+    .flatMap((part) => [part, decoded(part)])
+    .concat(url.pathname.length > 1 ? url.pathname : [], url.search);
+  return replaceWholeTokens(replaceUrls(text, 'the destination'), parts, 'the destination');
+}
+
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 /**

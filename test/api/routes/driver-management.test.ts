@@ -12,6 +12,38 @@ const press = {
   tags: [{ name: 'Line2/Force', kind: 'sine' }],
 };
 
+test("a serial port named in tagd's state directory is refused: a key is never opened as a device", async (t) => {
+  const { request, profileFile, stateDir } = await managedDaemon(t);
+  const saved = await readFile(profileFile, 'utf8');
+  const rtu = {
+    type: 'modbus',
+    name: 'Line',
+    transport: { kind: 'rtu', path: join(stateDir, 'jwt.key') },
+    tags: [{ name: 'Speed', table: 'holdingRegister', address: 0, type: 'uint16' }],
+  };
+  const refusedRtu = await request('/api/v2/Drivers', { method: 'POST', body: rtu });
+  t.is(refusedRtu.status, 400);
+  t.deepEqual(refusedRtu.json.errors, [
+    {
+      path: 'transport.path',
+      message: "Files in tagd's state directory cannot be named through the API.",
+    },
+  ]);
+  const slcan = {
+    type: 'can',
+    name: 'Bus',
+    dbcFile: 'can/demo-vehicle.dbc',
+    transport: { kind: 'slcan', port: join(stateDir, 'secret.key'), bitrate: 500_000 },
+  };
+  const refusedCan = await request('/api/v2/Drivers', { method: 'POST', body: slcan });
+  t.is(refusedCan.status, 400);
+  t.deepEqual(
+    (refusedCan.json.errors as { path: string }[]).map((error) => error.path),
+    ['transport.port'],
+  );
+  t.is(await readFile(profileFile, 'utf8'), saved, 'nothing saved, nothing opened');
+});
+
 test('driver management needs DriverManage: Operators get 403', async (t) => {
   const { request, operator } = await managedDaemon(t);
   const calls = [

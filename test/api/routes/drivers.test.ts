@@ -1,9 +1,14 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import test from 'ava';
+import { CanDriver } from '../../../drivers/can/can-driver.js';
+import { canDriverSchema } from '../../../drivers/can/schema.js';
 import type { Driver, DriverStatus } from '../../../drivers/driver.js';
 import { createSimulatorDriver } from '../../../drivers/simulator/index.js';
 import { simulatorDriverSchema } from '../../../drivers/simulator/schema.js';
 import { apiStateOf, DriverReports } from '../../../src/runtime/driver-reports.js';
 import { startApi } from '../../helpers/api-harness.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 /** A driver whose status the test sets. */
 function fakeDriver(
@@ -145,6 +150,39 @@ test('states map to the API words; the last error is kept after recovery, with i
     message: 'dbc-invalid',
   });
   t.is(apiStateOf('Stopped'), 'Stopped');
+});
+
+test('a report names a file by its name, never the folder it is in (no configuration)', async (t) => {
+  const drivers: Driver[] = [];
+  const api = await startApi(t, {
+    deps: ({ store, clock }) => ({
+      drivers: new DriverReports({ drivers: () => drivers, store, clock }),
+    }),
+  });
+  const folder = await tempDir(t);
+  await mkdir(join(folder, 'secret-plant-layout'));
+  const dbcFile = join(folder, 'secret-plant-layout', 'bus.dbc');
+  const bus = new CanDriver(
+    canDriverSchema.parse({
+      type: 'can',
+      name: 'Bus',
+      dbcFile,
+      transport: { kind: 'replay', file: 'replay.candump' },
+    }),
+    { store: api.store, clock: api.clock, logger: api.logs.logger, stateDir: api.stateDir },
+  );
+  await t.throwsAsync(bus.start());
+  drivers.push(bus);
+  t.regex(bus.status().message ?? '', /secret-plant-layout/, 'the driver itself says where');
+  const token = await api.signIn((await api.addUser('olga', ['Operators'])).username);
+  const report = await api.request('/api/v2/Drivers/Bus', { token });
+  t.like(report.json, {
+    state: 'Failed',
+    message: 'Cannot read the DBC file bus.dbc.',
+    lastError: { message: 'Cannot read the DBC file bus.dbc.' },
+  });
+  const list = await api.request('/api/v2/Drivers', { token });
+  t.false(JSON.stringify(list.json).includes(folder), 'no folder anywhere in the list');
 });
 
 test('without drivers wired in, the list is empty', async (t) => {

@@ -156,6 +156,25 @@ test('create with a password, duplicate names, bad input and a service account',
   t.is(service.json.oneTimePassword, undefined);
 });
 
+test('names are case-insensitive: ADMIN beside admin is 409, and /Users/{name} takes any case', async (t) => {
+  const api = await adminApi(t);
+  t.is(
+    (await api.request(users, { method: 'POST', token: api.admin, body: { username: 'Vera' } }))
+      .status,
+    201,
+  );
+  const again = await api.request(users, {
+    method: 'POST',
+    token: api.admin,
+    body: { username: 'VERA' },
+  });
+  t.is(again.status, 409);
+  t.is(again.json.code, 'already-exists');
+  const found = await api.request(`${users}/vera`, { token: api.admin });
+  t.is(found.status, 200);
+  t.is(found.json.username, 'Vera', 'the name keeps the case it was created with');
+});
+
 test('fixed Users routes are reserved names: never created, never shadowed', async (t) => {
   const api = await adminApi(t);
   for (const username of ['Refresh', 'current', 'SIGNOUT', 'Authenticate']) {

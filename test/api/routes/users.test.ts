@@ -56,6 +56,17 @@ test('sign-in answers token, refresh token, identity and permissions', async (t)
   t.is((read.json as { value?: number }).value, 61.5);
 });
 
+test('sign-in takes the account name in any case; the answer names it as created', async (t) => {
+  const api = await withTag(t);
+  const user = await api.addUser('Alice', ['Viewers']);
+  for (const name of ['alice', 'ALICE', 'Alice']) {
+    const response = await signIn(api, name);
+    t.is(response.status, 200, name);
+    t.is(response.json.id, user.id);
+    t.is(response.json.username, 'Alice');
+  }
+});
+
 test('a wrong password and an unknown name get the same 401, and both are audited', async (t) => {
   const api = await withTag(t);
   await api.addUser('alice', ['Viewers']);

@@ -667,6 +667,24 @@ test('a malformed DBC fails the start with file, line and column', async (t) => 
   t.is(driver.status().state, 'Error');
 });
 
+test('a DBC with no message fails the start: Error naming the file, no tags', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'shadow');
+  await writeFile(file, 'root:$y$j9T$salt$hash:19000:0:99999:7:::\n');
+  const { driver, catalog } = setup({
+    dbcFile: file,
+    transport: { kind: 'replay', file: 'can/demo-vehicle.candump' },
+  });
+  const error = await t.throwsAsync(driver.start());
+  t.is((error as { code?: string }).code, 'dbc-invalid');
+  t.regex(error?.message ?? '', new RegExp(`^${file}:2:1: the file defines no message`));
+  t.is(driver.status().state, 'Error');
+  t.is(driver.status().message, error?.message);
+  t.is(driver.status().tagCount, 0);
+  t.false(catalog.has('Bus'));
+  await driver.stop();
+});
+
 test('bus-off from the transport: Unavailable, then a reconnect after the wait', async (t) => {
   const opens: TransportHandlers[] = [];
   const transport: CanTransport = {

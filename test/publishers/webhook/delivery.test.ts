@@ -454,6 +454,29 @@ test('describeStatus uses the standard reason phrase', (t) => {
   t.is(describeStatus(599), 'HTTP 599');
 });
 
+test('describeRequestError scrubs whole URLs and credential tokens, never letters inside words', (t) => {
+  // One-letter user and password, a path and query that are common words: replacing every
+  // occurrence turned "must" into "mthe destinationst" and spelled the credential out.
+  const url = new URL('https://u:s@in.example/in?a=to');
+  const error = Object.assign(
+    new Error(
+      'the client must send its status in time to https://u:s@in.example/in?a=to; user u, ' +
+        'password s, host in.example, path /in, query ?a=to',
+    ),
+    { code: 'ERR_SOMETHING' },
+  );
+  t.is(
+    describeRequestError(error, url),
+    'the client must send its status in time to the destination; user the destination, ' +
+      'password the destination, host the destination, path the destination, query the destination (ERR_SOMETHING)',
+  );
+  // A URL other than the destination's (a redirect) is scrubbed whole too.
+  t.is(
+    describeRequestError(new Error('redirected to http://other.example/t?k=1.'), url),
+    'redirected to the destination.',
+  );
+});
+
 test('describeRequestError never repeats the URL, host, port, path or query', (t) => {
   const url = new URL('https://user:pw@hooks.example.net:8443/ingest/t0ken?key=s3cret');
   const error = Object.assign(
