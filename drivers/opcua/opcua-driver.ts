@@ -244,7 +244,10 @@ export class OpcuaDriver implements Driver {
   private warnedInsecurePassword = false;
   /** Notices subscriptions that stop sending (on the injected clock). */
   private readonly watchdog: SubscriptionWatchdog<WatchedSubscription>;
-  /** Slots whose subscription went silent and has not brought data again since (warned once). */
+  /**
+   * Slots whose subscription went silent and has not brought data since, across re-creations
+   * and new sessions: the outage is warned about once.
+   */
   private readonly recovering = new Set<number>();
   /** Deadlines of subscription re-creations under way. */
   private readonly deadlines = new Set<TimerHandle>();
@@ -1018,12 +1021,12 @@ export class OpcuaDriver implements Driver {
     }
   }
 
-  /** A re-created subscription brought data: the slot has recovered. */
+  /** A subscription of a slot that went silent brought data: the slot has recovered. */
   private recovered(watched: WatchedSubscription): void {
     this.recovering.delete(watched.slot);
     this.deps.logger.info(
       { subscriptionId: watched.subscription.subscriptionId },
-      'OPC UA subscription re-created, values resume',
+      'OPC UA subscription publishes again, values resume',
     );
     if (this.recovering.size === 0 && !watched.connection.client.isReconnecting) {
       this.lifecycle.setState('Running');
@@ -1063,13 +1066,16 @@ export class OpcuaDriver implements Driver {
     lifecycle.retryLater(message, () => void this.connect(next));
   }
 
-  /** Stops watching the subscriptions of a connection that is going away. */
+  /**
+   * Stops watching the subscriptions of a connection that is going away. The slots still
+   * recovering stay so: the next session's subscriptions serve the same plans, and the outage
+   * is over (and logged as such) when they bring data.
+   */
   private forgetSubscriptions(connection: Connection): void {
     for (const watched of connection.subscriptions) {
       watched.live = false;
       this.watchdog.forget(watched);
     }
-    this.recovering.clear();
   }
 
   /** The server's MaxMonitoredItemsPerCall, 0 when it sets none or cannot tell. */
