@@ -930,6 +930,8 @@ export class OpcuaDriver implements Driver {
     const accepted = await new Promise<boolean>((resolve) => {
       item.once('initialized', () => resolve(true));
       item.once('err', () => resolve(false));
+      // The subscription went away before the item was made (nothing else would settle it).
+      item.once('terminated', () => resolve(false));
     });
     if (!accepted) {
       this.deps.logger.debug(
