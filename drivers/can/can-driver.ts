@@ -17,6 +17,7 @@ import { ConnectionLifecycle } from '../connection-lifecycle.js';
 import { type Driver, type DriverDeps, type DriverStatus, driverTagId } from '../driver.js';
 import type { CanFrame } from './frame.js';
 import type { CanDriverConfig } from './schema.js';
+import { signalStaleAfterMs } from './stale-bounds.js';
 import { createTransport } from './transports/create-transport.js';
 import {
   type CanTransport,
@@ -228,9 +229,9 @@ export class CanDriver implements Driver {
   }
 
   /**
-   * Staleness: 3 × GenMsgCycleTime for a cyclic message. Multiplexed signals come in turns, one
-   * multiplexer value per frame, so the cycle of the message says nothing about theirs: they use
-   * the configured fallback, as do messages without a cycle time.
+   * Staleness (stale-bounds.ts): 3 × GenMsgCycleTime for a cyclic message, scaled for a
+   * multiplexed signal by the switch values the DBC defines (it comes once per round of them);
+   * the configured fallback for messages without a cycle time.
    */
   private definitions(database: DbcDatabase): TagDefinition[] {
     const definitions: TagDefinition[] = [];
@@ -239,10 +240,7 @@ export class CanDriver implements Driver {
       const entry = (message.extended ? this.extended : this.standard).get(message.id);
       message.signals.forEach((signal, index) => {
         const tag = entry?.tags[index] as SignalTag;
-        const staleAfterMs =
-          message.cycleTimeMs !== undefined && signal.multiplexedBy === undefined
-            ? 3 * message.cycleTimeMs
-            : fallback;
+        const staleAfterMs = signalStaleAfterMs(message, signal, fallback);
         definitions.push({
           fullTagId: tag.fullTagId,
           ...(staleAfterMs !== undefined ? { staleAfterMs } : {}),

@@ -100,8 +100,8 @@ export const canDriverSchema = z
       .optional()
       .describe(
         'A signal not updated for this long turns Stale, for messages whose DBC gives no ' +
-          'GenMsgCycleTime (those use 3 × the cycle time) and for multiplexed signals. ' +
-          'Default: never.',
+          'GenMsgCycleTime (those use 3 × the cycle time, times the number of multiplexer ' +
+          'values for a multiplexed signal). Default: never.',
       ),
     reconnectDelayMs: z
       .int()

@@ -6,6 +6,9 @@
  * subscriptions (or recreates them when the server restarted), and the values resume. A
  * connection that cannot be made at all (server certificate not trusted, user refused, no
  * matching endpoint) is retried from scratch with a doubling, capped wait on the injected clock.
+ * A subscription that goes silent (no message within its keep-alive bound, its publishing
+ * proven by a heartbeat item, see subscription-watchdog.ts) or that the server ends turns its
+ * tags Stale and is re-created; when that fails too the connection is made anew.
  * A password that would cross the network in clear is not sent (password-exposure.ts) unless
  * the profile says `allowInsecurePassword`.
  */
@@ -13,26 +16,31 @@ import { chmod, mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   AttributeIds,
+  ClientMonitoredItem,
   type ClientMonitoredItemBase,
   ClientMonitoredItemGroup,
   type ClientSession,
   type ClientSubscription,
   DataChangeFilter,
+  DataChangeNotification,
   DataChangeTrigger,
   type DataType,
   type DataValue,
   DeadbandType,
   MessageSecurityMode,
   type NodeId,
+  type NotificationMessage,
   OPCUACertificateManager,
   OPCUAClient,
   type OPCUAClientOptions,
   SecurityPolicy,
+  type StatusCode,
   TimestampsToReturn,
   type UserIdentityInfo,
   UserTokenType,
   VariableIds,
 } from 'node-opcua';
+import type { TimerHandle } from '../../src/clock.js';
 import type { Sample, SampleMetadata } from '../../src/tags/sample.js';
 import { ConnectionLifecycle } from '../connection-lifecycle.js';
 import {
@@ -55,7 +63,12 @@ import {
   statusSample,
 } from './sample-mapping.js';
 import { effectiveSecurityPolicy, type OpcuaDriverConfig } from './schema.js';
-import { type MonitoredItemBatch, planSubscriptions } from './subscription-plan.js';
+import {
+  type MonitoredItemBatch,
+  planSubscriptions,
+  type SubscriptionPlan,
+} from './subscription-plan.js';
+import { SubscriptionWatchdog, silenceBoundMs } from './subscription-watchdog.js';
 import { writableDataType, writeVariant } from './write-value.js';
 
 /** The running totals an OPC UA driver reports in its status `counters`. */
@@ -66,13 +79,30 @@ export interface OpcuaCounters {
   notificationMessages: number;
   /** Subscriptions created on the current session. */
   subscriptions: number;
-  /** Monitored items the server accepted. */
+  /** Monitored items of tags the server accepted (the heartbeat items not counted). */
   monitoredItems: number;
   /** Monitored items the server refused (unknown NodeId, …): their tags are Bad. */
   monitoredItemsFailed: number;
-  /** CreateMonitoredItems calls made. */
+  /** CreateMonitoredItems calls made for tags (the heartbeat items not counted). */
   createCalls: number;
-  /** Connections lost while running. */
+  /** Keep-alive messages received (a subscription with nothing to report). */
+  keepAlives: number;
+  /**
+   * Changes of the server's CurrentTime received on the subscriptions' heartbeat items: the
+   * proof that a subscription publishes, not only sends keep-alives.
+   */
+  heartbeats: number;
+  /**
+   * Subscriptions that went silent (nothing within their bound, see subscription-watchdog.ts)
+   * or that the server ended: their tags turned Stale.
+   */
+  silentSubscriptions: number;
+  /** Subscriptions re-created in place of a silent one. */
+  resubscriptions: number;
+  /**
+   * Connections lost while running, or given up by the driver because a re-created
+   * subscription stayed silent too (or could not be re-created).
+   */
   disconnects: number;
   /** Connections node-opcua restored (session and subscriptions carried over or recreated). */
   reconnects: number;
@@ -101,7 +131,40 @@ interface Connection {
   client: OPCUAClient;
   certificates: OPCUACertificateManager;
   session: ClientSession | undefined;
-  subscriptions: ClientSubscription[];
+  /** The subscription of each plan (slot), the latest one when it was re-created. */
+  subscriptions: WatchedSubscription[];
+}
+
+/** A subscription the driver created, with what its watchdog needs. */
+interface WatchedSubscription {
+  connection: Connection;
+  /** The run generation it belongs to. */
+  run: number;
+  /** Index of its plan: a re-created subscription takes the slot of the one it replaces. */
+  slot: number;
+  plan: SubscriptionPlan;
+  subscription: ClientSubscription;
+  /** The tags of its monitored items. */
+  tags: OpcuaTag[];
+  /** How long it may stay silent, ms (subscription-watchdog.ts). */
+  boundMs: number;
+  /** False once given up: whatever it still delivers is ignored. */
+  live: boolean;
+  /** It replaces a subscription that went silent. */
+  replacement: boolean;
+  /** A data notification came (not only keep-alives). */
+  delivered: boolean;
+  /** Monitored items of tags the server accepted and refused, for the counters. */
+  accepted: number;
+  refused: number;
+  /** The first CurrentTime its heartbeat item brought, epoch ms. */
+  heartbeatFirst: number | undefined;
+  /**
+   * The heartbeat has changed: the subscription demonstrably publishes, and from now on only
+   * notifications prove it alive, not keep-alives (a server whose publishing was disabled still
+   * sends those).
+   */
+  heartbeatArmed: boolean;
 }
 
 const securityModes: Record<OpcuaDriverConfig['securityMode'], MessageSecurityMode> = {
@@ -123,8 +186,19 @@ const closeSettleMs = 150;
 /** Most variables read by one Read call after a reconnection. */
 const refreshBatch = 500;
 
-/** Keep-alive of a subscription: a message at least this often when nothing changes, ms. */
-const keepAliveMs = 10_000;
+/**
+ * The heartbeat of each subscription: the server's CurrentTime (Server_ServerStatus_CurrentTime),
+ * which changes whenever it is sampled, so a publishing subscription brings a notification at
+ * least once per sampling interval.
+ */
+const heartbeatNodeId = `i=${VariableIds.Server_ServerStatus_CurrentTime}`;
+
+/**
+ * How long the driver waits, real time, for the server to close the session of a connection it
+ * gives up, before dropping the connection anyway: a server that hangs would hold the close for
+ * node-opcua's whole request timeout (15 s).
+ */
+const abandonGraceMs = 2000;
 
 /** A server's OPC UA variables as tags. */
 export class OpcuaDriver implements Driver {
@@ -137,6 +211,10 @@ export class OpcuaDriver implements Driver {
     monitoredItems: 0,
     monitoredItemsFailed: 0,
     createCalls: 0,
+    keepAlives: 0,
+    heartbeats: 0,
+    silentSubscriptions: 0,
+    resubscriptions: 0,
     disconnects: 0,
     reconnects: 0,
     failedAttempts: 0,
@@ -164,6 +242,17 @@ export class OpcuaDriver implements Driver {
   private unrouteLogs: (() => void) | undefined;
   /** True once the warning about a password sent in clear has been logged. */
   private warnedInsecurePassword = false;
+  /** Notices subscriptions that stop sending (on the injected clock). */
+  private readonly watchdog: SubscriptionWatchdog<WatchedSubscription>;
+  /**
+   * Slots whose subscription went silent and has not brought data since, across re-creations
+   * and new sessions: the outage is warned about once.
+   */
+  private readonly recovering = new Set<number>();
+  /** Deadlines of subscription re-creations under way. */
+  private readonly deadlines = new Set<TimerHandle>();
+  /** Connections given up and still being closed; stop waits for them. */
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(
     private readonly config: OpcuaDriverConfig,
@@ -174,6 +263,9 @@ export class OpcuaDriver implements Driver {
       counters: () => ({ ...this.counters }),
       writeUnavailable: (message) => this.writeUnavailable(message),
     });
+    this.watchdog = new SubscriptionWatchdog(deps.clock, (watched, silentMs) =>
+      this.silent(watched, silentMs),
+    );
     this.tags = config.tags.map((tag) => {
       const metadata: SampleMetadata = { source: `${config.endpointUrl}#${tag.nodeId}` };
       if (tag.unit !== undefined) metadata.unit = tag.unit;
@@ -399,8 +491,13 @@ export class OpcuaDriver implements Driver {
   stop(): Promise<void> {
     return this.lifecycle.stop(async () => {
       this.pending = [];
+      this.watchdog.clear();
+      this.recovering.clear();
+      for (const deadline of this.deadlines) this.deps.clock.clearTimer(deadline);
+      this.deadlines.clear();
       const connection = this.connection;
       this.connection = undefined;
+      await Promise.all(this.closing);
       if (connection) {
         await this.close(connection);
         // node-opcua answers its own CloseSecureChannel request on a 100 ms timer of its own:
@@ -436,7 +533,8 @@ export class OpcuaDriver implements Driver {
         fullTagId: tag.fullTagId,
         // No refreshBoundMs: a subscription reports changes only, so a healthy one sends nothing
         // for a value that does not change, and a bound would turn that value Stale. A lost
-        // connection turns the tags Unavailable instead (connection_lost below).
+        // connection turns the tags Unavailable instead (connection_lost below), a silent
+        // subscription Stale (the watchdog).
         staleAfterMs: this.config.staleAfterMs,
         metadata: tag.metadata,
       })),
@@ -550,7 +648,8 @@ export class OpcuaDriver implements Driver {
       'OPC UA session open, tags subscribed',
     );
     lifecycle.resetBackoff();
-    lifecycle.setState('Running');
+    // A subscription may have gone silent while the others were being created: it says so.
+    if (this.recovering.size === 0) lifecycle.setState('Running');
   }
 
   /**
@@ -596,6 +695,9 @@ export class OpcuaDriver implements Driver {
     const lifecycle = this.lifecycle;
     client.on('connection_lost', () => {
       if (!lifecycle.isCurrent(run)) return;
+      // Nothing can come meanwhile, and the tags say so already: the subscriptions' silence
+      // counts again from the moment node-opcua has restored them.
+      this.watchdog.pause();
       this.counters.disconnects++;
       const message = `Connection to ${this.config.endpointUrl} lost; reconnecting.`;
       logger.warn(message);
@@ -609,7 +711,8 @@ export class OpcuaDriver implements Driver {
       if (!lifecycle.isCurrent(run)) return;
       this.counters.reconnects++;
       logger.info('OPC UA connection restored, subscriptions carried over');
-      lifecycle.setState('Running');
+      this.watchdog.resume();
+      if (this.recovering.size === 0) lifecycle.setState('Running');
       void this.refresh(connection, run);
     });
   }
@@ -664,48 +767,316 @@ export class OpcuaDriver implements Driver {
     this.counters.subscriptions = 0;
     this.counters.monitoredItems = 0;
     this.counters.monitoredItemsFailed = 0;
-    for (const plan of plans) {
+    for (const [slot, plan] of plans.entries()) {
       if (!this.lifecycle.isCurrent(run)) return;
-      const keepAliveCount = Math.max(3, Math.ceil(keepAliveMs / plan.publishingIntervalMs));
-      const subscription = await session.createSubscription2({
-        requestedPublishingInterval: plan.publishingIntervalMs,
-        requestedMaxKeepAliveCount: keepAliveCount,
-        // The server keeps the subscription this long without a publish request: long enough
-        // to outlive a reconnection, so it can be transferred instead of recreated.
-        requestedLifetimeCount: Math.max(
-          3 * keepAliveCount,
-          Math.ceil(this.config.sessionTimeoutMs / plan.publishingIntervalMs),
-        ),
-        maxNotificationsPerPublish: 0,
-        publishingEnabled: true,
-        priority: 10,
-      });
-      // An 'error' event without a listener would throw out of node-opcua's socket handler.
-      subscription.on('error', (error: Error) => {
-        if (this.lifecycle.isCurrent(run)) {
-          this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
-        }
-      });
-      subscription.on('internal_error', (error: Error) => {
-        if (this.lifecycle.isCurrent(run)) {
-          this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
-        }
-      });
-      subscription.on('status_changed', (status) => {
-        if (!this.lifecycle.isCurrent(run)) return;
-        // GoodSubscriptionTransferred after a reconnection is routine; a Bad one is not.
-        const level = status.isGood() ? 'debug' : 'warn';
-        this.deps.logger[level](
-          { subscriptionId: subscription.subscriptionId, status: status.name },
-          `OPC UA subscription status: ${status.name}`,
-        );
-      });
-      connection.subscriptions.push(subscription);
-      this.counters.subscriptions++;
-      for (const batch of plan.batches) {
-        if (!this.lifecycle.isCurrent(run)) return;
-        await this.monitor(subscription, batch, run);
+      await this.createSubscription(connection, plan, slot, run, false);
+    }
+  }
+
+  /**
+   * Creates the subscription of one plan, its monitored items and its heartbeat item, and
+   * watches it. A re-created one (`replacement`) takes the slot of the silent one.
+   */
+  private async createSubscription(
+    connection: Connection,
+    plan: SubscriptionPlan,
+    slot: number,
+    run: number,
+    replacement: boolean,
+  ): Promise<void> {
+    const session = connection.session as ClientSession;
+    const keepAliveCount = Math.max(
+      3,
+      Math.ceil(this.config.keepAliveIntervalMs / plan.publishingIntervalMs),
+    );
+    const subscription = await session.createSubscription2({
+      requestedPublishingInterval: plan.publishingIntervalMs,
+      requestedMaxKeepAliveCount: keepAliveCount,
+      // The server keeps the subscription this long without a publish request: long enough
+      // to outlive a reconnection, so it can be transferred instead of recreated.
+      requestedLifetimeCount: Math.max(
+        3 * keepAliveCount,
+        Math.ceil(this.config.sessionTimeoutMs / plan.publishingIntervalMs),
+      ),
+      maxNotificationsPerPublish: 0,
+      publishingEnabled: true,
+      priority: 10,
+    });
+    const watched: WatchedSubscription = {
+      connection,
+      run,
+      slot,
+      plan,
+      subscription,
+      tags: plan.batches.flatMap((batch) =>
+        batch.tags.map((index) => this.tags[index] as OpcuaTag),
+      ),
+      boundMs: silenceBoundMs({
+        publishingIntervalMs: subscription.publishingInterval,
+        maxKeepAliveCount: subscription.maxKeepAliveCount,
+      }),
+      live: true,
+      replacement,
+      delivered: false,
+      accepted: 0,
+      refused: 0,
+      heartbeatFirst: undefined,
+      heartbeatArmed: false,
+    };
+    const current = () => watched.live && this.lifecycle.isCurrent(run);
+    // An 'error' event without a listener would throw out of node-opcua's socket handler.
+    subscription.on('error', (error: Error) => {
+      if (current()) this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+    });
+    subscription.on('internal_error', (error: Error) => {
+      if (current()) this.deps.logger.warn({ err: error }, 'OPC UA subscription error');
+    });
+    subscription.on('status_changed', (status: StatusCode) => {
+      if (!current()) return;
+      // GoodSubscriptionTransferred after a reconnection is routine; a Bad one is not.
+      const level = status.isGood() ? 'debug' : 'warn';
+      this.deps.logger[level](
+        { subscriptionId: subscription.subscriptionId, status: status.name },
+        `OPC UA subscription status: ${status.name}`,
+      );
+      // BadTimeout: the server closed the subscription (its lifetime ran out); nothing more
+      // will come on it.
+      if (status.isBad()) this.ended(watched, `The server ended the subscription (${status.name})`);
+    });
+    subscription.on('terminated', () => {
+      if (current()) this.ended(watched, 'The subscription was terminated');
+    });
+    subscription.on('keepalive', () => {
+      if (!current()) return;
+      this.counters.keepAlives++;
+      // Keep-alives still come from a subscription whose publishing the server disabled: once
+      // the heartbeat has shown that this one publishes, only notifications count.
+      if (!watched.heartbeatArmed) this.watchdog.heard(watched);
+    });
+    subscription.on('received_notifications', (message: NotificationMessage) => {
+      if (!current()) return;
+      const data = message.notificationData?.some(
+        (notification) => notification instanceof DataChangeNotification,
+      );
+      if (!data) return;
+      this.watchdog.heard(watched);
+      if (!watched.delivered) {
+        watched.delivered = true;
+        if (this.recovering.has(slot)) this.recovered(watched);
       }
+    });
+    const previous = connection.subscriptions[slot];
+    if (previous !== undefined) {
+      this.counters.monitoredItems -= previous.accepted;
+      this.counters.monitoredItemsFailed -= previous.refused;
+    } else this.counters.subscriptions++;
+    connection.subscriptions[slot] = watched;
+    // The heartbeat first: the tags' values then come last, as soon as their items exist.
+    const heartbeatMs = await this.monitorHeartbeat(watched);
+    for (const batch of plan.batches) {
+      if (!current()) return;
+      await this.monitor(watched, batch);
+    }
+    if (!current()) return;
+    if (heartbeatMs !== undefined) {
+      watched.boundMs = silenceBoundMs({
+        publishingIntervalMs: subscription.publishingInterval,
+        maxKeepAliveCount: subscription.maxKeepAliveCount,
+        heartbeatIntervalMs: heartbeatMs,
+      });
+    }
+    this.deps.logger.debug(
+      {
+        subscriptionId: subscription.subscriptionId,
+        publishingIntervalMs: subscription.publishingInterval,
+        maxKeepAliveCount: subscription.maxKeepAliveCount,
+        heartbeatMs,
+        silenceBoundMs: watched.boundMs,
+        replacement,
+      },
+      'OPC UA subscription created',
+    );
+    this.watchdog.watch(watched, watched.boundMs);
+  }
+
+  /**
+   * Monitors the server's CurrentTime in the subscription, sampled once per keep-alive window.
+   * @returns the revised sampling interval, ms; undefined when the server refuses the item (the
+   *   subscription is then watched through its keep-alives only).
+   */
+  private async monitorHeartbeat(watched: WatchedSubscription): Promise<number | undefined> {
+    const { subscription, run } = watched;
+    const item = ClientMonitoredItem.create(
+      subscription,
+      { nodeId: heartbeatNodeId, attributeId: AttributeIds.Value },
+      {
+        samplingInterval: subscription.publishingInterval * subscription.maxKeepAliveCount,
+        queueSize: 1,
+        discardOldest: true,
+      },
+      TimestampsToReturn.Neither,
+    );
+    item.on('changed', (dataValue: DataValue) => {
+      if (!watched.live || !this.lifecycle.isCurrent(run)) return;
+      const value: unknown = dataValue.value?.value;
+      const time = value instanceof Date ? value.getTime() : Number.NaN;
+      if (!Number.isFinite(time)) return;
+      if (watched.heartbeatFirst === undefined) watched.heartbeatFirst = time;
+      else if (time !== watched.heartbeatFirst) {
+        watched.heartbeatArmed = true;
+        this.counters.heartbeats++;
+      }
+    });
+    const accepted = await new Promise<boolean>((resolve) => {
+      item.once('initialized', () => resolve(true));
+      item.once('err', () => resolve(false));
+      // The subscription went away before the item was made (nothing else would settle it).
+      item.once('terminated', () => resolve(false));
+    });
+    if (!accepted) {
+      this.deps.logger.debug(
+        { status: item.statusCode?.name },
+        'the server does not monitor its CurrentTime: the subscription is watched through its keep-alives only',
+      );
+      return undefined;
+    }
+    return item.monitoringParameters.samplingInterval;
+  }
+
+  /** The server ended a subscription (a status change, a termination): it is silent at once. */
+  private ended(watched: WatchedSubscription, reason: string): void {
+    this.watchdog.forget(watched);
+    this.silent(watched, undefined, reason);
+  }
+
+  /**
+   * A subscription went silent (nothing within its bound) or was ended: its Good tags turn
+   * Stale (NoUpdate) and it is re-created; they are Good again only from the notifications of
+   * the new one. When a re-created subscription goes silent before it brought anything, or
+   * cannot be re-created within one bound, the connection is given up and made anew.
+   */
+  private silent(
+    watched: WatchedSubscription,
+    silentMs: number | undefined,
+    reason?: string,
+  ): void {
+    const { connection, run, slot, subscription } = watched;
+    if (!watched.live || !this.lifecycle.isCurrent(run) || connection !== this.connection) return;
+    if (connection.client.isReconnecting) {
+      // node-opcua is restoring the connection and will carry the subscription over, or not:
+      // its silence counts again once the connection is back (the watchdog resumes then).
+      this.watchdog.watch(watched, watched.boundMs);
+      return;
+    }
+    watched.live = false;
+    this.counters.silentSubscriptions++;
+    const window = subscription.publishingInterval * subscription.maxKeepAliveCount;
+    const what =
+      reason ??
+      `No message on the subscription for ${silentMs} ms (the server owes one every ${window} ms)`;
+    this.flush();
+    this.markStale(watched.tags, `${what}; it is being re-created.`);
+    const message = `${what}; re-creating it.`;
+    if (this.recovering.has(slot)) this.deps.logger.debug({ slot }, message);
+    else {
+      this.recovering.add(slot);
+      this.deps.logger.warn(
+        { subscriptionId: subscription.subscriptionId, tags: watched.tags.length },
+        `OPC UA subscription silent: ${message}`,
+      );
+    }
+    this.lifecycle.setState('Reconnecting', message);
+    // The server may never answer: the deletion goes on in the background, its outcome unused.
+    void subscription.terminate().catch(() => {});
+    if (watched.replacement && !watched.delivered) {
+      this.abandon(connection, run, `${what}, after it had been re-created.`);
+      return;
+    }
+    this.counters.resubscriptions++;
+    void this.recreate(watched);
+  }
+
+  /** Re-creates a silent subscription within one bound, or gives the connection up. */
+  private async recreate(watched: WatchedSubscription): Promise<void> {
+    const { connection, run, slot, plan, boundMs } = watched;
+    const { clock } = this.deps;
+    const failed = (why: string) =>
+      this.abandon(
+        connection,
+        run,
+        `The subscription went silent and re-creating it failed: ${why}.`,
+      );
+    // On its own timer, not a race of promises: the connection is given up the moment the
+    // deadline passes.
+    const deadline = clock.setTimeout(() => {
+      this.deadlines.delete(deadline);
+      failed(`the server did not complete it within ${boundMs} ms`);
+    }, boundMs);
+    this.deadlines.add(deadline);
+    try {
+      await this.createSubscription(connection, plan, slot, run, true);
+    } catch (error) {
+      failed((error as Error).message);
+    } finally {
+      clock.clearTimer(deadline);
+      this.deadlines.delete(deadline);
+    }
+  }
+
+  /** A subscription of a slot that went silent brought data: the slot has recovered. */
+  private recovered(watched: WatchedSubscription): void {
+    this.recovering.delete(watched.slot);
+    this.deps.logger.info(
+      { subscriptionId: watched.subscription.subscriptionId },
+      'OPC UA subscription publishes again, values resume',
+    );
+    if (this.recovering.size === 0 && !watched.connection.client.isReconnecting) {
+      this.lifecycle.setState('Running');
+    }
+  }
+
+  /** Writes the Good ones of `tags` Stale (NoUpdate), keeping their last value. */
+  private markStale(tags: readonly OpcuaTag[], message: string): void {
+    const { store } = this.deps;
+    const stale: Sample[] = [];
+    for (const tag of tags) {
+      const sample = store.get(tag.fullTagId);
+      if (sample?.quality !== 'Good') continue;
+      stale.push({ ...sample, quality: 'Stale', reason: 'NoUpdate', message });
+    }
+    if (stale.length > 0) store.write(stale);
+  }
+
+  /**
+   * Gives up a connection whose server does not publish (a re-created subscription stayed
+   * silent, or could not be re-created): every tag Unavailable, the connection closed in the
+   * background, a new one made after the reconnection wait.
+   */
+  private abandon(connection: Connection, run: number, message: string): void {
+    const lifecycle = this.lifecycle;
+    if (!lifecycle.isCurrent(run) || this.connection !== connection) return;
+    this.counters.disconnects++;
+    this.connection = undefined;
+    this.forgetSubscriptions(connection);
+    const closing: Promise<void> = this.closeQuickly(connection).finally(() =>
+      this.closing.delete(closing),
+    );
+    this.closing.add(closing);
+    this.pending = [];
+    lifecycle.markUnavailable(`${message} Connecting again.`);
+    const next = lifecycle.nextGeneration();
+    lifecycle.retryLater(message, () => void this.connect(next));
+  }
+
+  /**
+   * Stops watching the subscriptions of a connection that is going away. The slots still
+   * recovering stay so: the next session's subscriptions serve the same plans, and the outage
+   * is over (and logged as such) when they bring data.
+   */
+  private forgetSubscriptions(connection: Connection): void {
+    for (const watched of connection.subscriptions) {
+      watched.live = false;
+      this.watchdog.forget(watched);
     }
   }
 
@@ -724,11 +1095,8 @@ export class OpcuaDriver implements Driver {
   }
 
   /** One CreateMonitoredItems call; refused items turn their tags Bad. */
-  private async monitor(
-    subscription: ClientSubscription,
-    batch: MonitoredItemBatch,
-    run: number,
-  ): Promise<void> {
+  private async monitor(watched: WatchedSubscription, batch: MonitoredItemBatch): Promise<void> {
+    const { subscription, run } = watched;
     const tags = batch.tags.map((index) => this.tags[index] as OpcuaTag);
     const filter =
       batch.deadband === undefined
@@ -746,7 +1114,9 @@ export class OpcuaDriver implements Driver {
       TimestampsToReturn.Both,
     );
     group.on('changed', (_item: ClientMonitoredItemBase, dataValue: DataValue, index: number) => {
-      if (!this.lifecycle.isCurrent(run)) return;
+      // A subscription given up may still dispatch a message it had received: its values are
+      // no longer vouched for, only the re-created one's are.
+      if (!watched.live || !this.lifecycle.isCurrent(run)) return;
       const tag = tags[index];
       if (tag === undefined) return;
       this.counters.notifications++;
@@ -770,9 +1140,11 @@ export class OpcuaDriver implements Driver {
       const status = item.statusCode;
       if (status === undefined || status.isGood()) {
         this.counters.monitoredItems++;
+        watched.accepted++;
         return;
       }
       this.counters.monitoredItemsFailed++;
+      watched.refused++;
       refused.push(statusSample(tag, status.name, status.value, utcTimestamp));
     });
     if (refused.length > 0) {
@@ -798,6 +1170,7 @@ export class OpcuaDriver implements Driver {
   private async failed(connection: Connection, error: Error, run: number): Promise<void> {
     this.counters.failedAttempts++;
     if (this.connection === connection) this.connection = undefined;
+    this.forgetSubscriptions(connection);
     await this.close(connection);
     const lifecycle = this.lifecycle;
     if (!lifecycle.isCurrent(run)) return;
@@ -816,6 +1189,31 @@ export class OpcuaDriver implements Driver {
     } catch {
       // The server is gone or the session is already closed: nothing left to release there.
     }
+    await client.disconnect().catch(() => {});
+    await certificates.dispose().catch(() => {});
+  }
+
+  /**
+   * Closes a connection given up: the session is closed if the server answers within
+   * {@link abandonGraceMs} (real time, the time of node-opcua's request), then the connection
+   * is dropped whatever the server does.
+   */
+  private async closeQuickly(connection: Connection): Promise<void> {
+    const { client, session, certificates } = connection;
+    client.removeAllListeners();
+    if (session && client.isReconnecting === false) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        session.close(true).catch(() => {}),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, abandonGraceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    // Unanswered, the session is left to expire on the server: disconnect would otherwise try
+    // to close it again and wait as long.
+    (client as { keepPendingSessionsOnDisconnect: boolean }).keepPendingSessionsOnDisconnect = true;
     await client.disconnect().catch(() => {});
     await certificates.dispose().catch(() => {});
   }

@@ -177,7 +177,19 @@ export const opcuaDriverSchema = z
       .optional()
       .describe(
         'A tag not updated for this long turns Stale. Default: never (a subscription only ' +
-          'reports changes, so a steady value is not a stale one).',
+          'reports changes, so a steady value is not a stale one; a subscription that stops ' +
+          'sending altogether turns its tags Stale by itself, see keepAliveIntervalMs).',
+      ),
+    keepAliveIntervalMs: z
+      .int()
+      .min(500)
+      .max(600_000)
+      .default(10_000)
+      .describe(
+        'How often the server must send a message on a subscription with nothing to report (a ' +
+          'keep-alive), ms: the maxKeepAliveCount asked is this ÷ the publishing interval, at ' +
+          'least 3. A subscription silent for longer (plus one publishing interval and 2 s) ' +
+          'turns its tags Stale and is re-created.',
       ),
     sessionTimeoutMs: z
       .int()
@@ -202,6 +214,12 @@ export const opcuaDriverSchema = z
   .refine((config) => config.maxReconnectDelayMs >= config.reconnectDelayMs, {
     message: 'maxReconnectDelayMs must be at least reconnectDelayMs',
     path: ['maxReconnectDelayMs'],
+  })
+  // The session must outlive a keep-alive window, or a quiet subscription would let it expire
+  // (node-opcua refuses such a subscription).
+  .refine((config) => config.keepAliveIntervalMs < config.sessionTimeoutMs, {
+    message: 'keepAliveIntervalMs must be less than sessionTimeoutMs',
+    path: ['keepAliveIntervalMs'],
   })
   .refine(
     (config) =>

@@ -83,12 +83,17 @@ test('the plant-floor example reads its Modbus device and OPC UA server and logs
   if (!store) return t.fail('the daemon has a tag store');
   const ids = store.match('**').filter((id) => /^(Boiler1|Press1)\//.test(id));
   t.is(ids.length, 12, ids.join(', '));
-  const allGood = () => ids.every((id) => store.get(id)?.quality === 'Good');
-  // Real waits for the network; the manual clock drives the Modbus polls.
-  for (let i = 0; i < 400 && !allGood(); i++) {
+  const good = (pattern: RegExp) =>
+    ids.filter((id) => pattern.test(id)).every((id) => store.get(id)?.quality === 'Good');
+  // Real waits for the network; the manual clock drives the Modbus polls. It runs 20 times
+  // faster than the OPC UA server's own real-time keep-alives, whose silence the driver measures
+  // on the same clock: it moves only until the Modbus tags are read, then stands still while
+  // the OPC UA values arrive.
+  for (let i = 0; i < 400 && !good(/^Boiler1\//); i++) {
     clock.advance(1_000);
     await sleep(50);
   }
+  for (let i = 0; i < 400 && !good(/./); i++) await sleep(50);
   const bad = ids.filter((id) => store.get(id)?.quality !== 'Good');
   t.deepEqual(
     bad.map((id) => store.get(id)),

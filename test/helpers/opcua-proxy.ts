@@ -2,11 +2,15 @@
  * A TCP relay on loopback between an OPC UA client and server, for tests that break the
  * connection without stopping the server: `cut()` drops every relayed connection (the client
  * sees the connection lost, the server keeps the session), new connections are relayed again.
+ * `hang()` makes the server look hung: the connections stay open and new ones are accepted, but
+ * nothing is relayed either way until `resume()` (what was sent meanwhile is lost).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** A running relay. */
 export class TcpRelay {
+  private hung = false;
+
   private constructor(
     private readonly server: Server,
     private readonly sockets: Set<Socket>,
@@ -16,23 +20,33 @@ export class TcpRelay {
   /** Relays 127.0.0.1:<free port> to `targetPort` on 127.0.0.1. */
   static async start(targetPort: number): Promise<TcpRelay> {
     const sockets = new Set<Socket>();
+    let relay: TcpRelay | undefined;
     const server = createServer((inbound) => {
       const outbound = connect(targetPort, '127.0.0.1');
       for (const socket of [inbound, outbound]) {
         sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
+        socket.on('close', () => {
+          sockets.delete(socket);
+          inbound.destroy();
+          outbound.destroy();
+        });
         socket.on('error', () => {
           inbound.destroy();
           outbound.destroy();
         });
       }
-      inbound.pipe(outbound);
-      outbound.pipe(inbound);
+      inbound.on('data', (data) => {
+        if (!relay?.hung) outbound.write(data);
+      });
+      outbound.on('data', (data) => {
+        if (!relay?.hung) inbound.write(data);
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
-    return new TcpRelay(server, sockets, port);
+    relay = new TcpRelay(server, sockets, port);
+    return relay;
   }
 
   /** `opc.tcp://127.0.0.1:<relay port>`. */
@@ -43,6 +57,16 @@ export class TcpRelay {
   /** Drops every relayed connection at once. */
   cut(): void {
     for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** Stops relaying, both ways, on every connection (open or new); nothing is closed. */
+  hang(): void {
+    this.hung = true;
+  }
+
+  /** Relays again after {@link hang}. */
+  resume(): void {
+    this.hung = false;
   }
 
   /** Drops the connections and stops listening. */

@@ -82,10 +82,26 @@ export interface OpcuaTestServerOptions {
 /** The default user of the test server. */
 export const testUser = { username: 'operator', password: 's3cret-pw' };
 
+/** What the fault controls use of a server-side subscription (node-opcua internals). */
+interface ServerSubscription {
+  setPublishingMode(publishingEnabled: boolean): unknown;
+  terminate(): void;
+  lifeTimeCount: number;
+  _life_time_counter: number;
+}
+
+/** What the fault controls use of a session's publish engine (node-opcua internals). */
+interface ServerPublishEngine {
+  subscriptions: ServerSubscription[];
+  _publish_request_queue: unknown[];
+}
+
 /** A running test server. */
 export class OpcuaTestServer {
   /** User name and password checks made (each one a password received). */
   userChecks = 0;
+  /** The server's own Publish handler, while {@link answerPublish} holds it back. */
+  private publishHandler: unknown;
 
   private constructor(
     private readonly server: OPCUAServer,
@@ -209,6 +225,61 @@ export class OpcuaTestServer {
     const variable = this.variables.get(name);
     if (!variable) throw new Error(`no test variable ${name}`);
     return variable.readValue().value.value;
+  }
+
+  /**
+   * Fault: turns publishing of every subscription off (or back on), as SetPublishingMode does.
+   * A subscription whose publishing is off still sends keep-alives, but no notification.
+   */
+  setPublishing(enabled: boolean): void {
+    for (const subscription of this.subscriptions()) subscription.setPublishingMode(enabled);
+  }
+
+  /**
+   * Fault: with `false`, Publish requests are never answered: those the server holds are
+   * dropped, new ones ignored (every other service still answers). `true` answers them again.
+   */
+  answerPublish(answer: boolean): void {
+    const server = this.server as unknown as Record<string, unknown>;
+    if (!answer) {
+      this.publishHandler ??= server._on_PublishRequest;
+      server._on_PublishRequest = () => {};
+      for (const engine of this.publishEngines()) engine._publish_request_queue = [];
+    } else if (this.publishHandler !== undefined) {
+      server._on_PublishRequest = this.publishHandler;
+      this.publishHandler = undefined;
+    }
+  }
+
+  /**
+   * Fault: every subscription's lifetime runs out at its next publishing tick: the server
+   * closes it and sends a StatusChangeNotification BadTimeout, as for a client that stopped
+   * sending Publish requests.
+   */
+  expireSubscriptions(): void {
+    for (const subscription of this.subscriptions()) {
+      subscription._life_time_counter = subscription.lifeTimeCount;
+    }
+  }
+
+  /** Fault: closes every subscription at once, without telling the client. */
+  dropSubscriptions(): void {
+    for (const subscription of this.subscriptions()) subscription.terminate();
+  }
+
+  /** Subscriptions the server holds, of every session. */
+  subscriptionCount(): number {
+    return this.subscriptions().length;
+  }
+
+  private publishEngines(): ServerPublishEngine[] {
+    return this.server.engine
+      .getSessions()
+      .map((session) => session.publishEngine as unknown as ServerPublishEngine);
+  }
+
+  private subscriptions(): ServerSubscription[] {
+    return this.publishEngines().flatMap((engine) => engine.subscriptions);
   }
 
   /** Shuts the server down at once (clients see the connection drop). */

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { withoutFolders } from '../../src/api/without-folders.js';
+import { withoutFolders } from '../../src/runtime/without-folders.js';
 
 test('absolute paths keep their last segment only', (t) => {
   t.is(

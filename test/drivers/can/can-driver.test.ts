@@ -454,7 +454,7 @@ test('replay of the bundled demo log drives the tags on the injected clock', asy
   t.like(driver.status().counters, { framesDecoded: 615 + 4, framesUnknown: 0, malformed: 0 });
 });
 
-test('multiplexed signals: only those of the active multiplexer value are written', async (t) => {
+test('multiplexed signals: only those of the active multiplexer value are written, Stale after 3 cycles × the switch values', async (t) => {
   const folder = await tempDir(t);
   await writeFile(
     join(folder, 'mux.dbc'),
@@ -477,7 +477,6 @@ test('multiplexed signals: only those of the active multiplexer value are writte
   const { driver, store, clock } = setup({
     dbcFile: join(folder, 'mux.dbc'),
     transport: { kind: 'replay', file: join(folder, 'mux.log') },
-    staleAfterMs: 900,
   });
   t.teardown(() => driver.stop());
   const written: string[][] = [];
@@ -498,14 +497,21 @@ test('multiplexed signals: only those of the active multiplexer value are writte
   t.is(store.require('Bus/Diag/Voltage').value, 1234 * 0.01);
   t.is(store.require('Bus/Diag/Temperature').value, -10);
   t.is(store.require('Bus/Diag/Page').value, 2);
-  // The switch follows the 50 ms cycle; the multiplexed signals use staleAfterMs.
+  // The switch comes in every frame: 3 × 50 ms. A multiplexed signal comes once per round of
+  // the two pages the DBC defines: 3 × 50 ms × 2, with no staleAfterMs set.
+  t.is(store.staleLimitMs('Bus/Diag/Page'), 150);
+  t.is(store.staleLimitMs('Bus/Diag/Voltage'), 300);
   clock.advance(150);
   store.sweepStale();
   t.is(quality(store, 'Bus/Diag/Page'), 'Stale');
   t.is(quality(store, 'Bus/Diag/Temperature'), 'Good');
-  clock.advance(750);
+  clock.advance(149);
   store.sweepStale();
-  t.is(quality(store, 'Bus/Diag/Temperature'), 'Stale');
+  t.is(quality(store, 'Bus/Diag/Temperature'), 'Good', '299 ms after its frame');
+  clock.advance(1);
+  store.sweepStale();
+  t.is(quality(store, 'Bus/Diag/Temperature'), 'Stale', '300 ms after its frame');
+  t.like(store.require('Bus/Diag/Temperature'), { reason: 'NoUpdate', value: -10 });
 });
 
 /** The cantools DBC fixtures (test/fixtures/dbc), by absolute path. */

@@ -52,7 +52,7 @@ test('config/examples/opcua.json validates; its password is a secret field', (t)
   );
 });
 
-test('defaults: security None, anonymous, 1 s publishing and sampling', (t) => {
+test('defaults: security None, anonymous, 1 s publishing and sampling, 10 s keep-alive', (t) => {
   const config = opcuaDriverSchema.parse(minimal);
   t.like(config, {
     securityMode: 'None',
@@ -63,6 +63,8 @@ test('defaults: security None, anonymous, 1 s publishing and sampling', (t) => {
     samplingIntervalMs: 1000,
     reconnectDelayMs: 1000,
     maxReconnectDelayMs: 30_000,
+    keepAliveIntervalMs: 10_000,
+    sessionTimeoutMs: 60_000,
   });
   t.is(effectiveSecurityPolicy(config), 'None');
   t.is(
@@ -98,6 +100,10 @@ test('the schema refuses what cannot work', (t) => {
     problems({ identity: { kind: 'username', username: 'u', password: '' } })[0] ?? '',
     /^identity\.password/,
   );
+  t.deepEqual(problems({ keepAliveIntervalMs: 20_000, sessionTimeoutMs: 20_000 }), [
+    'keepAliveIntervalMs: keepAliveIntervalMs must be less than sessionTimeoutMs',
+  ]);
+  t.regex(problems({ keepAliveIntervalMs: 100 })[0] ?? '', /^keepAliveIntervalMs/);
   for (const nodeId of ['i=2258', 'ns=3;i=1001', 'nsu=urn:x:y;s=A.B', 'ns=1;b=AAEC', 's=a;b']) {
     t.deepEqual(problems({ tags: [{ name: 'T', nodeId }] }), [], nodeId);
   }
