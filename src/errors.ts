@@ -225,7 +225,12 @@ export class TooManyRequestsError extends TagdError {
 /** The request conflicts with the state of the service (HTTP 409). */
 export class ConflictError extends TagdError {
   constructor(
-    code: 'history-not-configured' | 'already-exists' | 'limit-reached' | 'last-administrator',
+    code:
+      | 'history-not-configured'
+      | 'already-exists'
+      | 'limit-reached'
+      | 'last-administrator'
+      | 'alarm-state-conflict',
     message: string,
   ) {
     super(code, 409, message);
@@ -377,6 +382,11 @@ export const errorCodes = {
   'last-administrator': {
     status: 409,
     meaning: 'The change would leave no enabled administrator who can sign in.',
+  },
+  'alarm-state-conflict': {
+    status: 409,
+    meaning:
+      'The alarm is not in a state the action applies to (nothing to acknowledge, not shelved, already out of service).',
   },
   busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
   'history-unavailable': {
