@@ -278,6 +278,21 @@ export class HistoryUnavailableError extends TagdError {
   }
 }
 
+/**
+ * The alarm journal cannot be written (a full or failing disk): an operator action on an alarm
+ * is not taken, since it could not be kept (HTTP 503).
+ */
+export class AlarmJournalUnavailableError extends TagdError {
+  constructor(options?: ErrorOptions) {
+    super(
+      'alarm-journal-unavailable',
+      503,
+      'The alarm journal cannot be written right now, so the action was not taken; the gateway logs the cause. Retry shortly.',
+      options,
+    );
+  }
+}
+
 /** Stand-in for an error tagd did not raise on purpose; clients see only this, never internals. */
 export class InternalError extends TagdError {
   constructor() {
@@ -392,6 +407,11 @@ export const errorCodes = {
   'history-unavailable': {
     status: 503,
     meaning: 'The history store cannot be read right now (e.g. its database is down).',
+  },
+  'alarm-journal-unavailable': {
+    status: 503,
+    meaning:
+      'The alarm journal cannot be written (e.g. a full disk); the alarm action was not taken.',
   },
   internal: { status: 500, meaning: 'An unexpected error (details in the log only).' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

@@ -59,6 +59,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.RequestError('expectation-failed', 417, 'e'),
     new errors.ServiceBusyError('b'),
     new errors.HistoryUnavailableError(),
+    new errors.AlarmJournalUnavailableError(),
     new errors.InternalError(),
   ];
   const classes = Object.values(errors).filter(

@@ -64,7 +64,7 @@ export function compileCondition(
     case 'Digital':
       return new DigitalCondition(source, definition.value ?? true);
     case 'BadQuality':
-      return new BadQualityCondition();
+      return new BadQualityCondition(source);
     case 'Expression': {
       if (expressions === undefined || definition.expression === undefined) {
         throw new Error('Expression conditions are not available in this build.');
@@ -254,15 +254,30 @@ class DigitalCondition extends SourceCondition {
   }
 }
 
-/** The source is not Good, or missing: the one condition a source's quality always answers. */
+/**
+ * The source is not Good, or missing: the one condition a source's quality answers. A tag not
+ * read yet since its driver started (NeverRead) gives no answer: it has not left Good, and
+ * counting it would raise every BadQuality alarm at each start; the driver's first failed
+ * attempt (Disconnected, Timeout…) counts.
+ */
 class BadQualityCondition implements Condition {
   readonly inputs: readonly string[] = [];
   readonly limit = undefined;
   value: TagValue | undefined = undefined;
   problem: ConditionProblem | undefined = undefined;
 
-  evaluate(sample: Sample | undefined): boolean {
+  constructor(private readonly source: string) {}
+
+  evaluate(sample: Sample | undefined): boolean | undefined {
+    if (sample?.reason === 'NeverRead') {
+      this.problem = {
+        message: `Source ${this.source} has not been read yet: the condition is not evaluated.`,
+        reason: 'NeverRead',
+      };
+      return undefined;
+    }
     this.value = sample === undefined ? 'Missing' : sample.quality;
+    this.problem = undefined;
     return sample === undefined || sample.quality !== 'Good';
   }
 }

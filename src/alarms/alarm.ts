@@ -170,6 +170,19 @@ export class Alarm {
     this.updateReAlarm();
   }
 
+  /**
+   * Puts back a state taken with {@link snapshot} (an operator action whose journal write
+   * failed is undone), with the shelve and re-alarm timers it needs.
+   */
+  restore(snapshot: AlarmSnapshot): void {
+    this.snapshotState = structuredClone(snapshot);
+    this.clearTimer('reAlarm');
+    this.deps.clock.clearTimer(this.shelveTimer);
+    this.shelveTimer = undefined;
+    if (this.running && snapshot.shelve !== undefined) this.armShelveTimer(snapshot.shelve);
+    this.updateReAlarm();
+  }
+
   /** Clears every timer. Idempotent; the state stays as it is. */
   stop(): void {
     this.running = false;

@@ -4,7 +4,7 @@ import type { AlarmExpression } from '../../src/alarms/alarm-expression.js';
 import { type AlarmDefinitionInput, alarmDefinitionSchema } from '../../src/alarms/alarm-schema.js';
 import type { AlarmSnapshot, AlarmState, AlarmTransition } from '../../src/alarms/alarm-state.js';
 import { ConflictError, ValidationError } from '../../src/errors.js';
-import type { Quality, Sample, TagValue } from '../../src/tags/sample.js';
+import type { Quality, QualityReason, Sample, TagValue } from '../../src/tags/sample.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const source = 'Line/Temp';
@@ -14,7 +14,7 @@ const minute = 60_000;
 /** One step of a scenario; see {@link run}. */
 type Step =
   | { value: TagValue }
-  | { quality: Exclude<Quality, 'Good'>; value?: TagValue }
+  | { quality: Exclude<Quality, 'Good'>; value?: TagValue; reason?: QualityReason }
   | { missing: true }
   | { setpoint: TagValue; quality?: Quality }
   | { wait: number }
@@ -58,12 +58,18 @@ function harness(
     snapshot,
   );
   alarm.start();
-  const write = (path: string, quality: Quality, value: TagValue | undefined) => {
+  const write = (
+    path: string,
+    quality: Quality,
+    value: TagValue | undefined,
+    reason?: QualityReason,
+  ) => {
     const sample: Sample = {
       fullTagId: path,
       utcTimestamp: new Date(clock.now()).toISOString(),
       quality,
       ...(value !== undefined ? { value } : {}),
+      ...(reason !== undefined ? { reason } : {}),
       metadata: { unit: '°C' },
     };
     tags.set(path, sample);
@@ -73,7 +79,12 @@ function harness(
     if ('value' in step && !('quality' in step)) alarm.evaluate(write(source, 'Good', step.value));
     else if ('quality' in step && !('setpoint' in step)) {
       alarm.evaluate(
-        write(source, step.quality, step.quality === 'Stale' ? step.value : undefined),
+        write(
+          source,
+          step.quality,
+          step.quality === 'Stale' ? step.value : undefined,
+          'reason' in step ? step.reason : undefined,
+        ),
       );
     } else if ('missing' in step) {
       tags.delete(source);
@@ -651,6 +662,17 @@ test('BadQuality: the source leaves Good (or disappears) for longer than the del
   ]);
   t.is(h.transitions[0]?.value, 'Stale');
   t.is(h.transitions.at(-1)?.value, 'Missing');
+});
+
+test('BadQuality: a source not read yet since its driver started does not count', (t) => {
+  run(t, { source, condition: 'BadQuality' }, [
+    { step: { quality: 'Unavailable', reason: 'NeverRead' }, state: 'Normal', evaluable: false },
+    {
+      step: { quality: 'Unavailable', reason: 'Disconnected' },
+      state: 'Unacknowledged',
+      events: ['Normal>Unacknowledged:Activated'],
+    },
+  ]);
 });
 
 test('Digital: the source equals the alarm value, by type and value', (t) => {
