@@ -403,6 +403,7 @@ export class Daemon {
         userManagement,
         writer,
         reloader,
+        alarms,
         metrics: metrics.api(
           () => profileService.current().server.metrics.allowLoopbackWithoutToken,
         ),

@@ -379,7 +379,7 @@ export const errorCodes = {
   'stream-capacity-reached': {
     status: 429,
     meaning:
-      'The account, or the gateway, has the most tag streams open that it allows; see Retry-After.',
+      'The account, or the gateway, has the most event streams (tags, alarms) open that it allows; see Retry-After.',
   },
   'write-rate-exceeded': {
     status: 429,

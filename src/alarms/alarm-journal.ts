@@ -142,8 +142,9 @@ export class AlarmJournal {
     );
     this.writeBatch = db.transaction(
       (transitions: readonly AlarmTransition[], states: readonly [string, AlarmSnapshot][]) => {
+        const seqs: number[] = [];
         for (const x of transitions) {
-          insert.run(
+          const { lastInsertRowid } = insert.run(
             x.time,
             x.name,
             x.event,
@@ -160,8 +161,10 @@ export class AlarmJournal {
             x.area ?? null,
             x.message,
           );
+          seqs.push(Number(lastInsertRowid));
         }
         for (const [name, snapshot] of states) upsertState.run(name, JSON.stringify(snapshot));
+        return seqs;
       },
     );
   }
@@ -177,15 +180,16 @@ export class AlarmJournal {
   /**
    * Appends transitions and saves the states they led to, in one transaction, on disk when this
    * returns.
+   * @returns the journal position (seq) of each transition, in order.
    * @throws when the database refuses (a full disk): nothing of the batch is kept then.
    */
   append(
     transitions: readonly AlarmTransition[],
     states: readonly [name: string, snapshot: AlarmSnapshot][] = [],
-  ): void {
+  ): number[] {
     this.require();
-    if (transitions.length === 0 && states.length === 0) return;
-    this.writeBatch?.(transitions, states);
+    if (transitions.length === 0 && states.length === 0) return [];
+    return this.writeBatch?.(transitions, states) ?? [];
   }
 
   /** Every saved state, by alarm name. */
@@ -207,7 +211,10 @@ export class AlarmJournal {
     })();
   }
 
-  /** Transitions matching the query by time (then journal order), newest first unless `order` is `asc`. */
+  /**
+   * Transitions matching the query in journal order (the order they happened), newest first
+   * unless `order` is `asc`; `afterSeq` pages on from the last entry of the previous page.
+   */
   query(query: JournalQuery): JournalEntry[] {
     const where: string[] = ['t >= ?', 't <= ?'];
     const parameters: unknown[] = [query.fromMs, query.toMs];
@@ -232,7 +239,7 @@ export class AlarmJournal {
     }
     const sql =
       `SELECT * FROM transitions WHERE ${where.join(' AND ')} ` +
-      `ORDER BY t ${descending ? 'DESC' : 'ASC'}, seq ${descending ? 'DESC' : 'ASC'} LIMIT ?`;
+      `ORDER BY seq ${descending ? 'DESC' : 'ASC'} LIMIT ?`;
     parameters.push(query.limit);
     const rows = this.require()
       .prepare(sql)

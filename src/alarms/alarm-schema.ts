@@ -46,6 +46,18 @@ export const limitConditions: ReadonlySet<AlarmCondition> = new Set([
   'RateOfChange',
 ]);
 
+/**
+ * Names the API has fixed routes under (`/api/v2/Alerts/Journal`…), so no alarm may take them,
+ * in any case.
+ */
+export const reservedAlarmNames: readonly string[] = [
+  'Acknowledge',
+  'Definitions',
+  'Journal',
+  'Statistics',
+  'Stream',
+];
+
 /** Longest on/off delay and re-alarm time, ms: one day. */
 const maxDelayMs = 86_400_000;
 
@@ -82,6 +94,13 @@ export const alarmDefinitionSchema = z
       .min(1)
       .max(64)
       .regex(segmentPattern, 'may only hold letters, digits and _ . : -')
+      .refine(
+        (name) =>
+          !reservedAlarmNames.some((reserved) => reserved.toLowerCase() === name.toLowerCase()),
+        {
+          message: `is reserved: not one of ${reservedAlarmNames.join(', ')}, in any case (fixed routes of /api/v2/Alerts)`,
+        },
+      )
       .describe('Unique name; also the segment of the state tags Alarms/<name>/….'),
     source: tagPath('The source')
       .optional()

@@ -53,8 +53,14 @@ export function alarmTagIds(name: string): { active: string; acknowledged: strin
   };
 }
 
-/** Hears every transition, after the journal has it. */
-export type TransitionListener = (transition: AlarmTransition) => void;
+/**
+ * A transition as the listeners hear it: with its journal position, unless the journal refused
+ * it (it is written with a later batch then).
+ */
+export type StreamedTransition = AlarmTransition & { seq?: number };
+
+/** Hears the transitions of each batch, in order, after the journal has them. */
+export type TransitionListener = (transitions: readonly StreamedTransition[]) => void;
 
 /** What {@link AlarmService} works with. */
 export interface AlarmServiceOptions {
@@ -263,7 +269,10 @@ export class AlarmService {
     return this.act(name, (alarm) => alarm.setOutOfService(outOfService, by));
   }
 
-  /** Hears every transition once the journal has it. Returns the function that unsubscribes. */
+  /**
+   * Hears the transitions of each batch once the journal has them. Returns the function that
+   * unsubscribes.
+   */
   subscribe(listener: TransitionListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -450,6 +459,7 @@ export class AlarmService {
     const dirty = [...this.dirty];
     this.dirty.clear();
 
+    let streamed: StreamedTransition[] = fresh;
     if (fresh.length > 0 || persist.length > 0 || this.unjournaled.length > 0) {
       const transitions = this.unjournaled.length > 0 ? [...this.unjournaled, ...fresh] : fresh;
       // By name, from the alarm running now: one replaced (apply) or removed since is not saved.
@@ -460,7 +470,10 @@ export class AlarmService {
         if (alarm !== undefined) states.push([name, alarm.snapshot()]);
       }
       try {
-        this.options.journal.append(transitions, states);
+        const seqs = this.options.journal.append(transitions, states);
+        // The fresh transitions are the tail of the batch.
+        const offset = seqs.length - fresh.length;
+        streamed = fresh.map((transition, index) => ({ ...transition, seq: seqs[offset + index] }));
         this.unjournaled = [];
         this.unsaved.clear();
         if (this.journalFailing) {
@@ -491,9 +504,9 @@ export class AlarmService {
     }
 
     if (dirty.length > 0) this.writeTags(dirty);
-    for (const transition of fresh) {
+    if (streamed.length > 0) {
       for (const listener of this.listeners) {
-        callSafely(() => listener(transition), this.log, 'alarm transition listener failed');
+        callSafely(() => listener(streamed), this.log, 'alarm transition listener failed');
       }
     }
   }

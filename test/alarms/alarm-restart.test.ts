@@ -20,7 +20,15 @@ const profile = {
       tags: [{ name: 'Level', kind: 'square', low: 80, high: 80 }],
     },
   ],
-  alarms: [{ name: 'LevelHigh', source: 'Sim/Level', condition: 'High', limit: 50 }],
+  alarms: [
+    { name: 'LevelHigh', source: 'Sim/Level', condition: 'High', limit: 50 },
+    ...Array.from({ length: 5 }, (_, index) => ({
+      name: `Level${index}`,
+      source: 'Sim/Level',
+      condition: 'High',
+      limit: 10 + index,
+    })),
+  ],
 };
 
 async function signIn(url: string): Promise<string> {
@@ -60,7 +68,7 @@ function journalEntries(stateDir: string) {
   }
 }
 
-test('kill -9 of tagd: an unacknowledged alarm is still unacknowledged after the restart', async (t) => {
+test('kill -9 of tagd: unacknowledged alarms stay so, and no acknowledgement answered is lost', async (t) => {
   t.timeout(600_000);
   const folder = await tempDir(t);
   const stateDir = join(folder, 'state');
@@ -91,11 +99,50 @@ test('kill -9 of tagd: an unacknowledged alarm is still unacknowledged after the
   t.is(state.value, 'Unacknowledged');
   const acknowledged = await sampleWhen(url, token, 'Alarms/LevelHigh/Acknowledged', () => true);
   t.like(acknowledged, { quality: 'Good', value: false });
-  // One activation: the restored alarm was not taken for a new occurrence.
+  // One activation each: a restored alarm is not taken for a new occurrence.
   t.deepEqual(
-    journalEntries(stateDir).map((entry) => `${entry.name}:${entry.event}`),
-    ['LevelHigh:Activated'],
+    journalEntries(stateDir)
+      .map((entry) => `${entry.name}:${entry.event}`)
+      .sort(),
+    ['Level0', 'Level1', 'Level2', 'Level3', 'Level4', 'LevelHigh'].map(
+      (name) => `${name}:Activated`,
+    ),
   );
-  second.child.kill('SIGTERM');
-  t.is(await second.exited, 0);
+
+  // Acknowledged, answered, killed at once: not one acknowledgement is lost.
+  const single = await fetch(`${url}/api/v2/Alerts/LevelHigh/Acknowledge`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ comment: 'seen' }),
+  });
+  t.is(single.status, 200);
+  const bulk = await fetch(`${url}/api/v2/Alerts/Acknowledge`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ names: ['Level0', 'Level1', 'Level2', 'Level3', 'Level4'] }),
+  });
+  second.child.kill('SIGKILL');
+  const results = ((await bulk.json()) as { results: { status: number }[] }).results;
+  t.deepEqual(
+    results.map((result) => result.status),
+    [200, 200, 200, 200, 200],
+  );
+  t.is(await second.exited, 'SIGKILL');
+
+  const third = startTagd(args, { env });
+  t.teardown(() => third.child.kill('SIGKILL'));
+  const thirdUrl = (await third.waitForLog('tagd ready')).url as string;
+  const thirdToken = await signIn(thirdUrl);
+  for (const name of ['LevelHigh', 'Level0', 'Level1', 'Level2', 'Level3', 'Level4']) {
+    const state = await sampleWhen(
+      thirdUrl,
+      thirdToken,
+      `Alarms/${name}/State`,
+      (s) => s.quality === 'Good',
+    );
+    t.is(state.value, 'Acknowledged', name);
+  }
+  t.is(journalEntries(stateDir).filter((entry) => entry.event === 'Acknowledged').length, 6);
+  third.child.kill('SIGTERM');
+  t.is(await third.exited, 0);
 });

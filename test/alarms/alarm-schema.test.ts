@@ -103,3 +103,14 @@ test('limits of delays, severity and shelving', (t) => {
   t.deepEqual(paths({ maxShelveMinutes: 0 }), ['maxShelveMinutes']);
   t.deepEqual(paths({ priority: 'Critical' }), ['priority']);
 });
+
+test('names the API has fixed routes under are refused, in any case', (t) => {
+  for (const name of ['Journal', 'stream', 'STATISTICS', 'Definitions', 'acknowledge']) {
+    t.deepEqual(
+      errorsOf({ name, source: 'D/T', condition: 'BadQuality' }).map((error) => error.path),
+      ['name'],
+      name,
+    );
+  }
+  t.deepEqual(errorsOf({ name: 'Journals', source: 'D/T', condition: 'BadQuality' }), []);
+});

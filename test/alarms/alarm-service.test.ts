@@ -45,7 +45,7 @@ async function setup(
     definitions: definitions(...inputs),
   });
   const heard: AlarmTransition[] = [];
-  service.subscribe((transition) => heard.push(transition));
+  service.subscribe((batch) => heard.push(...batch));
   await service.start();
   t.teardown(() => service.stop());
   const write = (path: string, value: TagValue | undefined, quality: Quality = 'Good') => {

@@ -15,6 +15,10 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'UserManage',
     'ProfileManage',
     'MetricsView',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
+    'AlertManage',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',
@@ -23,8 +27,11 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DriverView',
     'PublisherView',
     'MetricsView',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
   ]);
-  t.deepEqual(permissionsOf(['Viewers']), ['TagView']);
+  t.deepEqual(permissionsOf(['Viewers']), ['TagView', 'AlertView']);
   t.deepEqual(permissionsOf(['Viewers', 'Operators']), [
     'TagView',
     'TagWrite',
@@ -32,6 +39,9 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DriverView',
     'PublisherView',
     'MetricsView',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
   ]);
   t.deepEqual(permissionsOf([]), []);
 });
