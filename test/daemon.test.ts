@@ -122,8 +122,8 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
   t.is(
     ready?.tags,
-    9 + 3 + canSignals.length,
-    'simulator tags, publisher health tags, CAN signals',
+    9 + 3 + 3 * 3 + canSignals.length,
+    'simulator tags, publisher health tags, alarm state tags, CAN signals',
   );
   t.is(ready?.url, daemon.url());
   t.is(typeof ready?.startupMs, 'number');

@@ -3,19 +3,22 @@
  * as the journal keeps it and the Stream sends it.
  *
  * ```
- *                 condition active                      acknowledge
- *   Normal ─────────────────────────► Unacknowledged ────────────────► Acknowledged
- *     ▲  ▲                              │        ▲ (re-alarm)            │
- *     │  │            condition clears  │        │ condition active      │ condition clears
- *     │  │  (latching: stays until ack) ▼        │ again                 │
- *     │  └──────────────────── ReturnedUnacknowledged                    │
- *     │     acknowledge                                                  │
- *     └──────────────────────────────────────────────────────────────────┘
+ *    Normal --condition holds--> Unacknowledged --acknowledge--> Acknowledged
+ *      ^                           |        ^                             |
+ *      |          condition gone   |        | condition holds again       |
+ *      |          (not latching)   v        |                             |
+ *      +---acknowledge--- ReturnedUnacknowledged                          |
+ *      +------------------------------------------- condition gone -------+
  *
- *   Overlays, over any of the four: Shelved (an operator, timed or one-shot), Suppressed (by
- *   design, suppressWhen), OutOfService (maintenance). The alarm keeps following its condition
- *   underneath; when the last overlay ends, an alarm whose condition is gone is Normal, an
- *   active one shows its acknowledgement state.
+ *    Unacknowledged, still active after reAlarmAfterMs: announced again (ReAlarm), stays.
+ *    latching: condition gone leaves an Unacknowledged alarm active until acknowledged
+ *    (then Normal).
+ *
+ *    Overlays, shown instead while they last, over any of the four states:
+ *      OutOfService  >  Shelved (timed, or one-shot until it clears)  >  Suppressed
+ *    The alarm follows its condition underneath (journaled). When the last overlay ends, an
+ *    alarm whose condition is gone is Normal; an active one shows its acknowledgement (a new
+ *    occurrence during the overlay: Unacknowledged).
  * ```
  */
 import type { TagValue } from '../tags/sample.js';

@@ -434,13 +434,18 @@ export function alertRoutes(deps: ApiDeps, streams: TagStreamHub): RouteDefiniti
         if (!principal) throw new Error('unreachable: route requires a token');
         const service = alarms();
         let next = 0;
-        streams.openEventStream<StreamedTransition>(context, principal, 'alarms', {
-          initial: () => [],
-          subscribe: (listener) => service.subscribe(listener),
-          // Every transition its own key: none replaces another while the client lags.
-          coalesceKey: () => next++,
-          maxWaiting: maxStreamBacklog,
-        });
+        streams.openEventStream<StreamedTransition>(
+          context,
+          principal,
+          { message: 'alarm stream ended' },
+          {
+            initial: () => [],
+            subscribe: (listener) => service.subscribe(listener),
+            // Every transition its own key: none replaces another while the client lags.
+            coalesceKey: () => next++,
+            maxWaiting: maxStreamBacklog,
+          },
+        );
       },
     }),
     defineRoute({

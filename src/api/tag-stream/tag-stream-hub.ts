@@ -91,35 +91,41 @@ export class TagStreamHub {
   openStream(context: Context, principal: Principal, pattern: string): void {
     const { store } = this.options;
     const matches = cachedMatcher(pattern);
-    this.openEventStream<Sample>(context, principal, `tags ${pattern}`, {
-      initial: () =>
-        store
-          .match(pattern)
-          .sort(comparePaths)
-          .map((id) => store.get(id))
-          .filter((sample) => sample !== undefined),
-      subscribe: (listener) =>
-        store.subscribe((updates) => {
-          const samples: Sample[] = [];
-          for (const update of updates) {
-            if (matches(update.sample.fullTagId)) samples.push(update.sample);
-          }
-          listener(samples);
-        }),
-      coalesceKey: (sample) => sample.fullTagId,
-    });
+    this.openEventStream<Sample>(
+      context,
+      principal,
+      { message: 'tag stream ended', pattern },
+      {
+        initial: () =>
+          store
+            .match(pattern)
+            .sort(comparePaths)
+            .map((id) => store.get(id))
+            .filter((sample) => sample !== undefined),
+        subscribe: (listener) =>
+          store.subscribe((updates) => {
+            const samples: Sample[] = [];
+            for (const update of updates) {
+              if (matches(update.sample.fullTagId)) samples.push(update.sample);
+            }
+            listener(samples);
+          }),
+        coalesceKey: (sample) => sample.fullTagId,
+      },
+    );
   }
 
   /**
    * Starts a stream of another source on the request's response, under the same caps, session
    * checks, heartbeats and stall handling as tag streams.
-   * @param what names the stream in the log (`tags Line1/**`, `alarms`).
+   * @param ended the log line when it ends: its message, and fields naming the stream (the
+   *   account and the reason are added).
    * @throws TooManyRequestsError `stream-capacity-reached` over a cap (nothing written yet).
    */
   openEventStream<Item>(
     context: Context,
     principal: Principal,
-    what: string,
+    ended: { message: string } & Record<string, unknown>,
     source: EventStreamSource<Item>,
   ): void {
     const { limits } = this;
@@ -160,9 +166,10 @@ export class TagStreamHub {
         const count = (this.perAccount.get(account) ?? 1) - 1;
         if (count > 0) this.perAccount.set(account, count);
         else this.perAccount.delete(account);
+        const { message, ...fields } = ended;
         this.options.logger?.debug(
-          { username: principal.user.username, stream: what, reason },
-          'event stream ended',
+          { username: principal.user.username, ...fields, reason },
+          message,
         );
       },
     });
