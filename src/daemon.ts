@@ -249,7 +249,10 @@ export class Daemon {
         store,
         clock,
         logger: logger.child({ component: 'alarms' }),
-        journal: new AlarmJournal({ file: alarmJournalFile(stateDir) }),
+        journal: new AlarmJournal({
+          file: alarmJournalFile(stateDir),
+          checkpoints: { clock, logger: logger.child({ component: 'alarms' }) },
+        }),
         definitions: profile.alarms,
         // The profile in force (an API edit or a reload may change it), once the service exists.
         retentionDays: () => inForce().alarmJournal?.retentionDays,

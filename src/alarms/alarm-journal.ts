@@ -1,11 +1,15 @@
 /**
  * The alarm journal: every transition of every alarm, and each alarm's current state, in one
- * SQLite file (better-sqlite3) in the state directory.
+ * SQLite file (better-sqlite3, WAL) in the state directory.
  *
- * - Durability: WAL with `synchronous = FULL`: a committed append is on disk (the WAL fsynced)
- *   before {@link AlarmJournal.append} returns, so an acknowledgement the API confirmed survives
- *   a kill -9 and a power cut alike. Appends are batched (one transaction per store batch or
- *   operator action), so the fsync is paid per batch, not per transition.
+ * - Durability, the house's rule for SQLite (as the history's): a committed append survives the
+ *   process being killed (kill -9, a crash, an OOM kill) at once. Against a power cut, an
+ *   operator's action is fsynced before {@link AlarmJournal.append} returns (`fsync: true`:
+ *   that transaction runs with `synchronous = FULL`, which syncs the whole WAL, so every earlier
+ *   commit with it); automatic transitions commit with `synchronous = NORMAL` and are fsynced by
+ *   a checkpoint at most `checkpointIntervalMs` later (sqlite-checkpoints.ts), which bounds what
+ *   a power cut may roll back. Appends are batched (one transaction per store batch, timer or
+ *   action).
  * - One transaction holds the transitions and the states they led to: after a crash the states
  *   table never disagrees with the journal.
  * - Table `transitions`: `seq` (rowid, increasing), time, name, event, from/to state, active,
@@ -19,6 +23,9 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { SqliteCheckpoints } from '../history/sqlite-checkpoints.js';
 import type { TagValue } from '../tags/sample.js';
 import type { AlarmPriority } from './alarm-schema.js';
 import type { AlarmEvent, AlarmSnapshot, AlarmState, AlarmTransition } from './alarm-state.js';
@@ -59,6 +66,16 @@ export interface AlarmJournalOptions {
   file: string;
   /** Most rows one retention statement deletes (retention yields between). Default 10,000. */
   deleteChunkRows?: number;
+  /**
+   * The checkpoint policy that fsyncs automatic transitions: a checkpoint at most `intervalMs`
+   * (default 1,000) after each commit. Absent: SQLite's own (every 1,000 WAL pages), so a power
+   * cut may roll back more of them; operator actions are fsynced either way.
+   */
+  checkpoints?: {
+    clock: Pick<Clock, 'now' | 'setTimeout' | 'clearTimer'>;
+    logger: Logger;
+    intervalMs?: number;
+  };
 }
 
 interface TransitionRow {
@@ -83,11 +100,12 @@ interface TransitionRow {
 /** The durable journal and state store of the alarms. Open before use, close when done. */
 export class AlarmJournal {
   private db: Database.Database | undefined;
+  private checkpoints: SqliteCheckpoints | undefined;
   private writeBatch:
     | ((
         transitions: readonly AlarmTransition[],
         states: readonly [string, AlarmSnapshot][],
-      ) => void)
+      ) => number[])
     | undefined;
 
   constructor(private readonly options: AlarmJournalOptions) {}
@@ -102,7 +120,7 @@ export class AlarmJournal {
     const db = new Database(file);
     try {
       db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
+      db.pragma('synchronous = NORMAL');
       db.exec(`
         CREATE TABLE IF NOT EXISTS transitions (
           seq INTEGER PRIMARY KEY,
@@ -124,13 +142,21 @@ export class AlarmJournal {
         );
         CREATE INDEX IF NOT EXISTS transitions_t ON transitions (t);
         CREATE INDEX IF NOT EXISTS transitions_name_t ON transitions (name, t);
-        CREATE TABLE IF NOT EXISTS states (name TEXT PRIMARY KEY, snapshot TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS states (name TEXT PRIMARY KEY, snapshot TEXT NOT NULL) WITHOUT ROWID;
       `);
     } catch (error) {
       db.close();
       throw error;
     }
     this.db = db;
+    const policy = this.options.checkpoints;
+    if (policy) {
+      this.checkpoints = new SqliteCheckpoints(db, {
+        clock: policy.clock,
+        logger: policy.logger,
+        ...(policy.intervalMs !== undefined ? { intervalMs: policy.intervalMs } : {}),
+      });
+    }
     const insert = db.prepare(
       'INSERT INTO transitions (t, name, event, from_state, to_state, active, acked, value, lim, ' +
         'account, comment, priority, severity, area, message) ' +
@@ -174,22 +200,39 @@ export class AlarmJournal {
     const db = this.db;
     this.db = undefined;
     this.writeBatch = undefined;
+    this.checkpoints?.stop();
+    this.checkpoints = undefined;
     db?.close();
   }
 
   /**
-   * Appends transitions and saves the states they led to, in one transaction, on disk when this
-   * returns.
+   * Appends transitions and saves the states they led to, in one transaction: kept through a
+   * kill -9 when this returns, and with `fsync` (an operator's action) on disk through a power
+   * cut too.
    * @returns the journal position (seq) of each transition, in order.
    * @throws when the database refuses (a full disk): nothing of the batch is kept then.
    */
   append(
     transitions: readonly AlarmTransition[],
     states: readonly [name: string, snapshot: AlarmSnapshot][] = [],
+    options: { fsync?: boolean } = {},
   ): number[] {
-    this.require();
+    const db = this.require();
     if (transitions.length === 0 && states.length === 0) return [];
-    return this.writeBatch?.(transitions, states) ?? [];
+    const write = this.writeBatch;
+    if (write === undefined) return [];
+    if (!options.fsync) {
+      const seqs = write(transitions, states);
+      this.checkpoints?.afterCommit();
+      return seqs;
+    }
+    // FULL syncs the WAL at this commit: every earlier commit is on disk with it.
+    db.pragma('synchronous = FULL');
+    try {
+      return write(transitions, states);
+    } finally {
+      db.pragma('synchronous = NORMAL');
+    }
   }
 
   /** Every saved state, by alarm name. */

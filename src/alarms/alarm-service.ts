@@ -6,7 +6,8 @@
  *
  * Order of a batch (a store batch, a timer, an operator action): every alarm evaluates; then the
  * transitions and the states they led to are committed to the journal in one transaction
- * (fsynced); then the state tags are written; then the Stream listeners hear of the transitions.
+ * (fsynced before an operator action is answered; see alarm-journal.ts); then the state tags
+ * are written; then the Stream listeners hear of the transitions.
  * So nothing shows a transition the journal could lose, and an operator action is answered only
  * once it is on disk (a failing journal undoes it: 503 `alarm-journal-unavailable`). Automatic
  * transitions the journal refused are kept in memory, bounded, and written with the next batch.
@@ -470,7 +471,7 @@ export class AlarmService {
         if (alarm !== undefined) states.push([name, alarm.snapshot()]);
       }
       try {
-        const seqs = this.options.journal.append(transitions, states);
+        const seqs = this.options.journal.append(transitions, states, { fsync: strict });
         // The fresh transitions are the tail of the batch.
         const offset = seqs.length - fresh.length;
         streamed = fresh.map((transition, index) => ({ ...transition, seq: seqs[offset + index] }));

@@ -1,8 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
+import { pino } from 'pino';
 import { AlarmJournal } from '../../src/alarms/alarm-journal.js';
 import type { AlarmTransition } from '../../src/alarms/alarm-state.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 function transition(overrides: Partial<AlarmTransition>): AlarmTransition {
@@ -150,4 +152,29 @@ test('a closed journal refuses appends; open is idempotent and keeps what was wr
   t.throws(() => journal.append([transition({})]), { message: /not open/ });
   journal.open();
   t.is(journal.query(all).length, 1);
+});
+
+test('automatic appends are fsynced by a checkpoint at most intervalMs later; close stops it', async (t) => {
+  const dir = await tempDir(t);
+  const clock = new ManualClock();
+  const journal = new AlarmJournal({
+    file: join(dir, 'alarms.db'),
+    checkpoints: { clock, logger: pino({ level: 'silent' }), intervalMs: 1000 },
+  });
+  journal.open();
+  journal.append([transition({})]);
+  t.is(clock.pendingTimers(), 0, 'the first commit is checkpointed at once');
+  clock.advance(10);
+  journal.append([transition({ time: 2000 })]);
+  t.is(clock.pendingTimers(), 1, 'a later one within the interval gets a trailing checkpoint');
+  clock.advance(990);
+  t.is(clock.pendingTimers(), 0);
+  journal.append([transition({ time: 3000 })], [], { fsync: true });
+  t.is(clock.pendingTimers(), 0, 'an fsynced append needs none');
+  journal.append([transition({ time: 4000 })]);
+  journal.close();
+  t.is(clock.pendingTimers(), 0);
+  journal.open();
+  t.is(journal.query(all).length, 4);
+  journal.close();
 });
