@@ -30,6 +30,7 @@ import {
   acceptingMask,
   editionPhrase,
   publisherStateSchema,
+  refuseUnusableFiles,
   requireDataRelay,
 } from './publishers.js';
 
@@ -131,6 +132,7 @@ export function mqttPublisherRoutes(deps: ApiDeps): RouteDefinition[] {
       handle: async ({ body, principal }) => {
         const { profile, publishers } = services();
         rejectMasks(body);
+        await refuseUnusableFiles(publishers, body);
         await profile.update(
           (draft) => {
             const list = mqttOf(draft);
@@ -194,13 +196,19 @@ export function mqttPublisherRoutes(deps: ApiDeps): RouteDefinition[] {
             },
           ]);
         }
+        const incoming = { ...body, name: params.name };
+        const stored = configOf(profile, params.name);
+        refuseCredentialsToNewBroker(incoming, stored);
+        await refuseUnusableFiles(
+          publishers,
+          validated(unmaskSecrets(mqttConfigSchema, incoming, stored)),
+        );
         let replaced: MqttConfig | undefined;
         await profile.update(
           (draft) => {
             const list = mqttOf(draft);
             const index = list.findIndex((existing) => existing.name === params.name);
             if (index < 0) throw notFound(params.name);
-            const incoming = { ...body, name: params.name };
             refuseCredentialsToNewBroker(incoming, list[index]);
             const config = validated(unmaskSecrets(mqttConfigSchema, incoming, list[index]));
             list[index] = config;

@@ -156,6 +156,7 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
       handle: async ({ body, principal }) => {
         const { profile, publishers } = services();
         rejectMasks(body);
+        await refuseUnusableFiles(publishers, body);
         await profile.update(
           (draft) => {
             const webhooks = webhooksOf(draft);
@@ -215,13 +216,19 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
             },
           ]);
         }
+        const incoming = { ...body, name: params.name };
+        const stored = configOf(profile, params.name);
+        refuseCredentialsToNewOrigin(incoming, stored);
+        await refuseUnusableFiles(
+          publishers,
+          validated(unmaskSecrets(webhookConfigSchema, incoming, stored)),
+        );
         let replaced: WebhookConfig | undefined;
         await profile.update(
           (draft) => {
             const webhooks = webhooksOf(draft);
             const index = webhooks.findIndex((existing) => existing.name === params.name);
             if (index < 0) throw notFound(params.name);
-            const incoming = { ...body, name: params.name };
             refuseCredentialsToNewOrigin(incoming, webhooks[index]);
             const config = validated(unmaskSecrets(webhookConfigSchema, incoming, webhooks[index]));
             webhooks[index] = config;
@@ -323,6 +330,22 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
       },
     }),
   ];
+}
+
+/**
+ * Refuses a configuration whose files (caFile, a client certificate and key) its start could not
+ * use, naming each field at fault: a publisher is never saved to fail later (shared with the MQTT
+ * publisher routes). The files are read as the publisher will read them.
+ * @throws ValidationError listing every problem.
+ */
+export async function refuseUnusableFiles<Config>(
+  publishers: PublisherManager<Config, PublisherState>,
+  config: Config,
+): Promise<void> {
+  const problems = await publishers.checkFiles(config);
+  if (problems.length > 0) {
+    throw new ValidationError('A file the configuration names cannot be used.', problems);
+  }
 }
 
 /**
