@@ -123,7 +123,7 @@ export function mqttPublisherRoutes(deps: ApiDeps): RouteDefinition[] {
       tag,
       summary: 'Create an MQTT publisher',
       description: describe(
-        'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by an MQTT or a webhook publisher: they share the health tags) is 409 `already-exists`.',
+        'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by an MQTT or a webhook publisher: they share the health tags) is 409 `already-exists`. The files the configuration names (its `caFile` and the client certificate and key (parsed, the key decrypted with `keyPassphrase` and matched to the certificate)) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.',
       ),
       access: { kind: 'permission', permission: 'PublisherManage' },
       body: mqttConfigSchema,
@@ -179,7 +179,7 @@ export function mqttPublisherRoutes(deps: ApiDeps): RouteDefinition[] {
       tag,
       summary: 'Replace an MQTT publisher',
       description: describe(
-        `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back; a broker URL pointing to another host needs the credentials entered again. \`name\` may be left out; a different name is refused (400). A running publisher restarts with the new configuration.`,
+        `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back; a broker URL pointing to another host needs the credentials entered again. \`name\` may be left out; a different name is refused (400). A running publisher restarts with the new configuration. The files the configuration names (its \`caFile\` and the client certificate and key (parsed, the key decrypted with \`keyPassphrase\` and matched to the certificate)) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.`,
       ),
       access: { kind: 'permission', permission: 'PublisherManage' },
       params: nameParams,

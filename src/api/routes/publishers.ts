@@ -147,7 +147,7 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
       tag,
       summary: 'Create a webhook publisher',
       description: describe(
-        'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use is 409 `already-exists`.',
+        'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use is 409 `already-exists`. The files the configuration names (its `caFile`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.',
       ),
       access: { kind: 'permission', permission: 'PublisherManage' },
       body: webhookConfigSchema,
@@ -199,7 +199,7 @@ export function publisherRoutes(deps: ApiDeps): RouteDefinition[] {
       tag,
       summary: 'Replace a webhook publisher',
       description: describe(
-        `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back. \`name\` may be left out; a different name is refused (400). A running publisher keeps running with the new configuration.`,
+        `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back. \`name\` may be left out; a different name is refused (400). A running publisher keeps running with the new configuration. The files the configuration names (its \`caFile\`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.`,
       ),
       access: { kind: 'permission', permission: 'PublisherManage' },
       params: nameParams,
