@@ -228,6 +228,7 @@ export class Daemon {
             const fileProblems = problems.filter((problem) => problem.driver === index);
             if (fileProblems.length > 0) {
               this.logDriverLeftOut(config.name, config.type, fileProblems);
+              await drivers.leaveOut(config, fileProblems);
               continue;
             }
             await drivers.start(config);

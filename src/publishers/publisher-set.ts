@@ -6,7 +6,7 @@
  * publisher is built, so this class holds everything else once.
  */
 import type { Logger } from 'pino';
-import { NotFoundError } from '../errors.js';
+import { type FieldError, NotFoundError } from '../errors.js';
 import type { LicenseState } from '../license/license.js';
 import { Outbox } from '../outbox/outbox.js';
 import type { Collections } from '../tags/collections.js';
@@ -20,6 +20,12 @@ import { runBlocker } from './run-conditions.js';
 
 /** Reason of a publisher that stays Off because Auto Connect is off. */
 export const autoConnectOffReason = 'Auto Connect is off.';
+
+/**
+ * Reason of a publisher whose start threw: it stays Off and the others keep running. Shown to
+ * every PublisherView account, so it says nothing of the error itself; the log has it.
+ */
+export const startFailedReason = 'The publisher failed to start; the gateway log says why.';
 
 /** What every publisher configuration has that the set reads. */
 export interface PublisherSetConfig {
@@ -89,6 +95,12 @@ export abstract class PublisherSet<
   protected abstract build(config: Config): Publisher;
 
   /**
+   * Reads and checks the files a configuration names (caFile, a client certificate and key) as
+   * its start will; each problem's path is relative to the configuration.
+   */
+  abstract checkFiles(config: Config): Promise<FieldError[]>;
+
+  /**
    * Profile load: creates every publisher and starts those with Auto Connect on whose run
    * conditions hold; each one that stays Off logs one line saying why. Publishers from an
    * earlier call are stopped and replaced.
@@ -130,7 +142,8 @@ export abstract class PublisherSet<
       await existing.reconfigure(config);
       this.log.warn(`${this.kind.label} publisher '${config.name}' stopped: ${blocker}`);
     } else {
-      await existing.reconfigure(config);
+      // A running publisher starts again inside reconfigure(): guarded like any start.
+      await this.guarded(existing, () => existing.reconfigure(config));
     }
     return existing.state();
   }
@@ -185,7 +198,31 @@ export abstract class PublisherSet<
     if (publisher.running) return;
     const blocker = this.blocker(publisher.config);
     if (blocker !== undefined) this.keepOff(publisher, blocker, 'warn');
-    else await publisher.start();
+    else await this.guarded(publisher, () => publisher.start());
+  }
+
+  /**
+   * Runs a start (or a reconfiguration that starts again). One that throws leaves this
+   * publisher Off with {@link startFailedReason} and the error in the log; it never reaches the
+   * caller, so neither the daemon's start nor an API call fails for one publisher.
+   */
+  private async guarded(publisher: Publisher, start: () => Promise<void>): Promise<void> {
+    try {
+      await start();
+    } catch (error) {
+      this.log.error(
+        { err: error },
+        `${this.kind.label} publisher '${publisher.name}' failed to start; the other publishers keep running.`,
+      );
+      // Releases whatever the failed start had set up (timer, connection, outbox).
+      await publisher.stop(startFailedReason).catch((stopError: unknown) => {
+        this.log.error(
+          { err: stopError },
+          `${this.kind.label} publisher '${publisher.name}' stop failed.`,
+        );
+      });
+      publisher.setOff(startFailedReason);
+    }
   }
 
   private keepOff(publisher: Publisher, reason: string, level: 'info' | 'warn'): void {

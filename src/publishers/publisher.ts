@@ -2,6 +2,7 @@
  * What every publisher reports (spec §3.1): its status, its
  * last delivery and its counters, shown by the management API and mirrored in health tags.
  */
+import type { FieldError } from '../errors.js';
 
 /** Spec §3.1: On (running), Off (stopped), Error (after a failed delivery). */
 export type PublisherStatus = 'On' | 'Off' | 'Error';
@@ -103,4 +104,10 @@ export interface PublisherManager<Config, State extends PublisherState = Publish
   start(name: string): Promise<State>;
   /** Stops a publisher (Off, reason "stopped"). */
   stop(name: string): Promise<State>;
+  /**
+   * Reads and checks the files a configuration names (caFile, a client certificate and key) as
+   * its start will, without starting anything: what the API refuses a configuration for.
+   * @returns every problem, its path relative to the configuration (e.g. `caFile`).
+   */
+  checkFiles(config: Config): Promise<FieldError[]>;
 }

@@ -45,7 +45,9 @@ export const driverChangeSchema = z
     configuration: driverEntrySchema,
     report: driverReportSchema
       .optional()
-      .describe('The driver as GET Drivers/{name} shows it; absent when disabled or failed.'),
+      .describe(
+        'The driver as GET Drivers/{name} shows it (`Failed` when it could not start); absent when disabled.',
+      ),
     reload: reloadSummarySchema,
   })
   .meta({ id: 'DriverChange' });

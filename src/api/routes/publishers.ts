@@ -102,9 +102,9 @@ const webhookKind: PublisherKind<WebhookConfig, PublisherState> = {
   descriptions: {
     list: 'Every publisher in profile order, secrets masked, with its state.',
     create:
-      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use is 409 `already-exists`.',
+      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use is 409 `already-exists`. The files the configuration names (its `caFile`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.',
     read: 'The configuration (secrets masked) and the state: status, reason when Off, the last delivery (time, HTTP status, attempts, duration) and the counters.',
-    replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back. \`name\` may be left out; a different name is refused (400). A running publisher keeps running with the new configuration.`,
+    replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back. \`name\` may be left out; a different name is refused (400). A running publisher keeps running with the new configuration. The files the configuration names (its \`caFile\`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.`,
     start:
       'Starts the publisher (spec §3.1). When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. Starting a running publisher changes nothing. The profile is not changed (Auto Connect stays as configured).',
     stop: 'Stops the publisher: status Off, reason `stopped`. The profile is not changed.',

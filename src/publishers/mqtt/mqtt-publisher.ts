@@ -13,12 +13,11 @@
  * while the broker is unreachable nothing is selected, and the births of the next connection
  * carry every current value; On Change then continues from there.
  */
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../clock.js';
 import { Outbox, type OutboxMessage } from '../../outbox/outbox.js';
-import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
@@ -31,9 +30,9 @@ import type {
   PublisherStatus,
 } from '../publisher.js';
 import { type BatchSelector, createSelector } from '../trigger/selection.js';
-import { readCaFile } from '../webhook/webhook-publisher.js';
 import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js';
 import { describeBrokerError } from './broker-errors.js';
+import { readBrokerFiles } from './broker-files.js';
 import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
 import { SparkplugPublishing } from './sparkplug-publishing.js';
@@ -866,18 +865,21 @@ export class MqttPublisher {
   }
 
   private async readAuth(config: MqttConfig): Promise<BrokerTlsAndAuth> {
-    const base = this.deps.baseDir ?? process.cwd();
+    const files = await readBrokerFiles(config, this.deps.baseDir ?? process.cwd());
+    if (files.problems.length > 0) {
+      throw new Error(
+        files.problems.map((problem) => `${problem.path}: ${problem.message}`).join(' '),
+      );
+    }
     const auth: BrokerTlsAndAuth = {};
-    if (config.caFile !== undefined) auth.extraCa = await readCaFile(resolve(base, config.caFile));
+    if (files.extraCa !== undefined) auth.extraCa = files.extraCa;
     const authentication = config.authentication;
     if (authentication.mode === 'Username password') {
       auth.username = authentication.username;
       auth.password = authentication.password;
     } else if (authentication.mode === 'Client certificate') {
-      const read = async (file: string, what: string) =>
-        (await readProfileFile(resolve(base, file), what, profileFileLimits.pem)).toString('utf8');
-      auth.cert = await read(authentication.certFile, 'the client certificate');
-      auth.key = await read(authentication.keyFile, 'the client key');
+      auth.cert = files.cert;
+      auth.key = files.key;
       if (authentication.keyPassphrase !== undefined) {
         auth.passphrase = authentication.keyPassphrase;
       }

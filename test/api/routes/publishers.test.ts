@@ -519,6 +519,39 @@ test('a name in use is 409 already-exists and the first publisher is untouched',
   t.deepEqual(only?.collections, ['Line1']);
 });
 
+test('a caFile the publisher could not use is 400 naming it, on POST and PUT; nothing is saved', async (t) => {
+  const { call, profile } = await setup(t);
+  const folder = await tempDir(t);
+  const notPem = join(folder, 'passwd');
+  await writeFile(notPem, 'root:x:0:0:root:/root:/bin/bash\n');
+  const created = await call(basePath, {
+    method: 'POST',
+    body: feedConfig('https://127.0.0.1:1/x', { caFile: notPem }),
+  });
+  t.is(created.status, 400);
+  t.deepEqual(created.json.errors, [
+    {
+      path: 'caFile',
+      message: `The CA file ${notPem} cannot be used: it holds no PEM certificate.`,
+    },
+  ]);
+  t.deepEqual(profile.current().publishers.webhooks, []);
+  t.is(
+    (await call(basePath, { method: 'POST', body: feedConfig('https://127.0.0.1:1/x') })).status,
+    201,
+  );
+  const replaced = await call(`${basePath}/plant-feed`, {
+    method: 'PUT',
+    body: feedConfig('https://127.0.0.1:1/x', { caFile: join(folder, 'missing.pem') }),
+  });
+  t.is(replaced.status, 400);
+  t.deepEqual(
+    (replaced.json.errors as { path: string }[]).map((error) => error.path),
+    ['caFile'],
+  );
+  t.is(profile.current().publishers.webhooks[0]?.caFile, undefined);
+});
+
 test('a mask in a new publisher is refused: there is no stored secret behind it', async (t) => {
   const { call } = await setup(t);
   const response = await call(basePath, {
