@@ -6,7 +6,16 @@
  *
  * Never blocks a driver or the API: the store subscriber only decides and queues; appends run
  * on the clock, one at a time, each of at most `maxBatch` samples (a synchronous backend such
- * as SQLite holds the event loop for one whole append).
+ * as SQLite holds the event loop for one whole append). A full transaction's worth waiting
+ * (`maxBatch`, or half the bound if that is less) is appended right after the write that
+ * brought it, without waiting for the flush period: waiting longer would not make transactions
+ * bigger, only the buffer (100,000 tags scanned every second would otherwise wait up to a
+ * second beside the next scan).
+ *
+ * The bound of the buffer is `bufferLimit` when the profile sets it; otherwise it follows the
+ * tags being logged: {@link samplesPerLoggedTag} samples per tag, at least
+ * {@link defaultBufferLimit}, so a large profile keeps several scans in reserve and a small one
+ * keeps the fixed floor.
  *
  * The backend sees one operation at a time, and appends come first: a retention run deletes in
  * slices, and a flush due while a slice is under way runs as soon as that slice has committed,
@@ -24,7 +33,7 @@ import type { Sample } from '../tags/sample.js';
 import { compileTagPattern, type TagMatcher } from '../tags/tag-pattern.js';
 import type { TagStore, TagUpdate } from '../tags/tag-store.js';
 import type { HistoryBackend, LoggedSample } from './history-backend.js';
-import type { HistoryLogEntry } from './history-config.js';
+import { defaultBufferLimit, type HistoryLogEntry } from './history-config.js';
 import { HistoryStoppedError, isUnreachableError } from './open-on-use-backend.js';
 
 /** Options of {@link HistoryLogger}. */
@@ -36,8 +45,12 @@ export interface HistoryLoggerOptions {
   entries: readonly HistoryLogEntry[];
   /** Samples older than this many days are deleted. */
   retentionDays: number;
-  /** Most samples buffered while the backend is slow or down; beyond, the oldest are dropped. */
-  bufferLimit: number;
+  /**
+   * Most samples buffered while the backend is slow or down; beyond, the oldest are dropped.
+   * Absent: {@link samplesPerLoggedTag} per logged tag, at least {@link defaultBufferLimit}
+   * (the bound grows as tags appear).
+   */
+  bufferLimit?: number;
   clock: Clock;
   logger: Logger;
   /** Milliseconds between appends (one transaction each). Default 1,000. */
@@ -57,6 +70,8 @@ export interface HistoryLoggerOptions {
 export interface HistoryLoggerStats {
   /** Samples waiting in memory for the next append. */
   buffered: number;
+  /** The bound of the buffer now: the configured one, or the one derived from the logged tags. */
+  bufferLimit: number;
   /** Samples stored by the backend since start. */
   appended: number;
   /** Samples dropped because the buffer was full, since start. */
@@ -70,6 +85,16 @@ export interface HistoryLoggerStats {
 }
 
 const day = 86_400_000;
+/**
+ * Samples per logged tag the buffer holds when the profile sets no `bufferLimit`: ten scans of
+ * every tag (ten seconds at 1 s scans). What sustained logging needs is about two: the start
+ * (the current value of every tag, then the first scan) and the scan arriving while the
+ * previous one is appended; the rest carries the logging through a backend that stalls for a
+ * few seconds (a checkpoint on a slow disk, a PostgreSQL failover) before anything is dropped.
+ * A buffered sample costs about 130 bytes, so the bound of 100,000 tags (1,000,000 samples) is
+ * about 130 MB, held only while the backend falls behind.
+ */
+export const samplesPerLoggedTag = 10;
 /** Most tag ids named in one "refused samples" log line. */
 const loggedTagsMax = 20;
 
@@ -104,6 +129,10 @@ export class HistoryLogger {
   private flushWanted = false;
   /** Samples in the append under way. */
   private inFlight = 0;
+  /** An early flush is scheduled (right after the write that filled a transaction). */
+  private earlyFlush = false;
+  /** Per interval entry: the tags it sampled last time (they count toward the bound). */
+  private readonly intervalTags: number[] = [];
   private unsubscribe: (() => void) | undefined;
   private timers: TimerHandle[] = [];
   /** Per tag: the onChange rule, or null when no onChange entry covers it. */
@@ -113,6 +142,7 @@ export class HistoryLogger {
   /** Per tag: the last sample logged on change. */
   private readonly lastLogged = new Map<string, Sample>();
   private outage = false;
+  /** Dropped since the warning that the buffer is full (an outage, or a backend falling behind). */
   private droppedInOutage = 0;
   private readonly counters = {
     appended: 0,
@@ -228,7 +258,7 @@ export class HistoryLogger {
 
   /** Current counters. */
   stats(): HistoryLoggerStats {
-    return { buffered: this.buffered, ...this.counters };
+    return { buffered: this.buffered, bufferLimit: this.bufferLimit(), ...this.counters };
   }
 
   /** Whether the backend's last append failed as a whole (an outage, retried every flush). */
@@ -238,6 +268,24 @@ export class HistoryLogger {
 
   private get buffered(): number {
     return this.buffer.length - this.head;
+  }
+
+  /**
+   * The bound now: the configured one, or {@link samplesPerLoggedTag} per logged tag (every tag
+   * logged on change since start, plus the tags each interval entry sampled last), at least
+   * {@link defaultBufferLimit}. A collection change (which recomputes the rules) does not
+   * shrink it: the tags logged on change since start still count.
+   */
+  private bufferLimit(): number {
+    if (this.options.bufferLimit !== undefined) return this.options.bufferLimit;
+    let tags = this.lastLogged.size;
+    for (const count of this.intervalTags) tags += count ?? 0;
+    return Math.max(defaultBufferLimit, samplesPerLoggedTag * tags);
+  }
+
+  /** Buffered samples from which a flush is due at once: a full transaction, or half the bound. */
+  private highWater(): number {
+    return Math.min(this.maxBatch, Math.ceil(this.bufferLimit() / 2));
   }
 
   private onUpdates(updates: readonly TagUpdate[]): void {
@@ -253,7 +301,7 @@ export class HistoryLogger {
       this.push(toLogged(sample, Date.parse(sample.utcTimestamp)));
       queued = true;
     }
-    if (queued) this.trim();
+    if (queued) this.queued();
   }
 
   /** Interval entry: the current sample of every tag it covers, stamped with the sampling time. */
@@ -261,11 +309,16 @@ export class HistoryLogger {
     const entry = this.options.entries[index] as HistoryLogEntry;
     const { store } = this.options;
     const now = this.options.clock.now();
+    let count = 0;
     for (const id of this.tagsOf(entry, index)) {
       const current = store.get(id);
-      if (current) this.push(toLogged(current, now));
+      if (current) {
+        this.push(toLogged(current, now));
+        count++;
+      }
     }
-    this.trim();
+    this.intervalTags[index] = count;
+    this.queued();
   }
 
   private tagsOf(entry: HistoryLogEntry, index: number): Iterable<string> {
@@ -320,17 +373,38 @@ export class HistoryLogger {
     this.buffer.push(sample);
   }
 
-  /** Drops the oldest samples beyond the bound; one warning per outage, then a summary. */
+  /**
+   * After samples were queued: keeps the bound, and schedules an early flush when a full
+   * transaction waits. The flush runs right after the write that brought the samples, not
+   * inside it (a synchronous backend would hold the driver's write and the other subscribers
+   * for a whole append). Not during an outage: the flush period paces the retries.
+   */
+  private queued(): void {
+    this.trim();
+    if (this.earlyFlush || this.outage || this.busy || this.buffered < this.highWater()) return;
+    this.earlyFlush = true;
+    setImmediate(() => {
+      this.earlyFlush = false;
+      // Stopped meanwhile: stop() appends what is left itself.
+      if (this.unsubscribe) this.flushSoon();
+    });
+  }
+
+  /**
+   * Drops the oldest samples beyond the bound; one warning per outage (or per spell of a
+   * backend slower than the samples arrive), then a summary.
+   */
   private trim(): void {
-    const excess = this.buffered - this.options.bufferLimit;
+    const limit = this.bufferLimit();
+    const excess = this.buffered - limit;
     if (excess <= 0) return;
     this.head += excess;
     this.counters.dropped += excess;
     if (this.droppedInOutage === 0) {
       this.options.logger.warn(
-        { bufferLimit: this.options.bufferLimit },
-        `history buffer full (${this.options.bufferLimit} samples): dropping the oldest until ` +
-          'the backend accepts appends again',
+        { bufferLimit: limit },
+        `history buffer full (${limit} samples): the backend is down or slower than the ` +
+          'samples arrive; dropping the oldest',
       );
     }
     this.droppedInOutage += excess;
@@ -362,12 +436,14 @@ export class HistoryLogger {
 
   /**
    * Appends the buffer in batches of at most `maxBatch`, one after the other (yielding to the
-   * event loop between them), until a batch fails or the buffer held no more than one batch.
+   * event loop between them), until a batch fails, or the buffer held no more than one batch
+   * and what arrived meanwhile is less than a full one (the flush period takes that).
    */
   private async drain(): Promise<void> {
     for (;;) {
       const more = this.buffered > this.maxBatch;
-      if (!(await this.append()) || !more || this.buffered === 0) return;
+      if (!(await this.append()) || this.buffered === 0) return;
+      if (!more && this.buffered < this.highWater()) return;
       await yieldToEventLoop();
     }
   }
@@ -425,7 +501,19 @@ export class HistoryLogger {
 
   /** The backend accepted an append: ends an outage (with its summary). */
   private recovered(): void {
-    if (!this.outage) return;
+    if (!this.outage) {
+      // Dropped without an outage (samples came faster than the backend stored them): the
+      // spell ends once the backlog is stored, and the next one warns again.
+      if (this.droppedInOutage > 0 && this.buffered === 0) {
+        this.options.logger.info(
+          { dropped: this.droppedInOutage },
+          `history backend caught up; ${this.droppedInOutage} samples were dropped while it ` +
+            'fell behind',
+        );
+        this.droppedInOutage = 0;
+      }
+      return;
+    }
     this.outage = false;
     this.options.logger.info(
       { dropped: this.droppedInOutage },
