@@ -104,6 +104,19 @@ interface ChangeRule {
   deadband: number;
 }
 
+/**
+ * What the logger keeps per tag the store wrote: one map lookup per sample on the hot path
+ * (100,000 tags a second), not one per question.
+ */
+interface TagLog {
+  /** The onChange rule, or null when no onChange entry covers the tag. */
+  rule: ChangeRule | null;
+  /** The rules' generation `rule` was computed in: a collection change makes it stale. */
+  generation: number;
+  /** The last sample logged on change. */
+  last: Sample | undefined;
+}
+
 /** The onChange and interval logger of one history section. */
 export class HistoryLogger {
   private readonly flushIntervalMs: number;
@@ -135,12 +148,17 @@ export class HistoryLogger {
   private readonly intervalTags: number[] = [];
   private unsubscribe: (() => void) | undefined;
   private timers: TimerHandle[] = [];
-  /** Per tag: the onChange rule, or null when no onChange entry covers it. */
-  private rules = new Map<string, ChangeRule | null>();
-  /** Collection definitions the rules were computed from; a change clears the rules. */
+  /** Per tag the store wrote: its onChange rule and last logged sample. */
+  private readonly tagLogs = new Map<string, TagLog>();
+  /** Generation of the rules: bumped when a collection changes, so each rule is recomputed. */
+  private generation = 0;
+  /** Tags logged on change since start (they count toward the bound). */
+  private loggedTags = 0;
+  /** Collection definitions the rules were computed from; a change makes the rules stale. */
   private ruleSources: unknown[] = [];
-  /** Per tag: the last sample logged on change. */
-  private readonly lastLogged = new Map<string, Sample>();
+  /** The last timestamp parsed, and its epoch ms: a driver's batch shares one timestamp. */
+  private lastStamp = '';
+  private lastStampMs = Number.NaN;
   private outage = false;
   /** Dropped since the warning that the buffer is full (an outage, or a backend falling behind). */
   private droppedInOutage = 0;
@@ -278,7 +296,7 @@ export class HistoryLogger {
    */
   private bufferLimit(): number {
     if (this.options.bufferLimit !== undefined) return this.options.bufferLimit;
-    let tags = this.lastLogged.size;
+    let tags = this.loggedTags;
     for (const count of this.intervalTags) tags += count ?? 0;
     return Math.max(defaultBufferLimit, samplesPerLoggedTag * tags);
   }
@@ -293,15 +311,40 @@ export class HistoryLogger {
     this.refreshRules();
     let queued = false;
     for (const { sample } of updates) {
-      const rule = this.ruleOf(sample.fullTagId);
-      if (!rule) continue;
-      const last = this.lastLogged.get(sample.fullTagId);
-      if (last !== undefined && !changedBeyond(last, sample, rule.deadband)) continue;
-      this.lastLogged.set(sample.fullTagId, sample);
-      this.push(toLogged(sample, Date.parse(sample.utcTimestamp)));
+      const log = this.tagLog(sample.fullTagId);
+      const rule = log.rule;
+      if (rule === null) continue;
+      const last = log.last;
+      if (last === undefined) this.loggedTags++;
+      else if (!changedBeyond(last, sample, rule.deadband)) continue;
+      log.last = sample;
+      this.push(toLogged(sample, this.epochMsOf(sample.utcTimestamp)));
       queued = true;
     }
     if (queued) this.queued();
+  }
+
+  /** The tag's log entry, its rule computed (again, after a collection change) when needed. */
+  private tagLog(fullTagId: string): TagLog {
+    const known = this.tagLogs.get(fullTagId);
+    if (known === undefined) {
+      const log = { rule: this.ruleOf(fullTagId), generation: this.generation, last: undefined };
+      this.tagLogs.set(fullTagId, log);
+      return log;
+    }
+    if (known.generation !== this.generation) {
+      known.rule = this.ruleOf(fullTagId);
+      known.generation = this.generation;
+    }
+    return known;
+  }
+
+  private epochMsOf(utcTimestamp: string): number {
+    if (utcTimestamp !== this.lastStamp) {
+      this.lastStamp = utcTimestamp;
+      this.lastStampMs = Date.parse(utcTimestamp);
+    }
+    return this.lastStampMs;
   }
 
   /** Interval entry: the current sample of every tag it covers, stamped with the sampling time. */
@@ -342,16 +385,15 @@ export class HistoryLogger {
     );
     if (sources.some((source, i) => source !== this.ruleSources[i])) {
       this.ruleSources = sources;
-      this.rules.clear();
+      this.generation++;
       this.memberMatchers = sources.map((source) =>
         source?.members.map((member) => compileTagPattern(member)),
       );
     }
   }
 
+  /** The onChange rule of a tag under the entries and collections now. */
   private ruleOf(fullTagId: string): ChangeRule | null {
-    const known = this.rules.get(fullTagId);
-    if (known !== undefined) return known;
     let rule: ChangeRule | null = null;
     for (const [index, entry] of this.options.entries.entries()) {
       if (entry.mode !== 'onChange' || !this.covers(entry, index, fullTagId)) continue;
@@ -359,7 +401,6 @@ export class HistoryLogger {
       const deadband = entry.deadband ?? 0;
       if (rule === null || deadband < rule.deadband) rule = { deadband };
     }
-    this.rules.set(fullTagId, rule);
     return rule;
   }
 

@@ -585,29 +585,34 @@ function scanner(s: Setup, count: number, prefix = 'Sim') {
   };
 }
 
-test('100,000 tags changing at every 1 s scan, default bound: nothing is dropped', async (t) => {
-  const s = await setup(t, [onChange('**')], { bufferLimit: undefined });
-  await s.tick(0); // the retention run of the start is over
-  const scan = scanner(s, 100_000);
-  // As in the daemon: the history starts first, then the driver scans at once and every second
-  // (its timer falls due right after the logger's flush timer).
-  scan();
-  s.clock.setInterval(scan, 1_000);
-  for (let second = 0; second < 6; second++) {
-    s.clock.advance(1_000);
-    await s.history.flush();
-  }
-  const stats = s.history.stats();
-  t.is(stats.dropped, 0);
-  t.is(stats.appended, 700_000);
-  t.is(stats.bufferLimit, 1_000_000, '10 samples per logged tag');
-  t.is(s.logs.lines.filter((line) => /buffer full/.test(line.msg ?? '')).length, 0);
-  t.is(s.backend.maxInFlight, 1, 'one append at a time');
-  t.is(
-    await s.backend.inner.count({ tagIds: ['Sim/Line7/Tag99907'], startMs: 0, stopMs: t0 * 2 }),
-    7,
-  );
-});
+// Serial (AVA runs these before the concurrent tests): its appends hold the event loop for
+// seconds, which would stretch the real-time bound of the hanging-backend test beside it.
+test.serial(
+  '100,000 tags changing at every 1 s scan, default bound: nothing is dropped',
+  async (t) => {
+    const s = await setup(t, [onChange('**')], { bufferLimit: undefined });
+    await s.tick(0); // the retention run of the start is over
+    const scan = scanner(s, 100_000);
+    // As in the daemon: the history starts first, then the driver scans at once and every second
+    // (its timer falls due right after the logger's flush timer).
+    scan();
+    s.clock.setInterval(scan, 1_000);
+    for (let second = 0; second < 6; second++) {
+      s.clock.advance(1_000);
+      await s.history.flush();
+    }
+    const stats = s.history.stats();
+    t.is(stats.dropped, 0);
+    t.is(stats.appended, 700_000);
+    t.is(stats.bufferLimit, 1_000_000, '10 samples per logged tag');
+    t.is(s.logs.lines.filter((line) => /buffer full/.test(line.msg ?? '')).length, 0);
+    t.is(s.backend.maxInFlight, 1, 'one append at a time');
+    t.is(
+      await s.backend.inner.count({ tagIds: ['Sim/Line7/Tag99907'], startMs: 0, stopMs: t0 * 2 }),
+      7,
+    );
+  },
+);
 
 test('a full transaction waiting is appended at once, without waiting for the flush period (not while the backend is down)', async (t) => {
   const s = await setup(t, [onChange('**')], { maxBatch: 100 });
@@ -643,29 +648,32 @@ test('a full transaction waiting is appended at once, without waiting for the fl
   t.is(s.history.stats().dropped, 0);
 });
 
-test('the default bound is 10 samples per logged tag (onChange and interval), at least 100,000', async (t) => {
-  const s = await setup(
-    t,
-    [onChange('A/**'), { source: 'B/**', mode: 'interval', intervalSeconds: 1 }],
-    { bufferLimit: undefined },
-  );
-  await s.tick(0);
-  t.is(s.history.stats().bufferLimit, 100_000, 'nothing logged yet: the floor');
-  s.backend.down = true;
-  const scanA = scanner(s, 12_000, 'A');
-  const scanB = scanner(s, 8_000, 'B');
-  for (let second = 0; second < 12; second++) {
-    scanA();
-    scanB();
-    await s.tick(1_000);
-  }
-  const stats = s.history.stats();
-  t.is(stats.bufferLimit, 200_000);
-  t.is(stats.buffered, 200_000);
-  t.is(stats.dropped, 12 * 20_000 - 200_000);
-  const full = s.logs.lines.find((line) => /buffer full/.test(line.msg ?? ''));
-  t.is(full?.bufferLimit, 200_000);
-});
+test.serial(
+  'the default bound is 10 samples per logged tag (onChange and interval), at least 100,000',
+  async (t) => {
+    const s = await setup(
+      t,
+      [onChange('A/**'), { source: 'B/**', mode: 'interval', intervalSeconds: 1 }],
+      { bufferLimit: undefined },
+    );
+    await s.tick(0);
+    t.is(s.history.stats().bufferLimit, 100_000, 'nothing logged yet: the floor');
+    s.backend.down = true;
+    const scanA = scanner(s, 12_000, 'A');
+    const scanB = scanner(s, 8_000, 'B');
+    for (let second = 0; second < 12; second++) {
+      scanA();
+      scanB();
+      await s.tick(1_000);
+    }
+    const stats = s.history.stats();
+    t.is(stats.bufferLimit, 200_000);
+    t.is(stats.buffered, 200_000);
+    t.is(stats.dropped, 12 * 20_000 - 200_000);
+    const full = s.logs.lines.find((line) => /buffer full/.test(line.msg ?? ''));
+    t.is(full?.bufferLimit, 200_000);
+  },
+);
 
 test('a backend slower than the samples arrive: one warning per spell, a summary once it caught up', async (t) => {
   const s = await setup(t, [onChange('**')], { bufferLimit: 100 });
