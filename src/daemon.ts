@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { isDerivedTagSource } from '../drivers/derived/derived-tag-report.js';
 import { apiRoutes, createApp } from './api/app.js';
 import { DriverReports } from './api/driver-reports.js';
 import { HttpListener } from './api/http-listener.js';
@@ -373,6 +374,13 @@ export class Daemon {
         license: () => this.license ?? unlicensed,
         dbc,
         drivers: driverReports,
+        derivedTags: {
+          list: () =>
+            drivers
+              .list()
+              .filter(isDerivedTagSource)
+              .flatMap((d) => d.derivedTags()),
+        },
         streams,
         userManagement,
         writer,
