@@ -26,7 +26,7 @@ test('tagd profile check accepts the demo profile', async (t) => {
   const demo = JSON.parse(await readFile(demoProfile, 'utf8'));
   t.is(
     run.stdout(),
-    `${demoProfile}: valid (2 drivers, 9 tags, 1 collections, ${demo.publishers?.webhooks?.length ?? 0} webhook publishers)\n`,
+    `${demoProfile}: valid (3 drivers, 15 tags, 1 collections, ${demo.publishers?.webhooks?.length ?? 0} webhook publishers)\n`,
   );
 });
 
@@ -223,9 +223,9 @@ test.serial('the built command (node dist/src/cli.js) starts the demo profile', 
   );
   t.teardown(() => run.child.kill('SIGKILL'));
   const ready = await run.waitForLog('tagd ready');
-  // The simulator's nine tags (two of them writable), the 13 signals of the replayed CAN bus
-  // (config/can/) and the demo publisher's three health tags.
-  t.is(ready.tags, 25);
+  // The simulator's eleven tags (two of them writable), the 13 signals of the replayed CAN bus
+  // (config/can/), the four derived tags and the demo publisher's three health tags.
+  t.is(ready.tags, 31);
   run.child.kill('SIGTERM');
   t.is(await run.exited, 0);
 });

@@ -4,9 +4,11 @@
  * totalizer's total surviving a restart through the state the caller keeps. Every expected
  * figure is worked out by hand in the comment beside it.
  */
+import { readFile } from 'node:fs/promises';
 import test from 'ava';
 import type { ExpressionInput } from '../../src/expressions/evaluation-context.js';
 import type { ExpressionState } from '../../src/expressions/expression-state.js';
+import { functionSpecs } from '../../src/expressions/functions.js';
 import { compileExpression, type EvaluationResult } from '../../src/expressions/program.js';
 
 const t0 = Date.UTC(2026, 0, 1);
@@ -299,3 +301,22 @@ for (const [text, fragment] of refusedArguments) {
     if (!outcome.ok) t.true(outcome.problem.message.includes(fragment), outcome.problem.message);
   });
 }
+
+test('the README documents every function with an example, and no function that does not exist', async (t) => {
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('## Derived tags');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const rows = [...section.matchAll(/^\| `(\w+)\(([^`]*)\)` \| .+ \| `(.+)` \|$/gm)];
+  const documented = rows.map((row) => `${row[1]}(${row[2]})`);
+  const expected = [...functionSpecs.values()].map((spec) => {
+    const names = spec.params.map((p) => (p.optional ? `[${p.name}]` : p.name));
+    if (spec.rest) names.push('…');
+    return `${spec.name}(${names.join(', ')})`;
+  });
+  t.deepEqual(documented.sort(), expected.sort());
+  for (const row of rows) {
+    const example = row[3] as string;
+    const outcome = compileExpression(example);
+    t.true(outcome.ok, `the example ${example} compiles`);
+  }
+});
