@@ -7,7 +7,9 @@
  * synchronously of each write batch. In that call it evaluates every tag an input of which
  * changed (value or quality), once per batch however many of its inputs changed, in dependency
  * order, derived tags that read derived tags of this driver after them, each reading the values
- * computed earlier in the same pass; then it writes one batch. Its write runs inside the store's
+ * computed earlier in the same pass; then it writes one batch. Each tag keeps the latest sample of
+ * each of its inputs, taken from the store's updates (every update, changed or not), so an
+ * evaluation reads an array rather than the store's map. Its write runs inside the store's
  * notification of the input batch, so by the time `store.write(inputs)` returns, the derived
  * tags hold the values of those inputs. Derived tags of other derived drivers follow the same
  * way, one nested batch later. A loop between derived tags is refused by the profile.
@@ -40,11 +42,7 @@ import {
   pollRefreshBoundMs,
 } from '../driver.js';
 import { dependencyOrder } from './dependency-order.js';
-import type {
-  DerivedEvaluation,
-  DerivedTagReport,
-  DerivedTagSource,
-} from './derived-tag-report.js';
+import type { DerivedTagReport, DerivedTagSource } from './derived-tag-report.js';
 import type { DerivedDriverConfig, DerivedTagConfig } from './schema.js';
 import { type DerivedTotals, TotalsFile } from './totals-file.js';
 
@@ -63,21 +61,38 @@ interface DerivedTag {
   order: number;
   /** Interval of an interval tag, ms; undefined for `change`. */
   readonly intervalMs: number | undefined;
-  /** Reads reference `index`: this pass's new value of a tag of this driver, else the store's. */
-  read: (index: number) => Sample | undefined;
-  /** Tags of this driver that read this one. */
-  dependents: DerivedTag[];
+  /**
+   * The latest sample of each reference, by index: kept current from the store's updates (and,
+   * for tags of this driver, from each pass as it computes them), so an evaluation reads an
+   * array, not the store's map.
+   */
+  readonly inputs: (Sample | undefined)[];
+  /** Where tags of this driver read this one. */
+  dependents: InputSlot[];
   /** The sample written last. */
   written: Sample | undefined;
-  /** This pass's new sample, read by the tags after it in the pass. */
-  pending: Sample | undefined;
   /** The pass that marked the tag for evaluation, and whether it takes a sample. */
   mark: number;
   sampling: boolean;
-  last: DerivedEvaluation | undefined;
+  /** The last evaluation and when it ran (the report is built from them when asked). */
+  last: EvaluationResult | undefined;
+  lastAt: string;
+  /** What the program is evaluated with, reused from one evaluation to the next. */
+  readonly environment: {
+    now: number;
+    read: (index: number) => Sample | undefined;
+    state: ExpressionState;
+    sampling: boolean;
+  };
   evaluations: number;
   writes: number;
   faults: number;
+}
+
+/** One reference of a tag: the tag, and the index of the reference in its program. */
+interface InputSlot {
+  tag: DerivedTag;
+  index: number;
 }
 
 /** See the module comment. */
@@ -87,8 +102,8 @@ export class DerivedDriver implements DerivedTagSource {
   private readonly tags: DerivedTag[];
   /** The tags in evaluation order. */
   private readonly ordered: DerivedTag[];
-  /** Tags reading each input, by the input's fullTagId (tags of this driver excluded). */
-  private readonly readers = new Map<string, DerivedTag[]>();
+  /** Where each input is read, by the input's fullTagId (tags of this driver excluded). */
+  private readonly readers = new Map<string, InputSlot[]>();
   private readonly totalsFile: TotalsFile;
   private readonly hasTotals: boolean;
   private unsubscribe: (() => void)[] = [];
@@ -112,19 +127,13 @@ export class DerivedDriver implements DerivedTagSource {
     this.tags = config.tags.map((tag, order) => this.build(tag, order));
     const byId = new Map(this.tags.map((tag) => [tag.fullTagId, tag]));
     for (const tag of this.tags) {
-      const references = tag.program.references;
-      const own = references.map((reference) => byId.get(reference));
-      tag.read = (index) => {
-        const pending = own[index]?.pending;
-        return pending ?? deps.store.get(references[index] as string);
-      };
-      for (const [index, reference] of references.entries()) {
-        const upstream = own[index];
-        if (upstream) upstream.dependents.push(tag);
+      for (const [index, reference] of tag.program.references.entries()) {
+        const upstream = byId.get(reference);
+        if (upstream) upstream.dependents.push({ tag, index });
         else {
           const list = this.readers.get(reference);
-          if (list === undefined) this.readers.set(reference, [tag]);
-          else list.push(tag);
+          if (list === undefined) this.readers.set(reference, [{ tag, index }]);
+          else list.push({ tag, index });
         }
       }
     }
@@ -152,21 +161,24 @@ export class DerivedDriver implements DerivedTagSource {
       ...(config.unit !== undefined ? { unit: config.unit } : {}),
       ...(config.description !== undefined ? { description: config.description } : {}),
     };
+    const inputs: (Sample | undefined)[] = outcome.program.references.map(() => undefined);
+    const state = outcome.program.createState();
     return {
       fullTagId: driverTagId(this.name, config.name),
       config,
       program: outcome.program,
-      state: outcome.program.createState(),
+      state,
       metadata,
       order,
       intervalMs: config.trigger === 'change' ? undefined : config.trigger.intervalMs,
-      read: () => undefined,
+      inputs,
       dependents: [],
       written: undefined,
-      pending: undefined,
       mark: 0,
       sampling: false,
       last: undefined,
+      lastAt: '',
+      environment: { now: 0, read: (index) => inputs[index], state, sampling: true },
       evaluations: 0,
       writes: 0,
       faults: 0,
@@ -194,6 +206,11 @@ export class DerivedDriver implements DerivedTagSource {
     for (const tag of this.tags) {
       tag.written = undefined;
       tag.mark = 0;
+      // What the store holds now; its updates keep them current from here on.
+      const references = tag.program.references;
+      for (let index = 0; index < references.length; index++) {
+        tag.inputs[index] = store.get(references[index] as string);
+      }
     }
     this.setState('Running');
     this.evaluate(this.ordered, true);
@@ -265,7 +282,7 @@ export class DerivedDriver implements DerivedTagSource {
         ...(config.unit !== undefined ? { unit: config.unit } : {}),
         ...(config.description !== undefined ? { description: config.description } : {}),
         ...(config.deadband !== undefined ? { deadband: config.deadband } : {}),
-        ...(tag.last ? { lastEvaluation: { ...tag.last } } : {}),
+        ...(tag.last ? { lastEvaluation: { utcTimestamp: tag.lastAt, ...tag.last } } : {}),
         evaluations: tag.evaluations,
         writes: tag.writes,
         faults: tag.faults,
@@ -279,12 +296,14 @@ export class DerivedDriver implements DerivedTagSource {
     let dirty: DerivedTag[] | undefined;
     for (let i = 0; i < updates.length; i++) {
       const update = updates[i] as TagUpdate;
-      if (!update.changed) continue;
       const readers = this.readers.get(update.sample.fullTagId);
       if (readers === undefined) continue;
+      // Every update, changed or not, so a new message of an unchanged Bad input is read too.
+      for (const slot of readers) slot.tag.inputs[slot.index] = update.sample;
+      if (!update.changed) continue;
       // An interval tag follows a quality change at once; its values wait for the interval.
       const qualityChanged = update.previous?.quality !== update.sample.quality;
-      for (const tag of readers) {
+      for (const { tag } of readers) {
         const sampling = tag.intervalMs === undefined;
         if (!sampling && !qualityChanged) continue;
         if (tag.mark !== pass) {
@@ -304,7 +323,8 @@ export class DerivedDriver implements DerivedTagSource {
     const pass = ++this.pass;
     const dirty: DerivedTag[] = [];
     for (const id of ids) {
-      for (const tag of this.readers.get(id) ?? []) {
+      for (const { tag, index } of this.readers.get(id) ?? []) {
+        tag.inputs[index] = undefined;
         if (tag.mark === pass) continue;
         tag.mark = pass;
         tag.sampling = false;
@@ -331,18 +351,17 @@ export class DerivedDriver implements DerivedTagSource {
     const now = this.deps.clock.now();
     const utcTimestamp = new Date(now).toISOString();
     const batch: Sample[] = [];
-    const writers: DerivedTag[] = [];
     for (let tag = queue.pop(); tag !== undefined; tag = queue.pop()) {
       const sample = this.evaluateTag(tag, now, utcTimestamp);
       if (sample === undefined) continue;
       const previous = tag.written;
       tag.written = sample;
-      tag.pending = sample;
       tag.writes++;
       batch.push(sample);
-      writers.push(tag);
       const qualityChanged = previous?.quality !== sample.quality;
-      for (const dependent of tag.dependents) {
+      for (const { tag: dependent, index } of tag.dependents) {
+        // The tags after it in this pass read the new value before the store holds it.
+        dependent.inputs[index] = sample;
         const sampling = dependent.intervalMs === undefined;
         if (!sampling && !qualityChanged) continue;
         if (dependent.mark !== pass) {
@@ -353,20 +372,16 @@ export class DerivedDriver implements DerivedTagSource {
       }
     }
     if (batch.length === 0) return;
-    // From here on the store holds them: reads go to the store again.
-    for (const tag of writers) tag.pending = undefined;
     this.writes += batch.length;
     this.deps.store.write(batch);
   }
 
   /** Evaluates one tag; the sample to write, or undefined when nothing is to be written. */
   private evaluateTag(tag: DerivedTag, now: number, utcTimestamp: string): Sample | undefined {
-    let result: EvaluationResult = tag.program.evaluate({
-      now,
-      read: tag.read,
-      state: tag.state,
-      sampling: tag.sampling,
-    });
+    const environment = tag.environment;
+    environment.now = now;
+    environment.sampling = tag.sampling;
+    let result: EvaluationResult = tag.program.evaluate(environment);
     const expected = tag.config.dataType;
     if (expected !== undefined && result.value !== undefined && typeof result.value !== expected) {
       result = {
@@ -381,7 +396,8 @@ export class DerivedDriver implements DerivedTagSource {
       tag.faults++;
       this.faults++;
     }
-    tag.last = { utcTimestamp, ...result };
+    tag.last = result;
+    tag.lastAt = utcTimestamp;
     const written = tag.written;
     // An interval tick writes even an unchanged value: the tag's refresh bound counts on it.
     const tick = tag.intervalMs !== undefined && tag.sampling;

@@ -46,67 +46,39 @@ export function compileTree(
   const stateful = (spec: SlotSpec, argument: Evaluator, compute: StatefulCompute): Evaluator => {
     const index = slots.length;
     slots.push(spec.kind === 'totalizer' ? { ...spec, key: `integrate#${totalizers++}` } : spec);
-    samplers.push((c) => {
-      const slot = c.state.slots[index];
-      if (slot === undefined) return;
-      const { rank, reason, message } = c;
-      c.rank = 0;
-      c.reason = undefined;
-      c.message = undefined;
-      const value = argument(c);
-      slot.result = compute(slot, value, c);
-      slot.rank = slot.result === undefined && c.rank < 2 ? 3 : c.rank;
-      slot.reason = c.reason;
-      slot.message = c.message;
-      c.rank = rank;
-      c.reason = reason;
-      c.message = message;
-    });
-    return (c) => {
-      const slot = c.state.slots[index];
-      if (slot === undefined) return undefined;
-      if (slot.rank > 0) c.degrade(slot.rank, slot.reason, slot.message);
-      return slot.rank >= 2 ? undefined : slot.result;
-    };
+    samplers.push(sampler(index, argument, compute));
+    return statefulResult(index);
   };
 
+  // Every closure is made by a module-level function, never by a closure of this call: closures
+  // from one function literal share its feedback and optimized code, so 10,000 programs run on
+  // the code of one, where closures made here would each warm up on their own.
   const compile = (node: ExpressionNode): Evaluator => {
     switch (node.kind) {
-      case 'literal': {
-        const value = node.value;
-        return () => value;
-      }
+      case 'literal':
+        return constant(node.value);
       case 'reference':
         return reference(node.index, references[node.index] as string);
       case 'unary': {
         const operand = compile(node.operand);
-        if (node.operator === '!') {
-          return (c) => {
-            const a = operand(c);
-            if (typeof a === 'boolean') return !a;
-            return fault(c, "'!' needs a boolean", a);
-          };
+        return node.operator === '!' ? not(operand) : sign(operand, node.operator === '-');
+      }
+      case 'binary': {
+        if (node.operator === '+') {
+          // ((a + b) + c) + d: one closure over its operands, added left to right as written.
+          const operands: ExpressionNode[] = [];
+          let left: ExpressionNode = node;
+          while (left.kind === 'binary' && left.operator === '+') {
+            operands.unshift(left.right);
+            left = left.left;
+          }
+          operands.unshift(left);
+          if (operands.length > 2) return sum(operands.map(compile));
         }
-        const negate = node.operator === '-';
-        return (c) => {
-          const a = operand(c);
-          if (typeof a === 'number') return negate ? -a : a;
-          return fault(c, `'${node.operator}' needs a number`, a);
-        };
-      }
-      case 'binary':
         return binary(node.operator, compile(node.left), compile(node.right));
-      case 'conditional': {
-        const test = compile(node.test);
-        const consequent = compile(node.consequent);
-        const alternate = compile(node.alternate);
-        return (c) => {
-          const t = test(c);
-          if (t === true) return consequent(c);
-          if (t === false) return alternate(c);
-          return fault(c, "The condition of '? :' must be true or false", t);
-        };
       }
+      case 'conditional':
+        return conditional(compile(node.test), compile(node.consequent), compile(node.alternate));
       case 'call': {
         if (node.spec.timeDependent) timeDependent = true;
         const args = node.args.map(compile);
@@ -116,6 +88,89 @@ export function compileTree(
   };
 
   return { root: compile(root), samplers, slots, timeDependent };
+}
+
+function constant(value: number | string | boolean): Evaluator {
+  return () => value;
+}
+
+function not(operand: Evaluator): Evaluator {
+  return (c) => {
+    const a = operand(c);
+    if (typeof a === 'boolean') return !a;
+    return fault(c, "'!' needs a boolean", a);
+  };
+}
+
+function sign(operand: Evaluator, negate: boolean): Evaluator {
+  return (c) => {
+    const a = operand(c);
+    if (typeof a === 'number') return negate ? -a : a;
+    return fault(c, `'${negate ? '-' : '+'}' needs a number`, a);
+  };
+}
+
+function conditional(test: Evaluator, consequent: Evaluator, alternate: Evaluator): Evaluator {
+  return (c) => {
+    const t = test(c);
+    if (t === true) return consequent(c);
+    if (t === false) return alternate(c);
+    return fault(c, "The condition of '? :' must be true or false", t);
+  };
+}
+
+/** A stateful call's sampler: its argument evaluated with its own quality, then recorded. */
+function sampler(index: number, argument: Evaluator, compute: StatefulCompute): Sampler {
+  return (c) => {
+    const slot = c.state.slots[index];
+    if (slot === undefined) return;
+    const { rank, reason, message } = c;
+    c.rank = 0;
+    c.reason = undefined;
+    c.message = undefined;
+    const value = argument(c);
+    slot.result = compute(slot, value, c);
+    slot.rank = slot.result === undefined && c.rank < 2 ? 3 : c.rank;
+    slot.reason = c.reason;
+    slot.message = c.message;
+    c.rank = rank;
+    c.reason = reason;
+    c.message = message;
+  };
+}
+
+/** A stateful call's value in the expression: what its sampler computed, with its quality. */
+function statefulResult(index: number): Evaluator {
+  return (c) => {
+    const slot = c.state.slots[index];
+    if (slot === undefined) return undefined;
+    if (slot.rank > 0) c.degrade(slot.rank, slot.reason, slot.message);
+    return slot.rank >= 2 ? undefined : slot.result;
+  };
+}
+
+/** `a + b`: two numbers added, two strings joined, anything else a fault. */
+function plus(c: EvalContext, a: Value, b: Value): Value {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const v = a + b;
+    return Number.isFinite(v) ? v : overflow(c, a, '+', b, v);
+  }
+  if (typeof a === 'string' && typeof b === 'string') {
+    return a.length + b.length <= 4096
+      ? a + b
+      : c.fail("'+' gives a string longer than 4096 characters.");
+  }
+  return operands(c, '+', 'two numbers or two strings', a, b);
+}
+
+/** A left-nested chain of `+`: every operand evaluated, in order, each added to the sum so far. */
+function sum(terms: readonly Evaluator[]): Evaluator {
+  const count = terms.length;
+  return (c) => {
+    let total = (terms[0] as Evaluator)(c);
+    for (let i = 1; i < count; i++) total = plus(c, total, (terms[i] as Evaluator)(c));
+    return total;
+  };
 }
 
 // A value of the wrong type (undefined passes: its quality is already recorded).
@@ -163,17 +218,7 @@ function binary(operator: string, l: Evaluator, r: Evaluator): Evaluator {
     case '+':
       return (c) => {
         const a = l(c);
-        const b = r(c);
-        if (typeof a === 'number' && typeof b === 'number') {
-          const v = a + b;
-          return Number.isFinite(v) ? v : overflow(c, a, '+', b, v);
-        }
-        if (typeof a === 'string' && typeof b === 'string') {
-          return a.length + b.length <= 4096
-            ? a + b
-            : c.fail("'+' gives a string longer than 4096 characters.");
-        }
-        return operands(c, '+', 'two numbers or two strings', a, b);
+        return plus(c, a, r(c));
       };
     case '-':
       return (c) => {

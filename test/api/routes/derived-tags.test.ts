@@ -194,11 +194,12 @@ test('derived tags are added, replaced and removed through the Drivers routes, a
   const double = await request('/api/v2/Tags/Sample/Calc/Double');
   const temperature = await request('/api/v2/Tags/Sample/Demo/Line1/Temperature');
   t.is(double.json.value, (temperature.json.value as number) * 2);
-  const listed = await request('/api/v2/DerivedTags');
-  t.deepEqual(
-    (listed.json.derivedTags as { fullTagId: string }[]).map((tag) => tag.fullTagId),
-    ['Calc/Double'],
-  );
+  const calcTags = async () =>
+    ((await request('/api/v2/DerivedTags')).json.derivedTags as { fullTagId: string }[])
+      .map((tag) => tag.fullTagId)
+      .filter((id) => id.startsWith('Calc/'));
+  // After the demo's own derived tags.
+  t.deepEqual(await calcTags(), ['Calc/Double']);
   const invalid = await request('/api/v2/Drivers/Calc', {
     method: 'PUT',
     body: { ...calc, tags: [{ name: 'Double', expression: '{Demo/Line1/Temperature} *' }] },
@@ -233,7 +234,7 @@ test('derived tags are added, replaced and removed through the Drivers routes, a
   t.is((await request('/api/v2/Tags/Sample/Calc/Double')).status, 404);
   t.is((await request('/api/v2/Tags/Sample/Calc/Triple')).status, 200);
   t.is((await request('/api/v2/Drivers/Calc', { method: 'DELETE' })).status, 204);
-  t.deepEqual((await request('/api/v2/DerivedTags')).json.derivedTags, []);
+  t.deepEqual(await calcTags(), []);
   const events = logs.lines.filter((line) => line.component === 'audit' && line.driver === 'Calc');
   t.deepEqual(
     events.map((line) => [line.event, line.type]),
