@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { isDerivedTagSource } from '../drivers/derived/derived-tag-report.js';
 import type { ListenerReport } from './api/api-deps.js';
 import { apiRoutes, createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
@@ -374,6 +375,13 @@ export class Daemon {
         license: () => this.license ?? unlicensed,
         dbc,
         drivers: driverReports,
+        derivedTags: {
+          list: () =>
+            drivers
+              .list()
+              .filter(isDerivedTagSource)
+              .flatMap((d) => d.derivedTags()),
+        },
         streams,
         userManagement,
         writer,

@@ -40,6 +40,8 @@ test('the demo profile starts: simulator tags are Good and the API answers', asy
     'Demo/Line1/MachineState',
     'Demo/Controls/Setpoint',
     'Demo/Controls/ConveyorOn',
+    'Demo/Line1/FlowRaw',
+    'Demo/Line1/StatusWord',
   ]);
   t.deepEqual(
     [...store.ids()].filter((id) => id.startsWith('Publishers/')),
@@ -122,8 +124,8 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
   t.is(
     ready?.tags,
-    9 + 3 + canSignals.length,
-    'simulator tags, publisher health tags, CAN signals',
+    11 + 3 + canSignals.length + 4,
+    'simulator tags, publisher health tags, CAN signals, derived tags',
   );
   t.is(ready?.url, daemon.url());
   t.is(typeof ready?.startupMs, 'number');
@@ -352,7 +354,8 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
   t.regex(String(publish?.headers['user-agent']), /^tagd\//);
   t.is(publish?.headers['content-type'], 'application/json');
   const entries = publish?.json as { fullTagId: string; quality: string; value: unknown }[];
-  // Booleans and strings are not finite numbers: PumpRunning and MachineState are left out.
+  // Booleans and strings are not finite numbers: PumpRunning, MachineState and the derived
+  // GuardClosed are left out. The derived tags come with the line's own.
   t.deepEqual(
     entries.map((entry) => entry.fullTagId),
     [
@@ -361,6 +364,11 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
       'Demo/Line1/Pressure',
       'Demo/Line1/Valve',
       'Demo/Line1/PartsCount',
+      'Demo/Line1/FlowRaw',
+      'Demo/Line1/StatusWord',
+      'Derived/Line1/Flow',
+      'Derived/Line1/FlowAvg5m',
+      'Derived/Line1/FlowTotal',
     ],
   );
   for (const entry of entries) {
@@ -390,8 +398,8 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
     autoConnect: true,
     state: {
       status: 'On',
-      lastDelivery: { ok: true, httpStatus: 200, attempts: 1, samples: 5 },
-      counters: { batches: 1, samples: 5, failures: 0, skippedTicks: 0, droppedSamples: 0 },
+      lastDelivery: { ok: true, httpStatus: 200, attempts: 1, samples: 10 },
+      counters: { batches: 1, samples: 10, failures: 0, skippedTicks: 0, droppedSamples: 0 },
     },
   });
   const status = await getJson(`${url}/api/v2/Tags/Sample/Publishers/demo-receiver/Status`, token);

@@ -109,8 +109,9 @@ test('files of drivers, publishers and the license: each problem says what start
       { path: 'license.file', effect: 'unlicensed', driver: undefined },
       { path: 'drivers[1].dbcFile', effect: 'driver-left-out', driver: 1 },
       { path: 'drivers[1].transport.file', effect: 'driver-left-out', driver: 1 },
-      { path: 'drivers[2].certificateFile', effect: 'driver-left-out', driver: 2 },
-      { path: 'drivers[2].privateKeyFile', effect: 'driver-left-out', driver: 2 },
+      // The OPC UA driver comes after the demo's simulator, CAN bus and derived tags.
+      { path: 'drivers[3].certificateFile', effect: 'driver-left-out', driver: 3 },
+      { path: 'drivers[3].privateKeyFile', effect: 'driver-left-out', driver: 3 },
       { path: 'publishers.webhooks[0].caFile', effect: 'publisher-off', driver: undefined },
     ],
   );

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { DerivedTagReport } from '../../drivers/derived/derived-tag-report.js';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
 import type { ConsoleBundle } from '../console/console-bundle.js';
@@ -42,6 +43,12 @@ export interface ApiMetrics {
    * profile's `server.metrics.allowLoopbackWithoutToken`, default true).
    */
   allowLoopbackWithoutToken(): boolean;
+}
+
+/** The running derived tags, as the DerivedTags routes read them. */
+export interface DerivedTagsView {
+  /** Every derived tag of every running derived-tag driver, in profile order. */
+  list(): DerivedTagReport[];
 }
 
 /** What the API reads and writes. */
@@ -92,6 +99,8 @@ export interface ApiDeps {
    * listed (and every `Drivers/{name}` answers 404).
    */
   drivers?: DriverReports;
+  /** The running derived tags, for the DerivedTags routes. Absent: none is listed. */
+  derivedTags?: DerivedTagsView;
   /**
    * The open tag streams, with their caps and timings. Absent: the API makes its own with the
    * defaults (then nothing closes the streams before the listeners at a stop).

@@ -7,6 +7,7 @@ import { routeDispatcher } from './route-dispatcher.js';
 import { buildRouter } from './router.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
+import { derivedTagRoutes } from './routes/derived-tags.js';
 import { docsRoutes } from './routes/docs.js';
 import { driverManagementRoutes } from './routes/driver-management.js';
 import { driverRoutes } from './routes/drivers.js';
@@ -52,6 +53,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...dbcRoutes(deps),
     ...driverRoutes(deps),
     ...driverManagementRoutes(deps),
+    ...derivedTagRoutes(deps),
     ...publisherRoutes(deps),
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),

@@ -10,6 +10,7 @@ export const permissions = [
   'DBCView',
   'DriverView',
   'DriverManage',
+  'DerivedTagManage',
   'PublisherView',
   'PublisherManage',
   'CollectionManage',

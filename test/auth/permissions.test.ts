@@ -9,6 +9,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DBCView',
     'DriverView',
     'DriverManage',
+    'DerivedTagManage',
     'PublisherView',
     'PublisherManage',
     'CollectionManage',

@@ -52,7 +52,7 @@ if (skipReason) {
     const temperature = page.locator('.tile', { hasText: 'Line1/Temperature' });
     await temperature.waitFor(wait);
     await page.locator('#connection', { hasText: 'Live' }).waitFor(wait);
-    t.is(await page.locator('.tile').count(), 9, 'one tile per Demo tag (Line1 and Controls)');
+    t.is(await page.locator('.tile').count(), 11, 'one tile per Demo tag (Line1 and Controls)');
     t.regex(await temperature.locator('.value').innerText(wait), /^\d+(\.\d\d)? °C$/);
     t.is(await temperature.locator('.quality').innerText(wait), 'GOOD');
     t.regex((await temperature.getAttribute('class', wait)) ?? '', /quality-good/);
