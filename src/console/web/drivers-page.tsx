@@ -4,9 +4,10 @@ import { formatTime } from './format';
 import { href } from './router';
 import { usePoll } from './use-poll';
 
+// Reconnecting is lost communications: as unmistakable as Failed, never the grey of Stopped.
 const stateClass: Record<string, string> = {
   Running: 'ok',
-  Reconnecting: 'warn',
+  Reconnecting: 'lost',
   Failed: 'bad',
   Stopped: 'off',
 };
