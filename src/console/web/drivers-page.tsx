@@ -6,9 +6,10 @@ import { href } from './router';
 import { can } from './session';
 import { usePoll } from './use-poll';
 
+// Reconnecting is lost communications: as unmistakable as Failed, never the grey of Stopped.
 const stateClass: Record<string, string> = {
   Running: 'ok',
-  Reconnecting: 'warn',
+  Reconnecting: 'lost',
   Failed: 'bad',
   Stopped: 'off',
 };
