@@ -102,7 +102,7 @@ const webhookKind: PublisherKind<WebhookConfig, PublisherState> = {
   descriptions: {
     list: 'Every publisher in profile order, secrets masked, with its state.',
     create:
-      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use is 409 `already-exists`. The files the configuration names (its `caFile`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.',
+      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by a webhook or an MQTT publisher: they share the health tags) is 409 `already-exists`. The files the configuration names (its `caFile`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.',
     read: 'The configuration (secrets masked) and the state: status, reason when Off, the last delivery (time, HTTP status, attempts, duration) and the counters.',
     replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back. \`name\` may be left out; a different name is refused (400). A running publisher keeps running with the new configuration. The files the configuration names (its \`caFile\`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.`,
     start:
@@ -116,9 +116,11 @@ const webhookKind: PublisherKind<WebhookConfig, PublisherState> = {
   manager: (deps) => deps.publishers,
   configs: (profile) => profile.publishers.webhooks,
   entries: webhooksOf,
+  // An MQTT publisher's name is taken too: the two kinds share the health tags Publishers/<name>/….
   nameInUse: (draft, name) =>
-    webhooksOf(draft).some((existing) => existing.name === name)
-      ? `A webhook publisher named '${name}' already exists.`
+    webhooksOf(draft).some((existing) => existing.name === name) ||
+    (draft.publishers?.mqtt ?? []).some((existing) => existing.name === name)
+      ? `A publisher named '${name}' already exists.`
       : undefined,
   offState,
   refuseCredentialsToNewDestination: refuseCredentialsToNewOrigin,
