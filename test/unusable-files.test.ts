@@ -240,15 +240,17 @@ test('every file field of every driver and publisher, with every unusable conten
     ),
     'authentication.keyPassphrase',
   );
-  // CAN: the DBC is parsed (a DBC that parses to no message at all is another item of issue
-  // 20), the replay log opened at each connect, a serial adapter opened at each attempt.
-  for (const content of ['missing', 'directory', 'fifo', 'binary', 'der-certificate']) {
+  // CAN: the DBC is parsed (text that is no DBC, or an empty file, defines no message and is
+  // refused like one that does not parse), the replay log opened at each connect, a serial
+  // adapter opened at each attempt.
+  const fileProblems = ['missing', 'directory', 'fifo'];
+  for (const content of [...fileProblems, 'passwd', 'empty', 'binary', 'der-certificate']) {
     add(
       'driver',
       `can-dbc-${content}`,
       can(`can-dbc-${content}`, at(content), { kind: 'replay', file: replayLog }),
       'dbcFile',
-      content === 'binary' || content === 'der-certificate' ? 'failed-at-start' : 'refused',
+      fileProblems.includes(content) ? 'refused' : 'failed-at-start',
     );
   }
   for (const content of ['missing', 'directory', 'fifo']) {
