@@ -37,8 +37,8 @@ export type StartupEffect =
   | 'refused'
   /** The driver is left out; the others run. */
   | 'driver-left-out'
-  /** The publisher stays Off, saying why. */
-  | 'publisher-off'
+  /** The publisher does not run: status Error, saying why. */
+  | 'publisher-error'
   /** The extensions server runs without this app: its path answers 404. */
   | 'app-left-out'
   /** tagd runs unlicensed: licensed features are unavailable. */
@@ -80,7 +80,7 @@ export interface StartupCheckOptions {
 export const effectText: Record<StartupEffect, string> = {
   refused: 'tagd start refuses to start',
   'driver-left-out': 'tagd start leaves this driver out',
-  'publisher-off': 'this publisher stays Off',
+  'publisher-error': 'this publisher does not start (status Error)',
   'app-left-out': 'tagd start leaves this app out, its path answering 404',
   unlicensed: 'tagd runs unlicensed',
 };
@@ -217,7 +217,7 @@ export async function checkStartup(
       problems.push({
         path: `publishers.webhooks[${index}].caFile`,
         message: messageOf(error),
-        effect: 'publisher-off',
+        effect: 'publisher-error',
       });
     }
   }
@@ -227,7 +227,7 @@ export async function checkStartup(
       problems.push({
         path: `publishers.mqtt[${index}].${problem.path}`,
         message: problem.message,
-        effect: 'publisher-off',
+        effect: 'publisher-error',
       });
     }
   }

@@ -14,6 +14,7 @@ import { caFileUnusableReason } from '../src/publishers/webhook/webhook-publishe
 import { adminToken, demoDaemon as startableDemo } from './helpers/demo-daemon.js';
 import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
+import { seriesValue } from './helpers/prometheus-text.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
@@ -250,7 +251,7 @@ test('temporary files a crash left mid-save are removed at start', async (t) => 
   );
 });
 
-test('a FIFO as caFile: the daemon starts, the publisher says only that the caFile is unusable, and stop is prompt', async (t) => {
+test('a FIFO as caFile: the daemon starts, the publisher is Error saying only that the caFile is unusable, metrics flag it, and stop is prompt', async (t) => {
   const fifoFolder = await tempDir(t);
   const fifo = join(fifoFolder, 'ca.fifo');
   execFileSync('mkfifo', [fifo]);
@@ -281,7 +282,18 @@ test('a FIFO as caFile: the daemon starts, the publisher says only that the caFi
   const { token } = (await signIn.json()) as { token: string };
   const shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
   t.is(shown.status, 200);
-  t.like(shown.json, { state: { status: 'Off', reason: caFileUnusableReason } });
+  t.like(shown.json, { state: { status: 'Error', reason: caFileUnusableReason } });
+  // What monitoring sees: the health tag, and the series the TagdPublisherError alert watches.
+  t.is(daemon.store?.get('Publishers/demo-receiver/Status')?.value, 'Error');
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  t.is(
+    seriesValue(metrics, 'tagd_publisher_status', {
+      publisher: 'demo-receiver',
+      type: 'webhook',
+      status: 'Error',
+    }),
+    1,
+  );
   t.false(
     JSON.stringify(shown.json.state).includes('FIFO'),
     'no detail for a PublisherView caller',

@@ -9,7 +9,8 @@
  * - `tagd profile check` (checkStartup, full depth) names the field of every case it can judge;
  * - `tagd start` on a profile holding every case gets ready and keeps answering; each driver
  *   is listed Failed (or, for a serial device, Reconnecting) with a reason, each publisher is
- *   Off with a reason and a log line naming the field;
+ *   Error (not running) with a reason and a log line naming the field, and its health tag and
+ *   `tagd_publisher_status` (what the TagdPublisherError alert watches) say Error;
  * - over the API, a publisher naming such a file is refused (400 naming the field), and a
  *   driver is saved and listed Failed or Reconnecting;
  * - the daemon stays up throughout, stops cleanly, and starts again on the profile it saved.
@@ -25,6 +26,7 @@ import { validateProfile } from '../src/profile/validate-profile.js';
 import { checkStartup } from '../src/startup-checks.js';
 import { makeCertificates, testKeyPassphrase } from './helpers/certificates.js';
 import { adminToken } from './helpers/demo-daemon.js';
+import { seriesValue } from './helpers/prometheus-text.js';
 import { startTagd } from './helpers/tagd-process.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -240,15 +242,17 @@ test('every file field of every driver and publisher, with every unusable conten
     ),
     'authentication.keyPassphrase',
   );
-  // CAN: the DBC is parsed (a DBC that parses to no message at all is another item of issue
-  // 20), the replay log opened at each connect, a serial adapter opened at each attempt.
-  for (const content of ['missing', 'directory', 'fifo', 'binary', 'der-certificate']) {
+  // CAN: the DBC is parsed (text that is no DBC, or an empty file, defines no message and is
+  // refused like one that does not parse), the replay log opened at each connect, a serial
+  // adapter opened at each attempt.
+  const fileProblems = ['missing', 'directory', 'fifo'];
+  for (const content of [...fileProblems, 'passwd', 'empty', 'binary', 'der-certificate']) {
     add(
       'driver',
       `can-dbc-${content}`,
       can(`can-dbc-${content}`, at(content), { kind: 'replay', file: replayLog }),
       'dbcFile',
-      content === 'binary' || content === 'der-certificate' ? 'failed-at-start' : 'refused',
+      fileProblems.includes(content) ? 'refused' : 'failed-at-start',
     );
   }
   for (const content of ['missing', 'directory', 'fifo']) {
@@ -433,7 +437,8 @@ test('every file field of every driver and publisher, with every unusable conten
   }
   t.is(listed.get('Demo')?.state, 'Running', 'the other drivers run');
 
-  // Publishers: Off with a reason, and the log names the field.
+  // Publishers: Error with a reason, and the log names the field.
+  const metrics = await (await fetch(`${url}/metrics`)).text();
   const mqttStates = new Map<string, Json>(
     ((await api('/api/v2/Publishers/Mqtt')).json as Json[]).map((p) => [p.name, p.state]),
   );
@@ -443,9 +448,15 @@ test('every file field of every driver and publisher, with every unusable conten
   const log = tagd.stdout();
   for (const c of cases.filter((c) => c.kind !== 'driver')) {
     const state = (c.kind === 'mqtt' ? mqttStates : webhookStates).get(c.name);
-    t.is(state?.status, 'Off', c.name);
+    t.is(state?.status, 'Error', c.name);
     t.regex(String(state?.reason), /could not be used; the gateway log says why/, c.name);
-    const line = log.split('\n').find((entry) => entry.includes(`publisher '${c.name}' stays Off`));
+    const labels = { publisher: c.name, type: c.kind, status: 'Error' };
+    t.is(seriesValue(metrics, 'tagd_publisher_status', labels), 1, `${c.name} in the metrics`);
+    const health = await api(`/api/v2/Tags/Sample/Publishers/${c.name}/Status`);
+    t.is(health.json?.value, 'Error', `${c.name}: its Status health tag`);
+    const line = log
+      .split('\n')
+      .find((entry) => entry.includes(`publisher '${c.name}' cannot start`));
     const named = c.kind === 'mqtt' ? `${c.field}: ` : 'the CA file ';
     t.true(
       line?.toLowerCase().includes(named.toLowerCase()) ?? false,

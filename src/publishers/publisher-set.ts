@@ -2,8 +2,10 @@
  * The publishers of one kind (webhook, MQTT) in the daemon: created from the profile at load,
  * managed over the API through {@link PublisherManager}. A publisher runs only when the data
  * relay feature is licensed, at least one collection is selected and every selected collection
- * exists (spec §3.1); otherwise it stays Off and says why. The kinds differ only in how one
- * publisher is built, so this class holds everything else once.
+ * exists (spec §3.1); otherwise it stays Off and says why. One whose start fails (a file it
+ * names cannot be used, or its start throws) is Error, not running, with a reason, so that
+ * monitoring flags it; a later Start, or a replacement, tries again. The kinds differ only in
+ * how one publisher is built, so this class holds everything else once.
  */
 import type { Logger } from 'pino';
 import { type FieldError, NotFoundError } from '../errors.js';
@@ -22,8 +24,9 @@ import { runBlocker } from './run-conditions.js';
 export const autoConnectOffReason = 'Auto Connect is off.';
 
 /**
- * Reason of a publisher whose start threw: it stays Off and the others keep running. Shown to
- * every PublisherView account, so it says nothing of the error itself; the log has it.
+ * Reason of a publisher whose start threw: it is Error, not running, and the others keep
+ * running. Shown to every PublisherView account, so it says nothing of the error itself; the
+ * log has it.
  */
 export const startFailedReason = 'The publisher failed to start; the gateway log says why.';
 
@@ -46,6 +49,8 @@ export interface ManagedPublisher<Config, State> {
   stop(reason?: string): Promise<void>;
   /** Marks a publisher that is not running Off with a reason. */
   setOff(reason: string): void;
+  /** Marks a publisher that is not running because its start failed Error with a reason. */
+  setError(reason: string): void;
   /** Takes a new configuration, restarting if it was running. */
   reconfigure(config: Config): Promise<void>;
   state(): State;
@@ -135,6 +140,13 @@ export abstract class PublisherSet<
   async put(config: Config): Promise<State> {
     const existing = this.publishers.get(config.name);
     if (existing === undefined) return (await this.add(config)).state();
+    // One whose start failed meant to run: the new configuration may be what it lacked.
+    if (!existing.running && existing.state().status === 'Error') {
+      await existing.reconfigure(config);
+      if (config.autoConnect) await this.tryStart(existing);
+      else this.keepOff(existing, autoConnectOffReason, 'info');
+      return existing.state();
+    }
     // A running publisher is restarted by reconfigure(); check its conditions again first.
     const blocker = existing.running ? this.blocker(config) : undefined;
     if (blocker !== undefined) {
@@ -203,8 +215,9 @@ export abstract class PublisherSet<
 
   /**
    * Runs a start (or a reconfiguration that starts again). One that throws leaves this
-   * publisher Off with {@link startFailedReason} and the error in the log; it never reaches the
-   * caller, so neither the daemon's start nor an API call fails for one publisher.
+   * publisher Error, not running, with {@link startFailedReason} and the error in the log; it
+   * never reaches the caller, so neither the daemon's start nor an API call fails for one
+   * publisher.
    */
   private async guarded(publisher: Publisher, start: () => Promise<void>): Promise<void> {
     try {
@@ -221,7 +234,7 @@ export abstract class PublisherSet<
           `${this.kind.label} publisher '${publisher.name}' stop failed.`,
         );
       });
-      publisher.setOff(startFailedReason);
+      publisher.setError(startFailedReason);
     }
   }
 

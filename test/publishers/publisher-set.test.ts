@@ -1,6 +1,6 @@
 /**
  * What every kind of publisher gets from PublisherSet when a start throws. The real kinds catch
- * what they know can fail (their files, their outbox) and stay Off with a reason; this checks
+ * what they know can fail (their files, their outbox) and go Error with a reason; this checks
  * the net under them with a publisher whose start throws what nobody foresaw, since the real
  * ones cannot be made to throw on purpose.
  */
@@ -48,6 +48,7 @@ class Probe implements ManagedPublisher<Config, PublisherState> {
     this.timer = setInterval(() => undefined, 60_000);
     if (this.config.throws !== undefined) throw new Error(this.config.throws);
     this.status = 'On';
+    this.reason = undefined;
   }
   async stop(reason = 'stopped') {
     this.stops++;
@@ -57,6 +58,10 @@ class Probe implements ManagedPublisher<Config, PublisherState> {
   }
   setOff(reason: string) {
     this.status = 'Off';
+    this.reason = reason;
+  }
+  setError(reason: string) {
+    this.status = 'Error';
     this.reason = reason;
   }
   async reconfigure(config: Config) {
@@ -110,7 +115,7 @@ const config = (name: string, extra: Partial<Config> = {}): Config => ({
   ...extra,
 });
 
-test('a start that throws leaves that publisher Off with a reason; the others and the caller go on', async (t) => {
+test('a start that throws leaves that publisher Error, not running, with a reason; the others and the caller go on', async (t) => {
   const { probes, logs } = await setup();
   t.teardown(() => probes.stopAll());
   // At load: startAll does not reject, and the publisher after the broken one starts.
@@ -118,7 +123,7 @@ test('a start that throws leaves that publisher Off with a reason; the others an
   t.deepEqual(
     probes.list().map(({ name, status, reason }) => ({ name, status, reason })),
     [
-      { name: 'broken', status: 'Off', reason: startFailedReason },
+      { name: 'broken', status: 'Error', reason: startFailedReason },
       { name: 'fine', status: 'On', reason: undefined },
     ],
   );
@@ -130,10 +135,20 @@ test('a start that throws leaves that publisher Off with a reason; the others an
   t.false(JSON.stringify(probes.list()).includes('secret detail'), 'the state does not');
 
   // Over the API: Start and a replacement answer with the state instead of failing.
-  t.is((await probes.start('broken')).reason, startFailedReason);
+  t.like(await probes.start('broken'), { status: 'Error', reason: startFailedReason });
+  t.false(broken.running);
   await probes.put(config('fine', { throws: 'on restart' }));
-  t.like(probes.get('fine'), { status: 'Off', reason: startFailedReason });
+  t.like(probes.get('fine'), { status: 'Error', reason: startFailedReason });
+  t.false((probes.built[1] as Probe).running);
+  // The publisher wanted to run: a replacement that can start, starts (no Start needed).
   await probes.put(config('fine'));
-  await probes.start('fine');
-  t.is(probes.get('fine')?.status, 'On', 'a fixed configuration starts again');
+  t.like(probes.get('fine'), { status: 'On', reason: undefined });
+  // A Start recovers once what failed is fixed (a file replaced on disk), and Stop makes it Off.
+  broken.config = config('broken');
+  t.like(await probes.start('broken'), { status: 'On', reason: undefined });
+  t.true(broken.running);
+  await probes.stop('broken');
+  t.like(probes.get('broken'), { status: 'Off', reason: 'stopped' });
+  await probes.put(config('broken', { throws: 'again' }));
+  t.like(probes.get('broken'), { status: 'Off', reason: 'stopped' }, 'a stopped one stays Off');
 });

@@ -58,11 +58,11 @@ export interface MqttPublisherDeps {
 /** Fixed text of the LastDeliveryError health tag after a failed delivery. */
 export const mqttDeliveryFailedMessage = 'MQTT delivery failed - see log for details.';
 
-/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+/** The reason a publisher gives (Error, not running) when its outbox cannot be opened. */
 export const outboxUnusableReason =
   'The outbox in the state directory could not be opened; the gateway log says why.';
 
-/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+/** The reason a publisher gives (Error, not running) when a file it names cannot be used; the log says why. */
 export const filesUnusableReason =
   'A file of the publisher (caFile, client certificate or key) could not be used; the gateway log says why.';
 
@@ -207,8 +207,9 @@ export class MqttPublisher {
 
   /**
    * Starts: reads the files the configuration names, connects (in the background, retried on a
-   * capped backoff) and ticks every `updateIntervalMs`. A file that cannot be read leaves the
-   * publisher Off with that reason. Idempotent.
+   * capped backoff) and ticks every `updateIntervalMs`. A file that cannot be used (or an
+   * outbox that cannot be opened) leaves the publisher not running, Error with that reason, so
+   * monitoring flags it. Idempotent.
    */
   async start(): Promise<void> {
     if (this.running) return;
@@ -218,8 +219,8 @@ export class MqttPublisher {
       auth = await this.readAuth(config);
     } catch (error) {
       // The reason is shown to every PublisherView account: it must not tell what a file holds.
-      this.setOff(filesUnusableReason);
-      this.log.error(`MQTT publisher '${this.name}' stays Off: ${(error as Error).message}`);
+      this.setError(filesUnusableReason);
+      this.log.error(`MQTT publisher '${this.name}' cannot start: ${(error as Error).message}`);
       return;
     }
     if (this.running) return;
@@ -233,10 +234,10 @@ export class MqttPublisher {
       try {
         outbox.open();
       } catch (error) {
-        this.setOff(outboxUnusableReason);
+        this.setError(outboxUnusableReason);
         this.log.error(
           { err: error },
-          `MQTT publisher '${this.name}' stays Off: its outbox cannot be opened.`,
+          `MQTT publisher '${this.name}' cannot start: its outbox cannot be opened.`,
         );
         return;
       }
@@ -327,6 +328,12 @@ export class MqttPublisher {
   setOff(reason: string): void {
     this.reason = reason;
     this.setStatus('Off');
+  }
+
+  /** Records why a publisher that does not run could not start: status Error. */
+  setError(reason: string): void {
+    this.reason = reason;
+    this.setStatus('Error', false);
   }
 
   /** Takes a new configuration (same name); a running publisher restarts with it. */

@@ -511,12 +511,41 @@ test('a name in use is 409 already-exists and the first publisher is untouched',
   t.is(again.status, 409);
   t.like(again.json, {
     code: 'already-exists',
-    detail: "A webhook publisher named 'plant-feed' already exists.",
+    detail: "A publisher named 'plant-feed' already exists.",
   });
   const [only, ...rest] = profile.current().publishers.webhooks;
   t.is(rest.length, 0);
   t.is(only?.destinationUrl, receiver.url);
   t.deepEqual(only?.collections, ['Line1']);
+});
+
+test("an MQTT publisher's name is 409 already-exists too: the kinds share the health tags", async (t) => {
+  const cloud = {
+    name: 'cloud',
+    brokerUrl: 'mqtt://127.0.0.1:1',
+    collections: ['Line1'],
+    autoConnect: false,
+  };
+  const { call, profile, profileFile } = await setup(t, {
+    profile: { ...baseProfile, publishers: { mqtt: [cloud] } },
+  });
+  const before = await readFile(profileFile, 'utf8');
+  const clash = await call(basePath, {
+    method: 'POST',
+    body: feedConfig('http://127.0.0.1:1/x', { name: 'cloud' }),
+  });
+  t.is(clash.status, 409);
+  t.is(clash.headers.get('content-type'), 'application/problem+json');
+  t.like(clash.json, {
+    code: 'already-exists',
+    detail: "A publisher named 'cloud' already exists.",
+  });
+  t.is(await readFile(profileFile, 'utf8'), before, 'nothing was saved');
+  t.deepEqual(profile.current().publishers.webhooks, []);
+  t.deepEqual(
+    profile.current().publishers.mqtt.map((publisher) => publisher.name),
+    ['cloud'],
+  );
 });
 
 test('a caFile the publisher could not use is 400 naming it, on POST and PUT; nothing is saved', async (t) => {
