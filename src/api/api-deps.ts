@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { DerivedTagReport } from '../../drivers/derived/derived-tag-report.js';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
 import type { ConsoleBundle } from '../console/console-bundle.js';
@@ -11,6 +10,7 @@ import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { ProfileReloader } from '../reload/profile-reloader.js';
+import type { DerivedTagReport } from '../runtime/derived-tag-report.js';
 import type { DriverReports } from '../runtime/driver-reports.js';
 import type { Collections } from '../tags/collections.js';
 import type { DbcSignalCatalog } from '../tags/dbc-signal-catalog.js';

@@ -7,6 +7,9 @@
  */
 import type { Quality, TagValue } from '../tags/sample.js';
 import type { ExpressionState } from './expression-state.js';
+import type { Value } from './value.js';
+
+export type { Value } from './value.js';
 
 /** What an expression reads of a tag: a Sample has this shape. */
 export interface ExpressionInput {
@@ -16,9 +19,6 @@ export interface ExpressionInput {
   reason?: string;
   message?: string;
 }
-
-/** A value while evaluating: undefined when there is none (an input without a value, a fault). */
-export type Value = number | boolean | string | undefined;
 
 /** A compiled sub-expression. */
 export type Evaluator = (context: EvalContext) => Value;

@@ -3,9 +3,10 @@
  * caller: a derived tag keeps one per tag, an alarm one per condition. Each stateful call in
  * the expression has a slot, numbered in the order the calls are written.
  */
-import type { Value } from './evaluation-context.js';
+
 import { TimeWindow, type WindowConfig } from './time-window.js';
 import { Totalizer } from './totalizer.js';
+import type { Value } from './value.js';
 
 /** What a stateful call needs kept. */
 export type SlotSpec =
