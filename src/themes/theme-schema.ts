@@ -67,11 +67,19 @@ function checkContrast(
   context: z.RefinementCtx,
 ): void {
   const resolved = resolveCustomTheme({ name: 'check', ...theme });
-  if (!resolved) return;
+  // A colour that does not parse is reported by its own field already.
+  if (!resolved || Object.values(resolved.variables).some((value) => !parseColour(value))) return;
   for (const failure of contrastFailures(resolved.variables, theme.base === 'high-contrast')) {
     context.addIssue({
       code: 'custom',
-      path: ['variables', failure.foreground],
+      // At the colour the theme set, so a form can mark the field that was changed.
+      path: [
+        'variables',
+        theme.variables[failure.foreground] === undefined &&
+        theme.variables[failure.background] !== undefined
+          ? failure.background
+          : failure.foreground,
+      ],
       message: `Contrast too low: ${describeFailure(failure)}.`,
     });
   }
