@@ -3,8 +3,9 @@
  * without a choice the page follows the browser's light or dark setting; the account's choice
  * from the top bar recolours the page at once, is kept with the account across a reload, and
  * axe finds no serious contrast or other violation in any built-in theme. The CSP blocks
- * nothing (`/theme.css` is same-origin).
+ * nothing (`/theme.css` is same-origin). Screenshots: `<tmp>/tagd-console-screenshots/themes-*.png`.
  */
+import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page } from 'playwright-core';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
@@ -16,6 +17,7 @@ import {
   describeViolations,
   firstAdminSignIn,
   launchBrowser,
+  screenshotFolder,
   seriousAxeViolations,
   startConsoleDaemon,
   wait,
@@ -98,6 +100,7 @@ if (skipReason) {
           theme.name,
         );
         await expectAccessible(t, page, `${theme.name} theme, Tags page`);
+        await page.screenshot({ path: join(await screenshotFolder(), `themes-${theme.name}.png`) });
       }
       await page.goto(`${url}/#/users`, wait);
       await page.getByRole('heading', { name: 'Users & Groups' }).first().waitFor(wait);
