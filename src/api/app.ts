@@ -22,6 +22,7 @@ import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagStreamRoutes } from './routes/tag-stream.js';
 import { tagWriteRoutes } from './routes/tag-writes.js';
 import { tagsRoutes } from './routes/tags.js';
+import { themeRoutes } from './routes/themes.js';
 import { userManagementRoutes } from './routes/user-management.js';
 import { userRoutes } from './routes/users.js';
 import { TagStreamHub } from './tag-stream/tag-stream-hub.js';
@@ -58,6 +59,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
     ...profileRoutes(deps),
+    ...themeRoutes(deps),
     ...consoleRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.

@@ -17,6 +17,7 @@ export const permissions = [
   'UserManage',
   'ProfileManage',
   'MetricsView',
+  'ThemeManage',
 ] as const;
 
 /** A permission a route may require. */

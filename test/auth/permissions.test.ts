@@ -16,6 +16,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'UserManage',
     'ProfileManage',
     'MetricsView',
+    'ThemeManage',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',

@@ -7,14 +7,28 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { initialAdminPasswordFile } from '../../src/auth/account-service.js';
+import { builtInThemes } from '../../src/themes/built-in-themes.js';
+import { parseColour } from '../../src/themes/contrast.js';
 import { chromiumSkipReason, launchChromium } from '../helpers/chromium.js';
-import { computedColour, greenish, greyish, reddish } from '../helpers/computed-colour.js';
+import {
+  computedColour,
+  greenish,
+  greyish,
+  type Rgb,
+  reddish,
+} from '../helpers/computed-colour.js';
 import { screenshotFolder } from '../helpers/console-session.js';
 import { demoDaemon } from '../helpers/demo-daemon.js';
 
 const title =
   'andon app: first sign-in with a new password, live tiles coloured by meaning with quality as a marker, sign-out, no CSP complaint';
 const skipReason = chromiumSkipReason();
+
+/** A built-in theme's page background. */
+function rgbOf(theme: string): Rgb {
+  const colour = parseColour(builtInThemes.find((one) => one.name === theme)?.variables.bg ?? '');
+  return colour ? [colour.r, colour.g, colour.b] : [-1, -1, -1];
+}
 // Generous: a cold headless Chromium on a loaded machine takes seconds to start and render.
 const wait = { timeout: 30_000 };
 
@@ -56,6 +70,15 @@ if (skipReason) {
     await temperature.waitFor(wait);
     await page.locator('#connection', { hasText: 'Live' }).waitFor(wait);
     t.is(await page.locator('.tile').count(), 11, 'one tile per Demo tag (Line1 and Controls)');
+    // The page around the tiles wears the plant's theme from /theme.css: here the default,
+    // which follows the browser's light or dark setting; a tile keeps its meaning's colour.
+    const ground = () => computedColour(page.locator('body'), 'background-color');
+    await page.emulateMedia({ colorScheme: 'light' });
+    t.deepEqual(await ground(), rgbOf('light'));
+    const tileLight = await computedColour(temperature, 'background-color');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    t.deepEqual(await ground(), rgbOf('dark'));
+    t.deepEqual(await computedColour(temperature, 'background-color'), tileLight);
     t.regex(await temperature.locator('.value').innerText(wait), /^\d+(\.\d\d)? °C$/);
     t.is(await temperature.locator('.quality').innerText(wait), 'GOOD');
     // The tile's colour is the value's meaning; the quality (Good) is a marker beside it.
