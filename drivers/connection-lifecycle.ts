@@ -163,10 +163,48 @@ export class ConnectionLifecycle {
   }
 
   /**
+   * Runs a step of the driver that nobody awaits: a connection attempt, at start or after a
+   * wait. A step deals with its own failures (a refused connection is a retry); one that throws
+   * or rejects all the same is a bug the driver cannot recover from by itself, so the driver
+   * enters Error (the API's Failed) with the reason, its tags turn Unavailable and the error is
+   * logged: it never escapes to the daemon, and the other drivers keep running. A failure of a
+   * generation already over (the driver stopped or moved on) is only logged.
+   * @param run the generation the step belongs to.
+   */
+  detached(run: number, step: () => unknown): void {
+    let done: Promise<unknown>;
+    try {
+      // Awaited when it returns a promise: a step must return it, not discard it with `void`.
+      done = Promise.resolve(step());
+    } catch (error) {
+      done = Promise.reject(error);
+    }
+    done.catch((error: unknown) => this.crashed(run, error));
+  }
+
+  private crashed(run: number, error: unknown): void {
+    const reason = error instanceof Error ? error.message : String(error);
+    const { logger, clock } = this.deps;
+    if (!this.isCurrent(run) || !this.isRunning) {
+      logger.warn({ err: error }, `${this.label} driver: a step of an earlier run failed`);
+      return;
+    }
+    logger.error({ err: error }, `${this.label} driver failed; the other drivers keep running`);
+    clock.clearTimer(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    const message = `The driver failed: ${reason}`;
+    // Whatever the tags showed, none of them is updated any more.
+    this.markedUnavailable = false;
+    this.markUnavailable(message);
+    this.setState('Error', message);
+  }
+
+  /**
    * Enters Reconnecting with `message` and runs `reconnect` after the current wait, which then
    * doubles up to `maxReconnectDelayMs`. A wait already scheduled is replaced, never doubled up.
+   * `reconnect` runs as a {@link detached} step of the generation current when it is scheduled.
    */
-  retryLater(message: string, reconnect: () => void): void {
+  retryLater(message: string, reconnect: () => unknown): void {
     const { logger, clock } = this.deps;
     const label = this.label;
     const delay = this.reconnectDelayMs;
@@ -178,9 +216,10 @@ export class ConnectionLifecycle {
     this.setState('Reconnecting', message);
     this.reconnectDelayMs = Math.min(delay * 2, this.maxDelayMs);
     clock.clearTimer(this.reconnectTimer);
+    const run = this.run;
     this.reconnectTimer = clock.setTimeout(() => {
       this.reconnectTimer = undefined;
-      reconnect();
+      this.detached(run, reconnect);
     }, delay);
   }
 

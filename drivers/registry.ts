@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { DriverLoadError } from '../src/errors.js';
 import { canDriverSchema } from './can/schema.js';
+import { derivedDriverSchema } from './derived/schema.js';
 import type { Driver, DriverDeps, DriverFactory } from './driver.js';
 import { modbusDriverSchema } from './modbus/schema.js';
 import { opcuaDriverSchema } from './opcua/schema.js';
@@ -17,6 +18,7 @@ export const driverConfigSchema = z.discriminatedUnion('type', [
   canDriverSchema,
   modbusDriverSchema,
   opcuaDriverSchema,
+  derivedDriverSchema,
 ]);
 
 /** A validated driver entry. */
@@ -34,6 +36,7 @@ const loaders: Loaders = {
   can: async () => (await import('./can/index.js')).createCanDriver,
   modbus: async () => (await import('./modbus/index.js')).createModbusDriver,
   opcua: async () => (await import('./opcua/index.js')).createOpcuaDriver,
+  derived: async () => (await import('./derived/index.js')).createDerivedDriver,
 };
 
 /** The names of every known driver type. */

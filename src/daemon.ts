@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { isDerivedTagSource } from '../drivers/derived/derived-tag-report.js';
 import { AlarmJournal } from './alarms/alarm-journal.js';
 import { AlarmService, alarmJournalFile } from './alarms/alarm-service.js';
 import type { ListenerReport } from './api/api-deps.js';
@@ -232,6 +233,7 @@ export class Daemon {
             const fileProblems = problems.filter((problem) => problem.driver === index);
             if (fileProblems.length > 0) {
               this.logDriverLeftOut(config.name, config.type, fileProblems);
+              await drivers.leaveOut(config, fileProblems);
               continue;
             }
             await drivers.start(config);
@@ -402,6 +404,13 @@ export class Daemon {
         license: () => this.license ?? unlicensed,
         dbc,
         drivers: driverReports,
+        derivedTags: {
+          list: () =>
+            drivers
+              .list()
+              .filter(isDerivedTagSource)
+              .flatMap((d) => d.derivedTags()),
+        },
         streams,
         userManagement,
         writer,

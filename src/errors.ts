@@ -10,6 +10,12 @@ export interface FieldError {
   path: string;
   /** Human-readable message, safe to show to a client. */
   message: string;
+  /** For an expression: 1-based line of the problem in the expression's text. */
+  line?: number;
+  /** For an expression: 1-based column (characters) of the problem in its line. */
+  column?: number;
+  /** For an expression: what the parser expected there, e.g. `')'`. */
+  expected?: string;
 }
 
 /** Base class of every error tagd raises on purpose. */
@@ -34,6 +40,16 @@ export class ValidationError extends TagdError {
   constructor(message: string, errors: readonly FieldError[], code = 'validation-failed') {
     super(code, 400, message);
     this.errors = errors;
+  }
+}
+
+/**
+ * An expression (a derived tag's, one sent to `DerivedTags/Test`) does not parse or check:
+ * `errors` holds one entry at the expression's field with its line, column and what was expected.
+ */
+export class ExpressionInvalidError extends ValidationError {
+  constructor(message: string, errors: readonly FieldError[]) {
+    super(message, errors, 'expression-invalid');
   }
 }
 
@@ -313,6 +329,11 @@ export const errorCodes = {
   },
   'unsupported-media-type': { status: 415, meaning: 'The request body is not JSON.' },
   'validation-failed': { status: 400, meaning: 'A request or document failed validation.' },
+  'expression-invalid': {
+    status: 400,
+    meaning:
+      'An expression does not parse or check; `errors` gives its line, column and what was expected.',
+  },
   'dbc-invalid': {
     status: 400,
     meaning: 'A DBC file is malformed or a signal does not fit its message.',
@@ -370,7 +391,10 @@ export const errorCodes = {
     status: 403,
     meaning: 'A cookie session sent an unsafe request without the CSRF header.',
   },
-  'too-many-requests': { status: 429, meaning: 'Too many failed sign-ins; see Retry-After.' },
+  'too-many-requests': {
+    status: 429,
+    meaning: 'Too many failed sign-ins, or expression tests; see Retry-After.',
+  },
   'query-capacity-reached': {
     status: 429,
     meaning:

@@ -1,6 +1,7 @@
 /**
  * Composition root of the running daemon and the only place that calls process.exit: it owns
- * the signals, turns unhandled errors into a logged shutdown, and maps failures to exit codes.
+ * the signals, logs an unhandled rejection (tagd keeps running), turns an uncaught exception
+ * into a logged shutdown, and maps failures to exit codes.
  */
 import type { Logger } from 'pino';
 import { Daemon, type DaemonOptions } from './daemon.js';
@@ -80,15 +81,23 @@ export async function runDaemon(options: DaemonOptions, setup?: DaemonSetup): Pr
         }
       });
   });
-  // Nothing is swallowed: an error nobody handled is logged with its stack and ends the process
-  // through an orderly stop, so systemd restarts a daemon in a known state.
+  // Every component catches its own failures and reports them in its status (a driver Failed,
+  // a publisher Off with a reason). A rejection that still escapes is a promise chain nobody
+  // waits for: it is logged with its stack and the gateway keeps running, because ending the
+  // process over one component would stop every other one, and a failure that comes back with
+  // the same profile would keep systemd restarting it forever.
+  process.on('unhandledRejection', (reason) => {
+    logger.error(
+      { err: reason },
+      'unhandled promise rejection (a bug: please report it); tagd keeps running',
+    );
+  });
+  // An exception interrupted code halfway: the state it left is unknown, so it is logged with
+  // its stack and ends the process through an orderly stop; systemd restarts a daemon in a
+  // known state.
   process.on('uncaughtException', (error) => {
     logger.fatal({ err: error }, 'uncaught exception');
     void shutdown('uncaughtException', exitCodes.failure);
-  });
-  process.on('unhandledRejection', (reason) => {
-    logger.fatal({ err: reason }, 'unhandled promise rejection');
-    void shutdown('unhandledRejection', exitCodes.failure);
   });
 
   // From the start: a start-up stuck in a busy loop is caught too (TimeoutStartSec= aside).

@@ -3,8 +3,10 @@
  * check` runs too, so a profile the check calls valid does start: the listeners, the API's and
  * the extensions server's (no plain HTTP on a non-loopback address without allowInsecure;
  * HTTPS certificate and key usable; no port shared), every file the profile names (license,
- * DBC, CAN replay log, OPC UA client certificate and key, webhook caFile) a regular file of
- * bounded size that holds what it should, and every extension app's folder a directory.
+ * DBC, CAN replay log, OPC UA client certificate and key, a publisher's caFile, an MQTT client
+ * certificate and key) a regular file of bounded size that holds what it should (certificates
+ * parsed, keys parsed and decrypted with their passphrase and matched to their certificate:
+ * profile/certificate-files.ts), and every extension app's folder a directory.
  *
  * Each problem says what start does about it: refuse to start (exit 78), or run without the
  * part at fault (a driver or an app left out, a publisher Off, no license) as it always has, so
@@ -18,6 +20,7 @@ import { parseDbc } from './dbc/parse-dbc.js';
 import type { FieldError } from './errors.js';
 import { checkExtensions } from './extensions/extensions-checks.js';
 import { loadLicense, vendorPublicKey } from './license/license.js';
+import { readCertificateAndKey } from './profile/certificate-files.js';
 import {
   checkProfileFile,
   openProfileFile,
@@ -25,6 +28,7 @@ import {
   readProfileFile,
 } from './profile/profile-file.js';
 import type { Profile } from './profile/schema.js';
+import { readBrokerFiles } from './publishers/mqtt/broker-files.js';
 import { readCaFile } from './publishers/webhook/webhook-publisher.js';
 
 /** What `tagd start` does about a problem. */
@@ -33,8 +37,8 @@ export type StartupEffect =
   | 'refused'
   /** The driver is left out; the others run. */
   | 'driver-left-out'
-  /** The publisher stays Off, saying why. */
-  | 'publisher-off'
+  /** The publisher does not run: status Error, saying why. */
+  | 'publisher-error'
   /** The extensions server runs without this app: its path answers 404. */
   | 'app-left-out'
   /** tagd runs unlicensed: licensed features are unavailable. */
@@ -76,7 +80,7 @@ export interface StartupCheckOptions {
 export const effectText: Record<StartupEffect, string> = {
   refused: 'tagd start refuses to start',
   'driver-left-out': 'tagd start leaves this driver out',
-  'publisher-off': 'this publisher stays Off',
+  'publisher-error': 'this publisher does not start (status Error)',
   'app-left-out': 'tagd start leaves this app out, its path answering 404',
   unlicensed: 'tagd runs unlicensed',
 };
@@ -185,24 +189,20 @@ export async function checkStartup(
             path(driver.transport.file),
             'the CAN replay log',
             `${at}.transport.file`,
-            false,
           ),
         );
       }
     }
     if (driver.type === 'opcua' && driver.certificateFile && driver.privateKeyFile) {
-      found.push(
-        await fileProblem(
-          path(driver.certificateFile),
-          'the OPC UA client certificate file',
-          `${at}.certificateFile`,
-        ),
-        await fileProblem(
-          path(driver.privateKeyFile),
-          'the OPC UA client private key file',
-          `${at}.privateKeyFile`,
-        ),
-      );
+      const pair = await readCertificateAndKey({
+        certFile: path(driver.certificateFile),
+        keyFile: path(driver.privateKeyFile),
+        fields: { cert: `${at}.certificateFile`, key: `${at}.privateKeyFile` },
+        names: { cert: 'the OPC UA client certificate', key: 'the OPC UA client private key' },
+        // node-opcua signs with RSA only and takes no passphrase.
+        keyTypes: ['rsa'],
+      });
+      if (!pair.ok) found.push(...pair.problems);
     }
     for (const problem of found) {
       if (problem) problems.push({ ...problem, effect: 'driver-left-out', driver: index });
@@ -217,49 +217,31 @@ export async function checkStartup(
       problems.push({
         path: `publishers.webhooks[${index}].caFile`,
         message: messageOf(error),
-        effect: 'publisher-off',
+        effect: 'publisher-error',
       });
     }
   }
   for (const [index, mqtt] of profile.publishers.mqtt.entries()) {
-    const at = `publishers.mqtt[${index}]`;
-    if (mqtt.caFile !== undefined) {
-      try {
-        await readCaFile(path(mqtt.caFile));
-      } catch (error) {
-        problems.push({ path: `${at}.caFile`, message: messageOf(error), effect: 'publisher-off' });
-      }
+    const { problems: found } = await readBrokerFiles(mqtt, options.profileFolder);
+    for (const problem of found) {
+      problems.push({
+        path: `publishers.mqtt[${index}].${problem.path}`,
+        message: problem.message,
+        effect: 'publisher-error',
+      });
     }
-    const authentication = mqtt.authentication;
-    if (authentication.mode !== 'Client certificate') continue;
-    const found = [
-      await fileProblem(
-        path(authentication.certFile),
-        'the client certificate',
-        `${at}.authentication.certFile`,
-      ),
-      await fileProblem(
-        path(authentication.keyFile),
-        'the client key',
-        `${at}.authentication.keyFile`,
-      ),
-    ];
-    for (const problem of found)
-      if (problem) problems.push({ ...problem, effect: 'publisher-off' });
   }
   return problems;
 }
 
-// Opens (and, with `read`, reads) a file the way its user will, to report the same problem.
+// Opens a file the way its user will (without reading it), to report the same problem.
 async function fileProblem(
   file: string,
   what: string,
   at: string,
-  read = true,
 ): Promise<FieldError | undefined> {
   try {
-    if (read) await readProfileFile(file, what, profileFileLimits.pem);
-    else await (await openProfileFile(file, what)).close();
+    await (await openProfileFile(file, what)).close();
     return undefined;
   } catch (error) {
     return { path: at, message: messageOf(error) };

@@ -26,7 +26,7 @@ test('tagd profile check accepts the demo profile', async (t) => {
   const demo = JSON.parse(await readFile(demoProfile, 'utf8'));
   t.is(
     run.stdout(),
-    `${demoProfile}: valid (2 drivers, 9 tags, 1 collections, ${demo.publishers?.webhooks?.length ?? 0} webhook publishers)\n`,
+    `${demoProfile}: valid (3 drivers, 15 tags, 1 collections, ${demo.publishers?.webhooks?.length ?? 0} webhook publishers)\n`,
   );
 });
 
@@ -56,6 +56,62 @@ test('tagd profile check lists every error with its path and exits 1', async (t)
     'server.http.port',
   ]);
   t.regex(run.stderr(), /is invalid \(4 errors\)/);
+});
+
+test('tagd profile check warns of derived tags reading tags no driver declares, and exits 0', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'derived.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      drivers: [
+        { type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] },
+        {
+          type: 'derived',
+          name: 'Calc',
+          tags: [{ name: 'Sum', expression: '{Sim/Flow} + {Sim/Flwo}' }],
+        },
+      ],
+    }),
+  );
+  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
+  t.is(await run.exited, 0);
+  t.is(
+    run.stderr(),
+    "warning: drivers[1].tags[0].expression: reads {Sim/Flwo}, but driver 'Sim' has no tag 'Flwo': Calc/Sum is Bad (NotFound) until that tag exists.\n",
+  );
+  t.regex(run.stdout(), /valid \(2 drivers, 2 tags/);
+});
+
+test('tagd profile check names a loop of derived tags and the position of an expression error', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'derived.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      drivers: [
+        {
+          type: 'derived',
+          name: 'Calc',
+          tags: [
+            { name: 'A', expression: '{./B} * 2' },
+            { name: 'B', expression: '{./A} / 2' },
+            { name: 'C', expression: 'avg({./A}, 5)' },
+          ],
+        },
+      ],
+    }),
+  );
+  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
+  t.is(await run.exited, 1);
+  t.regex(
+    run.stderr(),
+    /drivers\[0\]\.tags\[0\]\.expression: Derived tags form a loop, so none of them can be evaluated: Calc\/A → Calc\/B → Calc\/A\./,
+  );
+  t.regex(
+    run.stderr(),
+    /drivers\[0\]\.tags\[2\]\.expression: line 1, column 12: avg\(\): argument 2 \(window\) must be a window/,
+  );
 });
 
 test('tagd start with a missing profile says where it looked and exits 78', async (t) => {
@@ -167,10 +223,10 @@ test.serial('the built command (node dist/src/cli.js) starts the demo profile', 
   );
   t.teardown(() => run.child.kill('SIGKILL'));
   const ready = await run.waitForLog('tagd ready');
-  // The simulator's nine tags (two of them writable), the 13 signals of the replayed CAN bus
-  // (config/can/), the demo publisher's three health tags and the three demo alarms' three
-  // state tags each.
-  t.is(ready.tags, 34);
+  // The simulator's eleven tags (two of them writable), the 13 signals of the replayed CAN bus
+  // (config/can/), the four derived tags, the demo publisher's three health tags and the three
+  // demo alarms' three state tags each.
+  t.is(ready.tags, 40);
   run.child.kill('SIGTERM');
   t.is(await run.exited, 0);
 });

@@ -14,6 +14,7 @@ import { caFileUnusableReason } from '../src/publishers/webhook/webhook-publishe
 import { adminToken, demoDaemon as startableDemo } from './helpers/demo-daemon.js';
 import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
+import { seriesValue } from './helpers/prometheus-text.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
@@ -40,6 +41,8 @@ test('the demo profile starts: simulator tags are Good and the API answers', asy
     'Demo/Line1/MachineState',
     'Demo/Controls/Setpoint',
     'Demo/Controls/ConveyorOn',
+    'Demo/Line1/FlowRaw',
+    'Demo/Line1/StatusWord',
   ]);
   t.deepEqual(
     [...store.ids()].filter((id) => id.startsWith('Publishers/')),
@@ -122,8 +125,8 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
   t.is(
     ready?.tags,
-    9 + 3 + 3 * 3 + canSignals.length,
-    'simulator tags, publisher health tags, alarm state tags, CAN signals',
+    11 + 3 + canSignals.length + 4 + 3 * 3,
+    'simulator tags, publisher health tags, CAN signals, derived tags, alarm state tags',
   );
   t.is(ready?.url, daemon.url());
   t.is(typeof ready?.startupMs, 'number');
@@ -248,7 +251,7 @@ test('temporary files a crash left mid-save are removed at start', async (t) => 
   );
 });
 
-test('a FIFO as caFile: the daemon starts, the publisher says only that the caFile is unusable, and stop is prompt', async (t) => {
+test('a FIFO as caFile: the daemon starts, the publisher is Error saying only that the caFile is unusable, metrics flag it, and stop is prompt', async (t) => {
   const fifoFolder = await tempDir(t);
   const fifo = join(fifoFolder, 'ca.fifo');
   execFileSync('mkfifo', [fifo]);
@@ -279,7 +282,18 @@ test('a FIFO as caFile: the daemon starts, the publisher says only that the caFi
   const { token } = (await signIn.json()) as { token: string };
   const shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
   t.is(shown.status, 200);
-  t.like(shown.json, { state: { status: 'Off', reason: caFileUnusableReason } });
+  t.like(shown.json, { state: { status: 'Error', reason: caFileUnusableReason } });
+  // What monitoring sees: the health tag, and the series the TagdPublisherError alert watches.
+  t.is(daemon.store?.get('Publishers/demo-receiver/Status')?.value, 'Error');
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  t.is(
+    seriesValue(metrics, 'tagd_publisher_status', {
+      publisher: 'demo-receiver',
+      type: 'webhook',
+      status: 'Error',
+    }),
+    1,
+  );
   t.false(
     JSON.stringify(shown.json.state).includes('FIFO'),
     'no detail for a PublisherView caller',
@@ -352,7 +366,8 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
   t.regex(String(publish?.headers['user-agent']), /^tagd\//);
   t.is(publish?.headers['content-type'], 'application/json');
   const entries = publish?.json as { fullTagId: string; quality: string; value: unknown }[];
-  // Booleans and strings are not finite numbers: PumpRunning and MachineState are left out.
+  // Booleans and strings are not finite numbers: PumpRunning, MachineState and the derived
+  // GuardClosed are left out. The derived tags come with the line's own.
   t.deepEqual(
     entries.map((entry) => entry.fullTagId),
     [
@@ -361,6 +376,11 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
       'Demo/Line1/Pressure',
       'Demo/Line1/Valve',
       'Demo/Line1/PartsCount',
+      'Demo/Line1/FlowRaw',
+      'Demo/Line1/StatusWord',
+      'Derived/Line1/Flow',
+      'Derived/Line1/FlowAvg5m',
+      'Derived/Line1/FlowTotal',
     ],
   );
   for (const entry of entries) {
@@ -390,8 +410,8 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
     autoConnect: true,
     state: {
       status: 'On',
-      lastDelivery: { ok: true, httpStatus: 200, attempts: 1, samples: 5 },
-      counters: { batches: 1, samples: 5, failures: 0, skippedTicks: 0, droppedSamples: 0 },
+      lastDelivery: { ok: true, httpStatus: 200, attempts: 1, samples: 10 },
+      counters: { batches: 1, samples: 10, failures: 0, skippedTicks: 0, droppedSamples: 0 },
     },
   });
   const status = await getJson(`${url}/api/v2/Tags/Sample/Publishers/demo-receiver/Status`, token);

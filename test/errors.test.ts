@@ -22,6 +22,7 @@ test("the README's error table and src/errors.ts list the same codes and statuse
 test('every error class raises a code listed in errorCodes, with its status', (t) => {
   const samples: TagdError[] = [
     new errors.ValidationError('x', []),
+    new errors.ExpressionInvalidError('e', []),
     new errors.InvalidTagPathError('a//b', 'empty segment'),
     new errors.TagNotFoundError('A/B'),
     new errors.CollectionNotFoundError('C'),

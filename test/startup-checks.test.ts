@@ -109,9 +109,10 @@ test('files of drivers, publishers and the license: each problem says what start
       { path: 'license.file', effect: 'unlicensed', driver: undefined },
       { path: 'drivers[1].dbcFile', effect: 'driver-left-out', driver: 1 },
       { path: 'drivers[1].transport.file', effect: 'driver-left-out', driver: 1 },
-      { path: 'drivers[2].certificateFile', effect: 'driver-left-out', driver: 2 },
-      { path: 'drivers[2].privateKeyFile', effect: 'driver-left-out', driver: 2 },
-      { path: 'publishers.webhooks[0].caFile', effect: 'publisher-off', driver: undefined },
+      // The OPC UA driver comes after the demo's simulator, CAN bus and derived tags.
+      { path: 'drivers[3].certificateFile', effect: 'driver-left-out', driver: 3 },
+      { path: 'drivers[3].privateKeyFile', effect: 'driver-left-out', driver: 3 },
+      { path: 'publishers.webhooks[0].caFile', effect: 'publisher-error', driver: undefined },
     ],
   );
   t.is(
@@ -184,7 +185,7 @@ test("tagd start's depth ('files') reads nothing its users read right after: DBC
   );
 });
 
-test("an MQTT publisher's caFile and client certificate files are checked; it stays Off", async (t) => {
+test("an MQTT publisher's caFile and client certificate files are checked; it is Error", async (t) => {
   const folder = await tempDir(t);
   const profile = await demoWith((demo) => {
     demo.publishers.mqtt = [
@@ -201,9 +202,9 @@ test("an MQTT publisher's caFile and client certificate files are checked; it st
   t.deepEqual(
     problems.map(({ path, effect }) => ({ path, effect })),
     [
-      { path: 'publishers.mqtt[0].caFile', effect: 'publisher-off' },
-      { path: 'publishers.mqtt[0].authentication.certFile', effect: 'publisher-off' },
-      { path: 'publishers.mqtt[0].authentication.keyFile', effect: 'publisher-off' },
+      { path: 'publishers.mqtt[0].caFile', effect: 'publisher-error' },
+      { path: 'publishers.mqtt[0].authentication.certFile', effect: 'publisher-error' },
+      { path: 'publishers.mqtt[0].authentication.keyFile', effect: 'publisher-error' },
     ],
   );
   t.is(

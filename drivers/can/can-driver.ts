@@ -189,7 +189,7 @@ export class CanDriver implements Driver {
       },
       'CAN driver started',
     );
-    void this.connect(run);
+    this.lifecycle.detached(run, () => this.connect(run));
   }
 
   private compile(database: DbcDatabase): void {
@@ -320,7 +320,7 @@ export class CanDriver implements Driver {
       this.deps.logger.error({ err: error }, `CAN driver cannot run: ${message}`);
       return;
     }
-    this.lifecycle.retryLater(message, () => void this.connect(run));
+    this.lifecycle.retryLater(message, () => this.connect(run));
   }
 
   /** Decodes a batch of frames into one store write. */

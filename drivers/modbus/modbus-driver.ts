@@ -357,7 +357,7 @@ export class ModbusDriver implements Driver {
       },
       'Modbus driver started',
     );
-    void this.connect(run);
+    this.lifecycle.detached(run, () => this.connect(run));
   }
 
   /**
@@ -488,7 +488,7 @@ export class ModbusDriver implements Driver {
     const message = error.message;
     if (unavailable) this.lifecycle.markUnavailable(message);
     const run = this.lifecycle.generation;
-    this.lifecycle.retryLater(message, () => void this.connect(run));
+    this.lifecycle.retryLater(message, () => this.connect(run));
   }
 
   private poll(group: PollGroup, connection: ModbusConnection): void {

@@ -563,7 +563,7 @@ export class OpcuaDriver implements Driver {
       },
       'OPC UA driver started',
     );
-    void this.connect(run);
+    this.lifecycle.detached(run, () => this.connect(run));
   }
 
   private clientOptions(certificates: OPCUACertificateManager): OPCUAClientOptions {
@@ -1177,7 +1177,7 @@ export class OpcuaDriver implements Driver {
     const message = describeFailure(error, this.pkiDir);
     lifecycle.markUnavailable(message);
     const next = lifecycle.nextGeneration();
-    lifecycle.retryLater(message, () => void this.connect(next));
+    lifecycle.retryLater(message, () => this.connect(next));
   }
 
   /** Closes the session (deleting its subscriptions), the connection and the store handles. */

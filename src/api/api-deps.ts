@@ -11,6 +11,7 @@ import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
 import type { ProfileReloader } from '../reload/profile-reloader.js';
+import type { DerivedTagReport } from '../runtime/derived-tag-report.js';
 import type { DriverReports } from '../runtime/driver-reports.js';
 import type { Collections } from '../tags/collections.js';
 import type { DbcSignalCatalog } from '../tags/dbc-signal-catalog.js';
@@ -43,6 +44,12 @@ export interface ApiMetrics {
    * profile's `server.metrics.allowLoopbackWithoutToken`, default true).
    */
   allowLoopbackWithoutToken(): boolean;
+}
+
+/** The running derived tags, as the DerivedTags routes read them. */
+export interface DerivedTagsView {
+  /** Every derived tag of every running derived-tag driver, in profile order. */
+  list(): DerivedTagReport[];
 }
 
 /** What the API reads and writes. */
@@ -93,6 +100,8 @@ export interface ApiDeps {
    * listed (and every `Drivers/{name}` answers 404).
    */
   drivers?: DriverReports;
+  /** The running derived tags, for the DerivedTags routes. Absent: none is listed. */
+  derivedTags?: DerivedTagsView;
   /**
    * The open tag streams, with their caps and timings. Absent: the API makes its own with the
    * defaults (then nothing closes the streams before the listeners at a stop).

@@ -8,6 +8,7 @@ import { buildRouter } from './router.js';
 import { alertRoutes } from './routes/alerts.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
+import { derivedTagRoutes } from './routes/derived-tags.js';
 import { docsRoutes } from './routes/docs.js';
 import { driverManagementRoutes } from './routes/driver-management.js';
 import { driverRoutes } from './routes/drivers.js';
@@ -22,6 +23,7 @@ import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
 import { tagStreamRoutes } from './routes/tag-stream.js';
 import { tagWriteRoutes } from './routes/tag-writes.js';
 import { tagsRoutes } from './routes/tags.js';
+import { themeRoutes } from './routes/themes.js';
 import { userManagementRoutes } from './routes/user-management.js';
 import { userRoutes } from './routes/users.js';
 import { TagStreamHub } from './tag-stream/tag-stream-hub.js';
@@ -53,11 +55,13 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...dbcRoutes(deps),
     ...driverRoutes(deps),
     ...driverManagementRoutes(deps),
+    ...derivedTagRoutes(deps),
     ...publisherRoutes(deps),
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
     ...alertRoutes(deps, streams),
     ...profileRoutes(deps),
+    ...themeRoutes(deps),
     ...consoleRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.

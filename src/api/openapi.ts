@@ -65,10 +65,24 @@ export const problemSchema = z
         z.object({
           path: z.string().describe('The wrong field, e.g. `bindings[0].source`.'),
           message: z.string(),
+          line: z
+            .int()
+            .optional()
+            .describe('For `expression-invalid`: 1-based line of the problem in the expression.'),
+          column: z
+            .int()
+            .optional()
+            .describe('For `expression-invalid`: 1-based column (characters) in that line.'),
+          expected: z
+            .string()
+            .optional()
+            .describe('For `expression-invalid`: what was expected there, when known.'),
         }),
       )
       .optional()
-      .describe('For `validation-failed`: every field that was wrong.'),
+      .describe(
+        'For `validation-failed`: every field that was wrong; for `expression-invalid`: the problem in the expression, with its position.',
+      ),
   })
   .meta({ id: 'Problem', description: 'An RFC 9457 problem document.' });
 

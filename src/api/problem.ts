@@ -115,8 +115,11 @@ function answerBareStatus(context: Context): void {
   );
 }
 
-// Koa and its middleware throw http-errors (status, expose); keep their status and safe message.
-function fromKoaError(error: unknown): unknown {
+/**
+ * Koa and its middleware throw http-errors (status, expose): a 4xx one becomes a TagdError with
+ * its status and safe message; anything else is returned as it is.
+ */
+export function fromKoaError(error: unknown): unknown {
   if (error instanceof TagdError) return error;
   const candidate = error as { status?: unknown; expose?: unknown; message?: unknown };
   if (typeof candidate?.status === 'number' && candidate.status >= 400 && candidate.status < 500) {

@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { Principal } from '../auth/account-service.js';
 import type { Permission } from '../auth/permissions.js';
+import type { TagdError } from '../errors.js';
 
 /** Who may call a route. */
 export type RouteAccess =
@@ -51,6 +52,20 @@ export interface RouteInput<Params, Query, Body> {
   principal: Principal | undefined;
 }
 
+/** A request refused for its input after its caller was authenticated. */
+export interface InvalidRequest {
+  context: Context;
+  /** The caller; undefined only on public routes. */
+  principal: Principal | undefined;
+  /**
+   * Why: a ValidationError (400 `validation-failed`, the wrong fields in `errors`) for path
+   * parameters, query or body against the route's schemas, or a RequestError for a body that
+   * could not be read (400 `bad-request`, 413 `payload-too-large`, 415
+   * `unsupported-media-type`).
+   */
+  error: TagdError;
+}
+
 /** An API route. */
 export interface RouteDefinition<Params = unknown, Query = unknown, Body = unknown> {
   method: 'get' | 'post' | 'put' | 'delete';
@@ -79,6 +94,12 @@ export interface RouteDefinition<Params = unknown, Query = unknown, Body = unkno
   /** Statuses answered with a problem document (401/403/415/413/429 are added from `access` and `body`). */
   problems: number[];
   handle(input: RouteInput<Params, Query, Body>): unknown | Promise<unknown>;
+  /**
+   * Called when an authenticated request is refused for its input (its body unreadable, or its
+   * path parameters, query or body against the schemas), before the refusal is answered;
+   * `handle` never runs. Tags/Write audits such refusals. Must not throw.
+   */
+  onInvalid?(refusal: InvalidRequest): void;
   /**
    * Called when the request is refused with 401 (before `handle`, which then never runs), to
    * add headers to that answer: SignOut clears a dead browser session's cookies this way.

@@ -4,18 +4,21 @@ import type { z } from 'zod';
 import type { AccountService } from '../auth/account-service.js';
 import {
   RequestError,
+  TagdError,
   TooManyRequestsError,
   UnauthorizedError,
   ValidationError,
 } from '../errors.js';
 import { toFieldErrors } from '../profile/validate-profile.js';
 import { authenticateRequest } from './authenticate.js';
+import { takeBodyRefusal } from './json-bodies.js';
 import type { RouteDefinition } from './route.js';
 
 /**
  * Builds the koa router for a list of route definitions: each request is authenticated per
- * the route's access rule, its path parameters, query and JSON body are validated with the
- * route's zod schemas (every wrong field listed), and the handler's result is the response.
+ * the route's access rule, then its body's refusal (a body the parser could not read), path
+ * parameters, query and JSON body are checked with the route's zod schemas (every wrong field
+ * listed; the route's `onInvalid` is told), and the handler's result is the response.
  */
 export function buildRouter(
   routes: readonly RouteDefinition[],
@@ -35,12 +38,25 @@ export function buildRouter(
         }
         // The route's template, for the request metrics: a bounded label, unlike the path.
         context.state.route = route.path;
+        // This route answers the request: an unreadable body is its to refuse, after the caller.
+        const bodyRefusal = takeBodyRefusal(context);
         try {
           const principal = authenticateRequest(context, route.access, accounts, statusToken);
-          const params = parse(route.params, context.params, 'path');
-          // context.query parses the query string on first access: only for routes that take one.
-          const query = route.query ? parse(route.query, context.query, 'query') : undefined;
-          const body = route.body ? parse(route.body, jsonBody(context), 'body') : undefined;
+          let params: unknown;
+          let query: unknown;
+          let body: unknown;
+          try {
+            if (bodyRefusal !== undefined) throw bodyRefusal;
+            params = parse(route.params, context.params, 'path');
+            // context.query parses the query string on first access: only for routes with one.
+            query = route.query ? parse(route.query, context.query, 'query') : undefined;
+            body = route.body ? parse(route.body, jsonBody(context), 'body') : undefined;
+          } catch (error) {
+            if (route.onInvalid && error instanceof TagdError) {
+              route.onInvalid({ context, principal, error });
+            }
+            throw error;
+          }
           const output = route.handle({ context, params, query, body, principal });
           // Most handlers answer synchronously: no microtask turn for them.
           const result = isThenable(output) ? await output : output;

@@ -13,6 +13,8 @@ export const qualityReasonSchema = z.enum([
   'DeviceException',
   'DecodeError',
   'NoUpdate',
+  'NotFound',
+  'Expression',
 ]);
 
 /** A tag sample (spec §2.3). */

@@ -86,6 +86,19 @@ export class AccountService {
   constructor(private readonly deps: AccountServiceDeps) {}
 
   /**
+   * Stores the console theme the account chose, or forgets it (`undefined`: the plant default,
+   * or the browser's light or dark setting). The name is checked by the caller. Audited.
+   */
+  async setTheme(principal: Principal, theme: string | undefined): Promise<void> {
+    const { user } = principal;
+    await this.deps.users.update(user, { theme }, false);
+    this.deps.audit.info(
+      { event: 'theme-chosen', username: user.username, theme: theme ?? null },
+      'account theme chosen',
+    );
+  }
+
+  /**
    * Checks a username and password from `address`.
    * @throws TooManyRequestsError while the account or address is limited; UnauthorizedError.
    */

@@ -38,6 +38,11 @@ export interface UserRecord {
    * yet clears the account's failed sign-ins (the limiter lives in the daemon's memory).
    */
   signInUnlock?: string;
+  /**
+   * The console theme the account chose (`PUT /api/v2/Users/Current/Theme`); absent: the
+   * plant default, or the browser's light or dark setting.
+   */
+  theme?: string;
   createdAt: string;
 }
 

@@ -6,10 +6,12 @@
  * once: the schema and cross-field rules, sealed secrets (when the state directory's key is at
  * hand), then the start-up checks the daemon runs (startup-checks.ts): listeners, certificates
  * and every file the profile names. Exit 0 when tagd would start with every part running,
- * 1 when anything is listed, 2 on a usage error.
+ * 1 when anything is listed, 2 on a usage error. Warnings (a derived tag reading a tag no driver of
+ * the profile declares) are printed to stderr and leave the exit code 0.
  */
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { derivedReferenceWarnings } from '../../drivers/derived/profile-references.js';
 import type { FieldError } from '../errors.js';
 import { ProfileFileError, ProfileNotFoundError } from '../errors.js';
 import { checkProfile } from '../profile/check-profile.js';
@@ -23,7 +25,8 @@ import { CommandFailure, CommandUsageError, resolveStateDir, runCommand } from '
 export const profileUsage = `Usage:
   tagd profile check FILE   list every error in a profile: the schema, sealed secrets, and
                             what tagd start checks (listeners, certificates, the license,
-                            DBC, replay and caFile files); exit 0 valid, 1 errors listed
+                            DBC, replay and caFile files); exit 0 valid, 1 errors listed;
+                            warnings (derived tags reading unknown tags) do not fail it
   tagd profile export [--profile FILE]
                             print the profile as written, every secret as ********
   tagd profile import FILE [--profile TARGET] [--no-reload]
@@ -149,6 +152,11 @@ async function check(path: string): Promise<void> {
   }
   const problems: FieldError[] = [...errors];
   if (profile) {
+    // Warnings leave the profile valid: a derived tag reading a tag no driver declares is Bad
+    // (NotFound) until the tag appears, which may be by design (a CAN signal, a later driver).
+    for (const warning of derivedReferenceWarnings(profile)) {
+      process.stderr.write(`warning: ${warning.path}: ${warning.message}\n`);
+    }
     const found = await checkStartup(profile, { profileFolder: dirname(path) });
     for (const problem of found) {
       problems.push({

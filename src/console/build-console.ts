@@ -77,7 +77,8 @@ export async function buildConsole(options: BuildConsoleOptions = {}): Promise<B
 /**
  * The one HTML page. No inline script or style: the CSP forbids both. The script is a module
  * (deferred), so it runs once the body below exists. The empty data: icon spares the browser a
- * request for /favicon.ico (a 404).
+ * request for /favicon.ico (a 404). `/theme.css` comes after the console's stylesheet, so its
+ * colours (the plant's themes, src/themes/) win over the light ones the stylesheet holds.
  */
 function indexHtml(script: string, styles: string[]): string {
   const links = styles
@@ -88,10 +89,11 @@ function indexHtml(script: string, styles: string[]): string {
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
-  <meta name="color-scheme" content="light">
+  <meta name="color-scheme" content="light dark">
   <title>tagd console</title>
   <link rel="icon" href="data:,">
 ${links}
+  <link rel="stylesheet" href="/theme.css">
   <script type="module" src="${assetPathPrefix}${script}"></script>
 </head>
 <body>

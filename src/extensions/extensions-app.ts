@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import type { ApiDeps } from '../api/api-deps.js';
 import { createApp } from '../api/app.js';
 import type { RouteDefinition } from '../api/route.js';
+import { themeStylesheetPath } from '../api/routes/themes.js';
 import { type ExtensionApp, extensionAppsMiddleware } from './extension-apps.js';
 
 /** What the extensions server publishes besides its apps. */
@@ -29,7 +30,8 @@ export function isDocsRoute(route: RouteDefinition): boolean {
 
 /**
  * The part of `routes` the extensions server serves: the API routes with `enableApi`, the docs
- * routes with `enableDocs`, nothing else (not `/healthz`: liveness is the main listener's).
+ * routes with `enableDocs`, and always `/theme.css` (the apps share the plant's theme);
+ * nothing else (not `/healthz`: liveness is the main listener's).
  */
 export function extensionsRoutes(
   routes: readonly RouteDefinition[],
@@ -37,7 +39,9 @@ export function extensionsRoutes(
 ): RouteDefinition[] {
   return routes.filter(
     (route) =>
-      (switches.enableApi && isApiRoute(route)) || (switches.enableDocs && isDocsRoute(route)),
+      route.path === themeStylesheetPath ||
+      (switches.enableApi && isApiRoute(route)) ||
+      (switches.enableDocs && isDocsRoute(route)),
   );
 }
 

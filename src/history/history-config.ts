@@ -8,7 +8,10 @@ import { tagPathProblem } from '../tags/tag-path.js';
 
 /** Default retention: 30 days. */
 export const defaultRetentionDays = 30;
-/** Default bound of the in-memory buffer while the backend is slow or down: samples. */
+/**
+ * Least bound of the in-memory buffer while the backend is slow or down, when the profile sets
+ * none: samples. The bound is 10 samples per logged tag, at least this (history-logger.ts).
+ */
 export const defaultBufferLimit = 100_000;
 
 const logEntrySchema = z
@@ -79,10 +82,10 @@ const commonShape = {
     .int()
     .min(1_000)
     .max(10_000_000)
-    .default(defaultBufferLimit)
+    .optional()
     .describe(
       'Samples kept in memory while the backend is slow or down; beyond, the oldest are ' +
-        'dropped (counted and logged). Default 100,000.',
+        'dropped (counted and logged). Default: 10 per logged tag (ten scans), at least 100,000.',
     ),
   log: z.array(logEntrySchema).default([]).describe('What is logged.'),
 };

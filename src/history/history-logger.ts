@@ -6,7 +6,16 @@
  *
  * Never blocks a driver or the API: the store subscriber only decides and queues; appends run
  * on the clock, one at a time, each of at most `maxBatch` samples (a synchronous backend such
- * as SQLite holds the event loop for one whole append).
+ * as SQLite holds the event loop for one whole append). A full transaction's worth waiting
+ * (`maxBatch`, or half the bound if that is less) is appended right after the write that
+ * brought it, without waiting for the flush period: waiting longer would not make transactions
+ * bigger, only the buffer (100,000 tags scanned every second would otherwise wait up to a
+ * second beside the next scan).
+ *
+ * The bound of the buffer is `bufferLimit` when the profile sets it; otherwise it follows the
+ * tags being logged: {@link samplesPerLoggedTag} samples per tag, at least
+ * {@link defaultBufferLimit}, so a large profile keeps several scans in reserve and a small one
+ * keeps the fixed floor.
  *
  * The backend sees one operation at a time, and appends come first: a retention run deletes in
  * slices, and a flush due while a slice is under way runs as soon as that slice has committed,
@@ -24,7 +33,7 @@ import type { Sample } from '../tags/sample.js';
 import { compileTagPattern, type TagMatcher } from '../tags/tag-pattern.js';
 import type { TagStore, TagUpdate } from '../tags/tag-store.js';
 import type { HistoryBackend, LoggedSample } from './history-backend.js';
-import type { HistoryLogEntry } from './history-config.js';
+import { defaultBufferLimit, type HistoryLogEntry } from './history-config.js';
 import { HistoryStoppedError, isUnreachableError } from './open-on-use-backend.js';
 
 /** Options of {@link HistoryLogger}. */
@@ -36,8 +45,12 @@ export interface HistoryLoggerOptions {
   entries: readonly HistoryLogEntry[];
   /** Samples older than this many days are deleted. */
   retentionDays: number;
-  /** Most samples buffered while the backend is slow or down; beyond, the oldest are dropped. */
-  bufferLimit: number;
+  /**
+   * Most samples buffered while the backend is slow or down; beyond, the oldest are dropped.
+   * Absent: {@link samplesPerLoggedTag} per logged tag, at least {@link defaultBufferLimit}
+   * (the bound grows as tags appear).
+   */
+  bufferLimit?: number;
   clock: Clock;
   logger: Logger;
   /** Milliseconds between appends (one transaction each). Default 1,000. */
@@ -57,6 +70,8 @@ export interface HistoryLoggerOptions {
 export interface HistoryLoggerStats {
   /** Samples waiting in memory for the next append. */
   buffered: number;
+  /** The bound of the buffer now: the configured one, or the one derived from the logged tags. */
+  bufferLimit: number;
   /** Samples stored by the backend since start. */
   appended: number;
   /** Samples dropped because the buffer was full, since start. */
@@ -70,6 +85,16 @@ export interface HistoryLoggerStats {
 }
 
 const day = 86_400_000;
+/**
+ * Samples per logged tag the buffer holds when the profile sets no `bufferLimit`: ten scans of
+ * every tag (ten seconds at 1 s scans). What sustained logging needs is about two: the start
+ * (the current value of every tag, then the first scan) and the scan arriving while the
+ * previous one is appended; the rest carries the logging through a backend that stalls for a
+ * few seconds (a checkpoint on a slow disk, a PostgreSQL failover) before anything is dropped.
+ * A buffered sample costs about 130 bytes, so the bound of 100,000 tags (1,000,000 samples) is
+ * about 130 MB, held only while the backend falls behind.
+ */
+export const samplesPerLoggedTag = 10;
 /** Most tag ids named in one "refused samples" log line. */
 const loggedTagsMax = 20;
 
@@ -77,6 +102,19 @@ const loggedTagsMax = 20;
 interface ChangeRule {
   /** Smallest numeric change that logs; a quality change always logs. */
   deadband: number;
+}
+
+/**
+ * What the logger keeps per tag the store wrote: one map lookup per sample on the hot path
+ * (100,000 tags a second), not one per question.
+ */
+interface TagLog {
+  /** The onChange rule, or null when no onChange entry covers the tag. */
+  rule: ChangeRule | null;
+  /** The rules' generation `rule` was computed in: a collection change makes it stale. */
+  generation: number;
+  /** The last sample logged on change. */
+  last: Sample | undefined;
 }
 
 /** The onChange and interval logger of one history section. */
@@ -104,15 +142,25 @@ export class HistoryLogger {
   private flushWanted = false;
   /** Samples in the append under way. */
   private inFlight = 0;
+  /** An early flush is scheduled (right after the write that filled a transaction). */
+  private earlyFlush = false;
+  /** Per interval entry: the tags it sampled last time (they count toward the bound). */
+  private readonly intervalTags: number[] = [];
   private unsubscribe: (() => void) | undefined;
   private timers: TimerHandle[] = [];
-  /** Per tag: the onChange rule, or null when no onChange entry covers it. */
-  private rules = new Map<string, ChangeRule | null>();
-  /** Collection definitions the rules were computed from; a change clears the rules. */
+  /** Per tag the store wrote: its onChange rule and last logged sample. */
+  private readonly tagLogs = new Map<string, TagLog>();
+  /** Generation of the rules: bumped when a collection changes, so each rule is recomputed. */
+  private generation = 0;
+  /** Tags logged on change since start (they count toward the bound). */
+  private loggedTags = 0;
+  /** Collection definitions the rules were computed from; a change makes the rules stale. */
   private ruleSources: unknown[] = [];
-  /** Per tag: the last sample logged on change. */
-  private readonly lastLogged = new Map<string, Sample>();
+  /** The last timestamp parsed, and its epoch ms: a driver's batch shares one timestamp. */
+  private lastStamp = '';
+  private lastStampMs = Number.NaN;
   private outage = false;
+  /** Dropped since the warning that the buffer is full (an outage, or a backend falling behind). */
   private droppedInOutage = 0;
   private readonly counters = {
     appended: 0,
@@ -228,7 +276,7 @@ export class HistoryLogger {
 
   /** Current counters. */
   stats(): HistoryLoggerStats {
-    return { buffered: this.buffered, ...this.counters };
+    return { buffered: this.buffered, bufferLimit: this.bufferLimit(), ...this.counters };
   }
 
   /** Whether the backend's last append failed as a whole (an outage, retried every flush). */
@@ -240,20 +288,63 @@ export class HistoryLogger {
     return this.buffer.length - this.head;
   }
 
+  /**
+   * The bound now: the configured one, or {@link samplesPerLoggedTag} per logged tag (every tag
+   * logged on change since start, plus the tags each interval entry sampled last), at least
+   * {@link defaultBufferLimit}. A collection change (which recomputes the rules) does not
+   * shrink it: the tags logged on change since start still count.
+   */
+  private bufferLimit(): number {
+    if (this.options.bufferLimit !== undefined) return this.options.bufferLimit;
+    let tags = this.loggedTags;
+    for (const count of this.intervalTags) tags += count ?? 0;
+    return Math.max(defaultBufferLimit, samplesPerLoggedTag * tags);
+  }
+
+  /** Buffered samples from which a flush is due at once: a full transaction, or half the bound. */
+  private highWater(): number {
+    return Math.min(this.maxBatch, Math.ceil(this.bufferLimit() / 2));
+  }
+
   private onUpdates(updates: readonly TagUpdate[]): void {
     if (updates.length === 0) return;
     this.refreshRules();
     let queued = false;
     for (const { sample } of updates) {
-      const rule = this.ruleOf(sample.fullTagId);
-      if (!rule) continue;
-      const last = this.lastLogged.get(sample.fullTagId);
-      if (last !== undefined && !changedBeyond(last, sample, rule.deadband)) continue;
-      this.lastLogged.set(sample.fullTagId, sample);
-      this.push(toLogged(sample, Date.parse(sample.utcTimestamp)));
+      const log = this.tagLog(sample.fullTagId);
+      const rule = log.rule;
+      if (rule === null) continue;
+      const last = log.last;
+      if (last === undefined) this.loggedTags++;
+      else if (!changedBeyond(last, sample, rule.deadband)) continue;
+      log.last = sample;
+      this.push(toLogged(sample, this.epochMsOf(sample.utcTimestamp)));
       queued = true;
     }
-    if (queued) this.trim();
+    if (queued) this.queued();
+  }
+
+  /** The tag's log entry, its rule computed (again, after a collection change) when needed. */
+  private tagLog(fullTagId: string): TagLog {
+    const known = this.tagLogs.get(fullTagId);
+    if (known === undefined) {
+      const log = { rule: this.ruleOf(fullTagId), generation: this.generation, last: undefined };
+      this.tagLogs.set(fullTagId, log);
+      return log;
+    }
+    if (known.generation !== this.generation) {
+      known.rule = this.ruleOf(fullTagId);
+      known.generation = this.generation;
+    }
+    return known;
+  }
+
+  private epochMsOf(utcTimestamp: string): number {
+    if (utcTimestamp !== this.lastStamp) {
+      this.lastStamp = utcTimestamp;
+      this.lastStampMs = Date.parse(utcTimestamp);
+    }
+    return this.lastStampMs;
   }
 
   /** Interval entry: the current sample of every tag it covers, stamped with the sampling time. */
@@ -261,11 +352,16 @@ export class HistoryLogger {
     const entry = this.options.entries[index] as HistoryLogEntry;
     const { store } = this.options;
     const now = this.options.clock.now();
+    let count = 0;
     for (const id of this.tagsOf(entry, index)) {
       const current = store.get(id);
-      if (current) this.push(toLogged(current, now));
+      if (current) {
+        this.push(toLogged(current, now));
+        count++;
+      }
     }
-    this.trim();
+    this.intervalTags[index] = count;
+    this.queued();
   }
 
   private tagsOf(entry: HistoryLogEntry, index: number): Iterable<string> {
@@ -289,16 +385,15 @@ export class HistoryLogger {
     );
     if (sources.some((source, i) => source !== this.ruleSources[i])) {
       this.ruleSources = sources;
-      this.rules.clear();
+      this.generation++;
       this.memberMatchers = sources.map((source) =>
         source?.members.map((member) => compileTagPattern(member)),
       );
     }
   }
 
+  /** The onChange rule of a tag under the entries and collections now. */
   private ruleOf(fullTagId: string): ChangeRule | null {
-    const known = this.rules.get(fullTagId);
-    if (known !== undefined) return known;
     let rule: ChangeRule | null = null;
     for (const [index, entry] of this.options.entries.entries()) {
       if (entry.mode !== 'onChange' || !this.covers(entry, index, fullTagId)) continue;
@@ -306,7 +401,6 @@ export class HistoryLogger {
       const deadband = entry.deadband ?? 0;
       if (rule === null || deadband < rule.deadband) rule = { deadband };
     }
-    this.rules.set(fullTagId, rule);
     return rule;
   }
 
@@ -320,17 +414,38 @@ export class HistoryLogger {
     this.buffer.push(sample);
   }
 
-  /** Drops the oldest samples beyond the bound; one warning per outage, then a summary. */
+  /**
+   * After samples were queued: keeps the bound, and schedules an early flush when a full
+   * transaction waits. The flush runs right after the write that brought the samples, not
+   * inside it (a synchronous backend would hold the driver's write and the other subscribers
+   * for a whole append). Not during an outage: the flush period paces the retries.
+   */
+  private queued(): void {
+    this.trim();
+    if (this.earlyFlush || this.outage || this.busy || this.buffered < this.highWater()) return;
+    this.earlyFlush = true;
+    setImmediate(() => {
+      this.earlyFlush = false;
+      // Stopped meanwhile: stop() appends what is left itself.
+      if (this.unsubscribe) this.flushSoon();
+    });
+  }
+
+  /**
+   * Drops the oldest samples beyond the bound; one warning per outage (or per spell of a
+   * backend slower than the samples arrive), then a summary.
+   */
   private trim(): void {
-    const excess = this.buffered - this.options.bufferLimit;
+    const limit = this.bufferLimit();
+    const excess = this.buffered - limit;
     if (excess <= 0) return;
     this.head += excess;
     this.counters.dropped += excess;
     if (this.droppedInOutage === 0) {
       this.options.logger.warn(
-        { bufferLimit: this.options.bufferLimit },
-        `history buffer full (${this.options.bufferLimit} samples): dropping the oldest until ` +
-          'the backend accepts appends again',
+        { bufferLimit: limit },
+        `history buffer full (${limit} samples): the backend is down or slower than the ` +
+          'samples arrive; dropping the oldest',
       );
     }
     this.droppedInOutage += excess;
@@ -362,12 +477,14 @@ export class HistoryLogger {
 
   /**
    * Appends the buffer in batches of at most `maxBatch`, one after the other (yielding to the
-   * event loop between them), until a batch fails or the buffer held no more than one batch.
+   * event loop between them), until a batch fails, or the buffer held no more than one batch
+   * and what arrived meanwhile is less than a full one (the flush period takes that).
    */
   private async drain(): Promise<void> {
     for (;;) {
       const more = this.buffered > this.maxBatch;
-      if (!(await this.append()) || !more || this.buffered === 0) return;
+      if (!(await this.append()) || this.buffered === 0) return;
+      if (!more && this.buffered < this.highWater()) return;
       await yieldToEventLoop();
     }
   }
@@ -425,7 +542,19 @@ export class HistoryLogger {
 
   /** The backend accepted an append: ends an outage (with its summary). */
   private recovered(): void {
-    if (!this.outage) return;
+    if (!this.outage) {
+      // Dropped without an outage (samples came faster than the backend stored them): the
+      // spell ends once the backlog is stored, and the next one warns again.
+      if (this.droppedInOutage > 0 && this.buffered === 0) {
+        this.options.logger.info(
+          { dropped: this.droppedInOutage },
+          `history backend caught up; ${this.droppedInOutage} samples were dropped while it ` +
+            'fell behind',
+        );
+        this.droppedInOutage = 0;
+      }
+      return;
+    }
     this.outage = false;
     this.options.logger.info(
       { dropped: this.droppedInOutage },

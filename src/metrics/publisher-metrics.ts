@@ -53,7 +53,7 @@ export class PublisherMetricsCollector {
     );
     new Gauge({
       name: 'tagd_publisher_status',
-      help: 'Publisher status, 1 for the current one: On, Off, Error (its last delivery failed).',
+      help: 'Publisher status, 1 for the current one: On, Off, Error (its last delivery failed, or it could not start).',
       labelNames: [...labelNames, 'status'],
       registers,
       collect() {

@@ -6,8 +6,9 @@
  * or fill memory with a huge file.
  *
  * The OPC UA client certificate and key are read by node-opcua itself, when the driver
- * connects: tagd checks them here only at start-up (startup-checks.ts), so a file swapped for
- * a FIFO or a device afterwards is not covered for them.
+ * connects: tagd reads and checks them here only at start-up and reload (startup-checks.ts,
+ * certificate-files.ts), so a file swapped for a FIFO or a device afterwards is not covered
+ * for them.
  */
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';

@@ -11,6 +11,7 @@ import { mqttConfigSchema } from '../publishers/mqtt/schema.js';
 import { webhookConfigSchema } from '../publishers/webhook/schema.js';
 import { queryLimitsSchema } from '../queries/query-limits.js';
 import { tagPathProblem } from '../tags/tag-path.js';
+import { themesSchema } from '../themes/theme-schema.js';
 import { httpListenerSchema, httpsListenerSchema } from './listener-schema.js';
 
 /**
@@ -144,6 +145,7 @@ export const profileSchema = z
     history: historyConfigSchema.optional(),
     publishers: publishersSchema.prefault({}),
     extensions: extensionsSchema.optional(),
+    themes: themesSchema.optional(),
     alarms: z
       .array(alarmDefinitionSchema)
       .default([])

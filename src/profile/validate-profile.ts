@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { derivedLoopErrors } from '../../drivers/derived/profile-references.js';
 import type { FieldError } from '../errors.js';
 import { tagPathProblem } from '../tags/tag-path.js';
 import { type Profile, profileSchema } from './schema.js';
@@ -77,6 +78,7 @@ function crossFieldErrors(document: unknown): FieldError[] {
       }
     });
   });
+  errors.push(...derivedLoopErrors(document));
   const collections = Array.isArray(document.collections) ? document.collections : [];
   errors.push(...duplicateNames(collections, 'collections', 'collection'));
   const publishers = isRecord(document.publishers) ? document.publishers : {};

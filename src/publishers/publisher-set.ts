@@ -2,11 +2,13 @@
  * The publishers of one kind (webhook, MQTT) in the daemon: created from the profile at load,
  * managed over the API through {@link PublisherManager}. A publisher runs only when the data
  * relay feature is licensed, at least one collection is selected and every selected collection
- * exists (spec §3.1); otherwise it stays Off and says why. The kinds differ only in how one
- * publisher is built, so this class holds everything else once.
+ * exists (spec §3.1); otherwise it stays Off and says why. One whose start fails (a file it
+ * names cannot be used, or its start throws) is Error, not running, with a reason, so that
+ * monitoring flags it; a later Start, or a replacement, tries again. The kinds differ only in
+ * how one publisher is built, so this class holds everything else once.
  */
 import type { Logger } from 'pino';
-import { NotFoundError } from '../errors.js';
+import { type FieldError, NotFoundError } from '../errors.js';
 import type { LicenseState } from '../license/license.js';
 import { Outbox } from '../outbox/outbox.js';
 import type { Collections } from '../tags/collections.js';
@@ -20,6 +22,13 @@ import { runBlocker } from './run-conditions.js';
 
 /** Reason of a publisher that stays Off because Auto Connect is off. */
 export const autoConnectOffReason = 'Auto Connect is off.';
+
+/**
+ * Reason of a publisher whose start threw: it is Error, not running, and the others keep
+ * running. Shown to every PublisherView account, so it says nothing of the error itself; the
+ * log has it.
+ */
+export const startFailedReason = 'The publisher failed to start; the gateway log says why.';
 
 /** What every publisher configuration has that the set reads. */
 export interface PublisherSetConfig {
@@ -40,6 +49,8 @@ export interface ManagedPublisher<Config, State> {
   stop(reason?: string): Promise<void>;
   /** Marks a publisher that is not running Off with a reason. */
   setOff(reason: string): void;
+  /** Marks a publisher that is not running because its start failed Error with a reason. */
+  setError(reason: string): void;
   /** Takes a new configuration, restarting if it was running. */
   reconfigure(config: Config): Promise<void>;
   state(): State;
@@ -89,6 +100,12 @@ export abstract class PublisherSet<
   protected abstract build(config: Config): Publisher;
 
   /**
+   * Reads and checks the files a configuration names (caFile, a client certificate and key) as
+   * its start will; each problem's path is relative to the configuration.
+   */
+  abstract checkFiles(config: Config): Promise<FieldError[]>;
+
+  /**
    * Profile load: creates every publisher and starts those with Auto Connect on whose run
    * conditions hold; each one that stays Off logs one line saying why. Publishers from an
    * earlier call are stopped and replaced.
@@ -123,6 +140,13 @@ export abstract class PublisherSet<
   async put(config: Config): Promise<State> {
     const existing = this.publishers.get(config.name);
     if (existing === undefined) return (await this.add(config)).state();
+    // One whose start failed meant to run: the new configuration may be what it lacked.
+    if (!existing.running && existing.state().status === 'Error') {
+      await existing.reconfigure(config);
+      if (config.autoConnect) await this.tryStart(existing);
+      else this.keepOff(existing, autoConnectOffReason, 'info');
+      return existing.state();
+    }
     // A running publisher is restarted by reconfigure(); check its conditions again first.
     const blocker = existing.running ? this.blocker(config) : undefined;
     if (blocker !== undefined) {
@@ -130,7 +154,8 @@ export abstract class PublisherSet<
       await existing.reconfigure(config);
       this.log.warn(`${this.kind.label} publisher '${config.name}' stopped: ${blocker}`);
     } else {
-      await existing.reconfigure(config);
+      // A running publisher starts again inside reconfigure(): guarded like any start.
+      await this.guarded(existing, () => existing.reconfigure(config));
     }
     return existing.state();
   }
@@ -185,7 +210,32 @@ export abstract class PublisherSet<
     if (publisher.running) return;
     const blocker = this.blocker(publisher.config);
     if (blocker !== undefined) this.keepOff(publisher, blocker, 'warn');
-    else await publisher.start();
+    else await this.guarded(publisher, () => publisher.start());
+  }
+
+  /**
+   * Runs a start (or a reconfiguration that starts again). One that throws leaves this
+   * publisher Error, not running, with {@link startFailedReason} and the error in the log; it
+   * never reaches the caller, so neither the daemon's start nor an API call fails for one
+   * publisher.
+   */
+  private async guarded(publisher: Publisher, start: () => Promise<void>): Promise<void> {
+    try {
+      await start();
+    } catch (error) {
+      this.log.error(
+        { err: error },
+        `${this.kind.label} publisher '${publisher.name}' failed to start; the other publishers keep running.`,
+      );
+      // Releases whatever the failed start had set up (timer, connection, outbox).
+      await publisher.stop(startFailedReason).catch((stopError: unknown) => {
+        this.log.error(
+          { err: stopError },
+          `${this.kind.label} publisher '${publisher.name}' stop failed.`,
+        );
+      });
+      publisher.setError(startFailedReason);
+    }
   }
 
   private keepOff(publisher: Publisher, reason: string, level: 'info' | 'warn'): void {

@@ -2,8 +2,12 @@
  * What every publisher reports (spec §3.1): its status, its
  * last delivery and its counters, shown by the management API and mirrored in health tags.
  */
+import type { FieldError } from '../errors.js';
 
-/** Spec §3.1: On (running), Off (stopped), Error (after a failed delivery). */
+/**
+ * Spec §3.1: On (running), Off (stopped), Error (after a failed delivery; also, not running,
+ * when its start failed).
+ */
 export type PublisherStatus = 'On' | 'Off' | 'Error';
 
 /** The outcome of one delivery (all its attempts). */
@@ -41,7 +45,7 @@ export interface PublisherCounters {
 export interface PublisherState {
   name: string;
   status: PublisherStatus;
-  /** Why an Off publisher is off (stopped, no license, missing collection…). */
+  /** Why an Off publisher is off (stopped, no license, missing collection…), or why it could not start (Error). */
   reason?: string;
   lastDelivery?: DeliveryRecord;
   counters: PublisherCounters;
@@ -99,8 +103,17 @@ export interface PublisherManager<Config, State extends PublisherState = Publish
   put(config: Config): Promise<State>;
   /** Stops and removes a publisher. @returns whether it existed. */
   remove(name: string): Promise<boolean>;
-  /** Starts a publisher; when a condition fails it stays Off and `reason` says why. */
+  /**
+   * Starts a publisher; when a condition fails it stays Off and `reason` says why, and when its
+   * start fails (a file it names cannot be used) it is Error, not running, with a `reason`.
+   */
   start(name: string): Promise<State>;
   /** Stops a publisher (Off, reason "stopped"). */
   stop(name: string): Promise<State>;
+  /**
+   * Reads and checks the files a configuration names (caFile, a client certificate and key) as
+   * its start will, without starting anything: what the API refuses a configuration for.
+   * @returns every problem, its path relative to the configuration (e.g. `caFile`).
+   */
+  checkFiles(config: Config): Promise<FieldError[]>;
 }

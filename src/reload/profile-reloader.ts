@@ -356,7 +356,7 @@ export class ProfileReloader {
     const index = profile.drivers.findIndex((driver) => driver.name === name);
     const fileProblems = problems.filter((problem) => problem.driver === index);
     if (fileProblems.length > 0) {
-      await drivers.stop(name);
+      await drivers.leaveOut(config, fileProblems);
       const message = fileProblems.map((problem) => `${problem.path}: ${problem.message}`);
       this.options.logger.error(
         { component: name, driver: config.type, problems: fileProblems },

@@ -9,10 +9,18 @@
  * linger as Unavailable forever; collections drop removed tags (Collections listens to the
  * store), and history logs what the store holds, so both follow without a restart of their own.
  * At a daemon stop the tags stay in the store, Unavailable, as they always did.
+ *
+ * A driver that failed to start, or that was left out because a file it names cannot be used,
+ * is listed all the same, as a driver in Error (the API's Failed) with no tags and a reason, so
+ * the Drivers API, `tagd status` and the metrics show it instead of leaving it out silently;
+ * the other drivers keep running. The reason names no more than the fields at fault: the
+ * Drivers API is for every DriverView account, and a parse error may quote a file (the log, for
+ * operators, has the detail).
  */
 import type { Logger } from 'pino';
 import type { Driver, DriverDeps, DriverMetrics } from '../../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../../drivers/registry.js';
+import type { FieldError } from '../errors.js';
 import type { TagStore } from '../tags/tag-store.js';
 
 /** Options of {@link RunningDrivers}. */
@@ -41,23 +49,39 @@ export type DriverStartOutcome =
   | { ok: true; driver: undefined; disabled: true }
   | { ok: false; message: string };
 
+/** Status message of a driver whose start failed. */
+export const startFailedMessage = 'The driver failed to start; the gateway log says why.';
+
+/** Status message of a driver left out because of files it names, e.g. `certificateFile`. */
+export function filesUnusableMessage(fields: readonly string[]): string {
+  return `A file the driver names cannot be used (${fields.join(', ')}); the gateway log says why.`;
+}
+
 /** The running drivers; see the module comment. */
 export class RunningDrivers {
   private readonly drivers = new Map<string, Driver>();
+  /** Drivers that failed to start or were left out, by name: listed, never run. */
+  private readonly failed = new Map<string, Driver>();
   /** Removes each driver's metric series, by driver name. */
   private readonly metricsRemovers = new Map<string, () => void>();
   private order: string[] = [];
 
   constructor(private readonly options: RunningDriversOptions) {}
 
-  /** The running drivers in profile order (the last {@link arrange} order, then start order). */
+  /**
+   * The running drivers and those that failed (see the module comment), in profile order (the
+   * last {@link arrange} order, then start order).
+   */
   list(): Driver[] {
-    const known = this.order.filter((name) => this.drivers.has(name));
-    const rest = [...this.drivers.keys()].filter((name) => !known.includes(name));
-    return [...known, ...rest].map((name) => this.drivers.get(name) as Driver);
+    const find = (name: string) => this.drivers.get(name) ?? this.failed.get(name);
+    const known = this.order.filter((name) => find(name) !== undefined);
+    const rest = [...this.drivers.keys(), ...this.failed.keys()].filter(
+      (name) => !known.includes(name),
+    );
+    return [...known, ...rest].map((name) => find(name) as Driver);
   }
 
-  /** The running driver of that name, or undefined. */
+  /** The running driver of that name, or undefined (also for one that failed). */
   get(name: string): Driver | undefined {
     return this.drivers.get(name);
   }
@@ -74,6 +98,7 @@ export class RunningDrivers {
    */
   async start(config: DriverConfig): Promise<DriverStartOutcome> {
     if (this.drivers.has(config.name)) await this.stop(config.name);
+    this.failed.delete(config.name);
     const logger = this.options.logger.child({ component: config.name, driver: config.type });
     if (!config.enabled) {
       logger.info('driver disabled in the profile');
@@ -95,8 +120,33 @@ export class RunningDrivers {
     } catch (error) {
       this.removeMetrics(config.name);
       logger.error({ err: error }, 'driver failed to start; the other drivers keep running');
+      this.failed.set(config.name, this.failedDriver(config, startFailedMessage));
       return { ok: false, message: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  /**
+   * Lists a driver that is not started because files it names cannot be used (a start-up or
+   * reload check found them): Failed, naming the fields. A driver of that name still running is
+   * stopped first, and tags of its name are removed, as by {@link stop}.
+   * @param problems what the check found, e.g. at `drivers[2].certificateFile`.
+   */
+  async leaveOut(config: DriverConfig, problems: readonly FieldError[]): Promise<void> {
+    await this.stop(config.name);
+    // Relative to the driver's entry, as an operator finds them in it: `certificateFile`.
+    const fields = problems.map((problem) => problem.path.replace(/^drivers\[\d+\]\./, ''));
+    this.failed.set(config.name, this.failedDriver(config, filesUnusableMessage(fields)));
+  }
+
+  private failedDriver(config: DriverConfig, message: string): Driver {
+    const since = new Date(this.options.shared.clock.now()).toISOString();
+    return {
+      name: config.name,
+      type: config.type,
+      start: async () => undefined,
+      stop: async () => undefined,
+      status: () => ({ state: 'Error', since, message, tagCount: 0, counters: {} }),
+    };
   }
 
   /**
@@ -108,6 +158,7 @@ export class RunningDrivers {
   async stop(name: string): Promise<string[]> {
     const driver = this.drivers.get(name);
     this.drivers.delete(name);
+    this.failed.delete(name);
     if (driver) {
       this.options.hooks?.stopping?.(driver);
       try {
@@ -129,6 +180,7 @@ export class RunningDrivers {
 
   /** Stops every driver, last started first, keeping their tags (Unavailable): daemon stop. */
   async stopAll(): Promise<void> {
+    this.failed.clear();
     for (const driver of this.list().reverse()) {
       this.drivers.delete(driver.name);
       this.options.hooks?.stopping?.(driver);

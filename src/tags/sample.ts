@@ -15,7 +15,11 @@ export type QualityReason =
   | 'Timeout'
   | 'DeviceException'
   | 'DecodeError'
-  | 'NoUpdate';
+  | 'NoUpdate'
+  /** A derived tag reads a tag that does not exist. */
+  | 'NotFound'
+  /** A derived tag's expression failed: division by zero, a non-finite result, a wrong type. */
+  | 'Expression';
 
 /** A tag's value: numbers, booleans and strings. Never NaN-free by contract: check before use. */
 export type TagValue = number | boolean | string;

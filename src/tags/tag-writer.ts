@@ -8,11 +8,18 @@
  * writeMin/writeMax, the driver's own device-side checks), then the account's write budget is
  * taken; any failure refuses the whole request and nothing is written. Then each item is written
  * once, in order per driver, never retried: a write whose answer did not come is reported
- * Uncertain (OutcomeUnknown), since repeating it could move a machine twice. Every item of every
- * request, written or refused, leaves an audit line.
+ * Uncertain (OutcomeUnknown), since repeating it could move a machine twice. Every item
+ * written, and every item a check refused, leaves an audit line; a request refused by the rate
+ * limit, or before its items could be read (the route's schema, a body that is no JSON), leaves
+ * one bounded line for the whole request (src/tags/write-audit.ts).
  */
 import type { Logger } from 'pino';
-import { type FieldError, TooManyRequestsError, ValidationError } from '../errors.js';
+import {
+  type FieldError,
+  type TagdError,
+  TooManyRequestsError,
+  ValidationError,
+} from '../errors.js';
 import { tagPathProblem } from './tag-path.js';
 import type { TagStore } from './tag-store.js';
 import type {
@@ -24,6 +31,7 @@ import type {
   WriteStatus,
   WriteValue,
 } from './tag-write-port.js';
+import { auditedErrors, auditedItems, auditedTagIds, shortened } from './write-audit.js';
 import { defaultWritesPerSecond, WriteRateLimiter } from './write-rate-limiter.js';
 
 /** Most items in one write request. */
@@ -54,7 +62,7 @@ export interface TagWriteMetrics {
 /** Collaborators of {@link TagWriter}. */
 export interface TagWriterOptions {
   store: TagStore;
-  /** The audit log (`component: audit`): one line per item. */
+  /** The audit log (`component: audit`): one line per item, or per refused request. */
   audit: Logger;
   /** For failures of a driver's write itself (a bug, not a device answer). */
   logger: Logger;
@@ -149,7 +157,7 @@ export class TagWriter {
     }
     const retryAfter = this.limiter.take(account, items.length);
     if (retryAfter > 0) {
-      this.refused(account, items, 'RateLimited');
+      this.rateLimited(account, items);
       throw new TooManyRequestsError(
         `Account ${account} is writing faster than ${this.options.writesPerSecond ?? defaultWritesPerSecond} values per second; nothing was written. Retry after ${retryAfter} s.`,
         retryAfter,
@@ -320,7 +328,52 @@ export class TagWriter {
     return groups;
   }
 
-  /** Audits a request refused before any I/O, one line per item. */
+  /**
+   * Audits a request refused before its items could be read, one bounded line: its body failed
+   * the request schema (`ValidationFailed`, with the first problems) or could not be read at all
+   * (`UnreadableBody`: not JSON, over the size limit, not application/json). Its values are not
+   * logged: they may be anything, of any size.
+   * @param body the body as parsed (undefined when unreadable).
+   * @param bodyBytes the body's declared length (Content-Length), when known.
+   */
+  refusedRequest(account: string, error: TagdError, body: unknown, bodyBytes?: number): void {
+    const problems = error instanceof ValidationError ? error.errors : undefined;
+    this.options.audit.info(
+      {
+        event: 'tag-write',
+        account,
+        status: 'Refused',
+        reason: problems ? 'ValidationFailed' : 'UnreadableBody',
+        code: error.code,
+        ...auditedItems(body),
+        ...(problems ? auditedErrors(problems) : {}),
+        ...(bodyBytes !== undefined ? { bodyBytes } : {}),
+      },
+      `tag write request refused: ${shortened(error.message)}`,
+    );
+  }
+
+  /**
+   * Audits a request refused by the rate limit: one line for the request with its number of
+   * items, not one per item (an account over its budget could otherwise fill the audit log at
+   * the speed it sends requests, each up to 100 values of 4 KB).
+   */
+  private rateLimited(account: string, items: readonly TagWriteItem[]): void {
+    this.options.audit.info(
+      {
+        event: 'tag-write',
+        account,
+        status: 'Refused',
+        reason: 'RateLimited',
+        items: items.length,
+        ...auditedTagIds(items.map((item) => item.fullTagId)),
+      },
+      `tag write request refused: rate limit (${items.length} item${items.length === 1 ? '' : 's'})`,
+    );
+    for (let i = 0; i < items.length; i++) this.options.metrics?.written('Refused');
+  }
+
+  /** Audits a request refused by the checks before any I/O, one line per item. */
   private refused(account: string, items: readonly TagWriteItem[], reason: string): void {
     const { audit, store } = this.options;
     for (const item of items) {

@@ -75,7 +75,7 @@ tests:
           - exp_labels: { severity: warning, instance: "ipc1:8443", job: tagd, publisher: mes, type: webhook, status: Error }
             exp_annotations:
               summary: "tagd publisher mes on ipc1:8443 is in Error"
-              description: "Its deliveries fail and their batches are dropped. The tagd log and GET /api/v2/Publishers/Webhooks/mes say why."
+              description: "It delivers nothing: its deliveries fail, or it could not start (a file it names cannot be used). The tagd log and the reason in its state (GET /api/v2/Publishers/Webhooks/mes, or Publishers/Mqtt/… for type mqtt) say why."
 `;
   const testFile = join(folder, 'tagd-alerts.test.yml');
   await writeFile(testFile, tests);

@@ -16,6 +16,7 @@ import { UserManagement } from '../../src/auth/user-management.js';
 import { UserStore } from '../../src/auth/user-store.js';
 import { SecretBox } from '../../src/profile/secret-box.js';
 import { chromiumSkipReason } from '../helpers/chromium.js';
+import { computedColour, greenish, greyish, reddish } from '../helpers/computed-colour.js';
 import {
   type ConsoleDaemon,
   describeViolations,
@@ -130,8 +131,22 @@ if (skipReason) {
       await page.getByLabel('New password', { exact: true }).fill('short', wait);
       await page.getByLabel('Repeat the new password').fill('short', wait);
       await page.getByRole('button', { name: 'Change password' }).click(wait);
-      await page.locator('.field-error, .form-error').first().waitFor(wait);
+      const notAcceptable = page.getByText('The new password is not acceptable.');
+      await notAcceptable.waitFor(wait);
+      await page.locator('#newPassword-error').waitFor(wait);
+      // A later, different error replaces it: nothing of the earlier answer stays on screen.
       await page.getByLabel('New password', { exact: true }).fill(adminPassword, wait);
+      await page.getByLabel('Repeat the new password').fill('a different password', wait);
+      await page.getByRole('button', { name: 'Change password' }).click(wait);
+      await page
+        .locator('#repeat-error', { hasText: 'The two new passwords differ.' })
+        .waitFor(wait);
+      t.is(await notAcceptable.count(), 0, 'the earlier form message is gone');
+      t.is(
+        await page.locator('#newPassword-error').count(),
+        0,
+        'the earlier field message is gone',
+      );
       await page.getByLabel('Repeat the new password').fill(adminPassword, wait);
       await page.getByRole('button', { name: 'Change password' }).click(wait);
 
@@ -236,6 +251,133 @@ if (skipReason) {
       await page.locator('button[data-path="Demo/Line1/FillLevel"]:focus').waitFor(wait);
       await page.keyboard.press('Enter');
       await detail.getByRole('heading', { name: 'Demo/Line1/FillLevel' }).waitFor(wait);
+
+      // Lost communications is unmistakable: neither grey (what is switched off) nor green.
+      (gateway as ConsoleDaemon).daemon.store?.write([
+        {
+          fullTagId: 'Test/Link/Lost',
+          utcTimestamp: new Date().toISOString(),
+          quality: 'Unavailable',
+          reason: 'Disconnected',
+          message: 'The connection to the device is lost.',
+        },
+      ]);
+      await page.getByLabel('Filter tags').fill('Link/Lost', wait);
+      const lost = page.locator('button.tree-tag[data-path="Test/Link/Lost"] .quality-unavailable');
+      await lost.waitFor(wait);
+      const lostColour = await computedColour(lost, 'background-color');
+      t.false(greyish(lostColour), `Unavailable badge rgb(${lostColour})`);
+      t.true(reddish(lostColour), `Unavailable badge rgb(${lostColour})`);
+    },
+  );
+
+  test.serial(
+    'History: averages over long ranges span the range; text values are listed; the axis speaks the browser language (de-DE)',
+    async (t) => {
+      t.timeout(180_000);
+      const { url } = gateway as ConsoleDaemon;
+      const context = await (browser as Browser).newContext({
+        viewport: { width: 1366, height: 900 },
+        locale: 'de-DE',
+        timezoneId: 'Europe/Berlin',
+      });
+      t.teardown(() => context.close());
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
+      await signIn(page, 'admin', adminPassword);
+      await page.goto(`${url}/#/tags?filter=Line1/Temperature`, wait);
+      await page.locator('button.tree-tag[data-path="Demo/Line1/Temperature"]').click(wait);
+      const history = page.locator('.tag-detail .history');
+      await history.locator('.history-status', { hasText: /logged values?\./ }).waitFor(wait);
+      await history.locator('.chart canvas').waitFor(wait);
+
+      // The axis labels uPlot draws, as the chart exposes them: German 24-hour times and
+      // day.month dates, never "1:35am" or "11/27".
+      const germanAxis = async (where: string) => {
+        const labels = JSON.parse(
+          (await history.locator('.chart').getAttribute('data-time-ticks', wait)) ?? '[]',
+        ) as string[];
+        t.log(`${where}: ${JSON.stringify(labels)}`);
+        t.true(labels.length >= 2, `${where}: axis labels`);
+        for (const line of labels.flatMap((label) => label.split('\n'))) {
+          t.regex(line, /^(\d{2}:\d{2}(:\d{2})?|\d{1,2}\.\d{1,2}\.|\d{4})$/, where);
+        }
+      };
+      await germanAxis('last hour, raw');
+      t.regex(
+        await history.locator('.history-range').innerText(),
+        /^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2} – \d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}$/,
+      );
+
+      // Averages over 24 hours or 7 days of a gateway started minutes ago: one or two windows,
+      // drawn at the right end of an axis that runs over the whole range.
+      await history.getByLabel('Series').selectOption('Aggregated', wait);
+      for (const [label, window] of [
+        ['Last 24 hours', '15-minute'],
+        ['Last 7 days', '1-hour'],
+      ] as const) {
+        await history.getByLabel('Range').selectOption({ label }, wait);
+        await history
+          .locator('.history-status', { hasText: new RegExp(`averages? of ${window} windows`) })
+          .waitFor(wait);
+        // Pixels of the series colour (#1f6feb) on the canvas, against the plot area.
+        const drawn = (await (
+          await page.waitForFunction(
+            `(() => {
+              const host = document.querySelector('.tag-detail .chart');
+              const canvas = host && host.querySelector('canvas');
+              const over = host && host.querySelector('.u-over');
+              if (!canvas || !over) return false;
+              const box = canvas.getBoundingClientRect();
+              const plot = over.getBoundingClientRect();
+              const scale = canvas.width / box.width;
+              const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+              const xs = [];
+              for (let i = 0; i < pixels.length; i += 4) {
+                if (Math.abs(pixels[i] - 31) < 40 && Math.abs(pixels[i + 1] - 111) < 40 &&
+                    Math.abs(pixels[i + 2] - 235) < 40 && pixels[i + 3] > 128) {
+                  xs.push(box.left + ((i / 4) % canvas.width) / scale);
+                }
+              }
+              if (xs.length === 0) return false;
+              return { count: xs.length, first: Math.min(...xs), left: plot.left, right: plot.right };
+            })()`,
+            undefined,
+            wait,
+          )
+        ).jsonValue()) as { count: number; first: number; left: number; right: number };
+        const at = (drawn.first - drawn.left) / (drawn.right - drawn.left);
+        t.log(`${label}: ${drawn.count} pixels drawn from ${(at * 100).toFixed(1)} % of the axis`);
+        t.true(at > 0.9, `${label}: the averages of the last minutes lie at the right end`);
+        await germanAxis(label);
+      }
+      await expectAccessible(t, page, 'history chart, German');
+      await shot(page, '03b-history-de');
+
+      // A text tag: its values are listed (newest first), not charted.
+      await page.goto(`${url}/#/tags?filter=MachineState`, wait);
+      await page.locator('button.tree-tag[data-path="Demo/Line1/MachineState"]').click(wait);
+      await history
+        .locator('.history-status', { hasText: 'Text values are listed, not charted' })
+        .waitFor(wait);
+      const table = history.getByRole('table', { name: /Demo\/Line1\/MachineState/ });
+      await table.waitFor(wait);
+      const values = await table.locator('tbody td.history-value').allInnerTexts();
+      // The state's words (and "—" for a sample without a value, such as the one before the
+      // first read).
+      t.true(
+        values.some((value) => /^(Idle|Running|Stopped)$/.test(value)),
+        values.join(', '),
+      );
+      for (const value of values) t.regex(value, /^(Idle|Running|Stopped|—)$/);
+      t.regex(
+        await table.locator('tbody tr th').first().innerText(),
+        /^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}:\d{2}$/,
+      );
+      t.is(await history.locator('canvas').count(), 0);
+      t.true(await history.getByLabel('Series').isDisabled());
+      await expectAccessible(t, page, 'history of a text tag');
+      await shot(page, '03c-history-text');
     },
   );
 
@@ -316,6 +458,35 @@ if (skipReason) {
       await expectAccessible(t, page, 'publishers page');
       await shot(page, '06-publisher-error');
 
+      // Its health tag on the Tags page: the value's meaning (Error) in red, and the sample's
+      // quality (Good: the status itself was read) no green badge beside it.
+      const { url } = gateway as ConsoleDaemon;
+      await page.goto(`${url}/#/tags?filter=plant-hook/Status`, wait);
+      const healthRow = page.locator('button.tree-tag[data-path="Publishers/plant-hook/Status"]');
+      const healthValue = healthRow.locator('.tree-value', { hasText: /^Error$/ });
+      await healthValue.waitFor(wait);
+      t.true(reddish(await computedColour(healthValue, 'color')), 'Error reads red');
+      for (const where of [healthRow, page.locator('.tag-detail')]) {
+        if (where !== healthRow) await healthRow.click(wait);
+        const badge = where.locator('.quality', { hasText: 'Good' });
+        await badge.waitFor(wait);
+        for (const property of ['color', 'background-color']) {
+          const colour = await computedColour(badge, property);
+          t.false(greenish(colour), `Good badge ${property} rgb(${colour}) beside Error`);
+        }
+      }
+      await page
+        .locator('.tag-detail [data-testid="tag-value"]', { hasText: /^Error$/ })
+        .waitFor(wait);
+      t.true(
+        reddish(
+          await computedColour(page.locator('.tag-detail [data-testid="tag-value"]'), 'color'),
+        ),
+      );
+      await expectAccessible(t, page, 'health tag on the tags page');
+      await page.goto(`${url}/#/publishers`, wait);
+      await row.waitFor(wait);
+
       await receiver.up();
       await status.filter({ hasText: /^On$/ }).waitFor({ timeout: 60_000 });
       await row.getByText('LastDeliverySuccess: true').waitFor(wait);
@@ -344,6 +515,50 @@ if (skipReason) {
       await page.getByRole('button', { name: 'Confirm: delete plant-hook' }).click(wait);
       await page.getByRole('heading', { name: 'Publishers' }).waitFor(wait);
       await row.waitFor({ state: 'detached', ...wait });
+    },
+  );
+
+  test.serial(
+    'phone width (390×844): Publishers fits the screen; a tag’s detail opens in view',
+    async (t) => {
+      t.timeout(120_000);
+      const { url } = gateway as ConsoleDaemon;
+      const context = await (browser as Browser).newContext({
+        viewport: { width: 390, height: 844 },
+      });
+      t.teardown(() => context.close());
+      const page = await context.newPage();
+      await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
+      await signIn(page, 'admin', adminPassword);
+      const pageWidth = () => page.evaluate('document.documentElement.scrollWidth');
+
+      await page.goto(`${url}/#/publishers`, wait);
+      const row = page.locator('tr[data-publisher="demo-receiver"]');
+      await row.waitFor(wait);
+      t.is(await pageWidth(), 390, 'the Publishers page is as wide as the phone');
+      // Everything of the row is reachable without sideways scrolling, down to its actions.
+      const edit = await row.getByRole('link', { name: /Edit/ }).boundingBox();
+      t.true(edit !== null && edit.x >= 0 && edit.x + edit.width <= 390, JSON.stringify(edit));
+      await expectAccessible(t, page, 'publishers page at phone width');
+      await shot(page, '06b-publishers-phone');
+
+      await page.goto(`${url}/#/tags?filter=Line1/Temperature`, wait);
+      await page.locator('button.tree-tag[data-path="Demo/Line1/Temperature"]').click(wait);
+      const value = page.locator('.tag-detail').getByTestId('tag-value');
+      await value.filter({ hasText: /°C/ }).waitFor(wait);
+      // The detail comes into view on its own (it lies below the tag list on a phone).
+      const inView = `(() => {
+        const box = document.querySelector('.tag-detail [data-testid="tag-value"]').getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= innerHeight;
+      })()`;
+      await page.waitForFunction(inView, undefined, wait).catch(() => undefined);
+      const box = await value.boundingBox();
+      t.true(
+        box !== null && box.y >= 0 && box.y + box.height <= 844,
+        `the value at ${JSON.stringify(box)}`,
+      );
+      t.is(await pageWidth(), 390, 'the Tags page is as wide as the phone');
+      await shot(page, '06c-tag-detail-phone');
     },
   );
 

@@ -1,8 +1,8 @@
 /**
  * Tag writes in the console (issue 12), in headless Chromium against an in-process demo daemon:
  * the write control on the writable demo Setpoint, its confirmation step (Cancel writes nothing,
- * Confirm writes once and the value arrives through the stream), the API's range message at the
- * control, and a Viewer who is offered no control and whom the server refuses anyway.
+ * Confirm writes once and the value arrives through the stream), a value outside
+ * writeMin/writeMax refused at the field before the confirmation step, and a Viewer who is offered no control and whom the server refuses anyway.
  */
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -113,13 +113,23 @@ if (skipReason) {
       t.like(written[0], { account: 'admin', requestedValue: 42, status: 'Good' });
       await expectAccessible(t, page, 'tag written');
 
-      // Out of range: the API's message at the control, nothing written.
+      // Out of the hint's range (20–90 °C): refused at the field before any Confirm step,
+      // nothing sent.
+      const error = form.locator('#tag-write-value-error');
       await input.fill('95', wait);
       await form.getByRole('button', { name: 'Write…' }).click(wait);
-      await form.getByRole('button', { name: 'Confirm' }).click(wait);
-      await form.locator('.field-error', { hasText: 'above writeMax 90' }).waitFor(wait);
+      await error.filter({ hasText: '95 °C is above the highest value, 90 °C.' }).waitFor(wait);
+      t.is(await form.getByRole('button', { name: 'Confirm' }).count(), 0);
       t.is(await input.getAttribute('aria-invalid'), 'true');
-      t.is(setpointWrites().filter((line) => line.status === 'Good').length, 1);
+      t.is(
+        await input.getAttribute('aria-describedby'),
+        'tag-write-value-error tag-write-value-hint',
+      );
+      await input.fill('19.5', wait);
+      await input.press('Enter');
+      await error.filter({ hasText: '19.5 °C is below the lowest value, 20 °C.' }).waitFor(wait);
+      t.is(await form.getByRole('button', { name: 'Confirm' }).count(), 0);
+      t.is(setpointWrites().length, 1, 'only the write of 42');
       await expectAccessible(t, page, 'tag write refused');
       await page.screenshot({ path: join(await screenshotFolder(), 'w2-write-refused.png') });
 

@@ -266,3 +266,58 @@ test('nextGeneration makes the callbacks of an earlier attempt stale', async (t)
   t.false(lifecycle.isCurrent(first));
   t.true(lifecycle.isCurrent(next));
 });
+
+test('a detached step that throws or rejects leaves the driver in Error, tags Unavailable', async (t) => {
+  for (const how of ['rejects', 'throws'] as const) {
+    const { lifecycle, logs, unavailable } = setup();
+    let run = 0;
+    await lifecycle.start(async () => {
+      run = lifecycle.started();
+    });
+    const failure = new Error(`the step ${how}`);
+    lifecycle.detached(
+      run,
+      how === 'rejects'
+        ? async () => {
+            throw failure;
+          }
+        : () => {
+            throw failure;
+          },
+    );
+    // A rejection is seen after the microtasks of the step.
+    await new Promise((resolve) => setImmediate(resolve));
+    const status = lifecycle.status(2);
+    t.is(status.state, 'Error', how);
+    t.is(status.message, `The driver failed: the step ${how}`);
+    t.deepEqual(unavailable, [`The driver failed: the step ${how}`]);
+    const error = logs.lines.find((line) => line.level === 50);
+    t.is(error?.msg, 'Test driver failed; the other drivers keep running');
+  }
+});
+
+test('a retry whose attempt rejects ends in Error; a failure of an older run is only logged', async (t) => {
+  const { clock, lifecycle, logs } = setup();
+  await lifecycle.start(async () => {
+    lifecycle.started();
+  });
+  lifecycle.markUnavailable('refused');
+  lifecycle.retryLater('refused', async () => {
+    throw new Error('attempt broke');
+  });
+  clock.advance(100);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.is(lifecycle.status(0).state, 'Error');
+  t.is(lifecycle.status(0).message, 'The driver failed: attempt broke');
+  t.is(clock.pendingTimers(), 0, 'no retry after the driver failed');
+
+  const old = lifecycle.generation;
+  lifecycle.nextGeneration();
+  lifecycle.setState('Running');
+  lifecycle.detached(old, async () => {
+    throw new Error('late');
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.is(lifecycle.status(0).state, 'Running', 'the current run is not touched');
+  t.true(logs.lines.some((line) => line.level === 40 && String(line.msg).includes('earlier run')));
+});

@@ -457,3 +457,21 @@ function plainGet(
     outgoing.end();
   });
 }
+
+test('/theme.css is served there too, also without enableApi: the same sheet as the main listener', async (t) => {
+  const { api, url } = await startExtensions(t);
+  const there = await fetch(`${url}/theme.css`);
+  t.is(there.status, 200);
+  t.is(there.headers.get('content-type'), 'text/css; charset=utf-8');
+  t.is(there.headers.get('cache-control'), 'no-cache');
+  t.is(there.headers.get('x-content-type-options'), 'nosniff');
+  const etag = there.headers.get('etag') ?? '';
+  const css = await there.text();
+  t.regex(css, /\[data-theme="dark"\] \{/);
+  const main = await api.request('/theme.css');
+  t.is(main.body, css);
+  t.is(main.headers.get('etag'), etag);
+  const unchanged = await fetch(`${url}/theme.css`, { headers: { 'If-None-Match': etag } });
+  t.is(unchanged.status, 304);
+  await unchanged.arrayBuffer();
+});

@@ -10,7 +10,6 @@ test('a minimal sqlite section takes the defaults', (t) => {
     file: 'history.db',
     synchronous: 'normal',
     retentionDays: 30,
-    bufferLimit: 100_000,
     log: [],
   });
 });

@@ -569,3 +569,129 @@ test('an error of the whole backend (disk full) keeps the batch to retry instead
   await s.tick(1_000);
   t.is(s.history.stats().appended, 2);
 });
+
+/** A simulator-like scan: `count` tags, each a new value every scan (value = scan + index). */
+function scanner(s: Setup, count: number, prefix = 'Sim') {
+  const tags = Array.from({ length: count }, (_, i) => `${prefix}/Line${i % 100}/Tag${i}`);
+  let scan = 0;
+  return () => {
+    scan++;
+    const utcTimestamp = new Date(s.clock.now()).toISOString();
+    s.store.write(
+      tags.map(
+        (fullTagId, i): Sample => ({ fullTagId, utcTimestamp, quality: 'Good', value: scan + i }),
+      ),
+    );
+  };
+}
+
+// Serial (AVA runs these before the concurrent tests): its appends hold the event loop for
+// seconds, which would stretch the real-time bound of the hanging-backend test beside it.
+test.serial(
+  '100,000 tags changing at every 1 s scan, default bound: nothing is dropped',
+  async (t) => {
+    const s = await setup(t, [onChange('**')], { bufferLimit: undefined });
+    await s.tick(0); // the retention run of the start is over
+    const scan = scanner(s, 100_000);
+    // As in the daemon: the history starts first, then the driver scans at once and every second
+    // (its timer falls due right after the logger's flush timer).
+    scan();
+    s.clock.setInterval(scan, 1_000);
+    for (let second = 0; second < 6; second++) {
+      s.clock.advance(1_000);
+      await s.history.flush();
+    }
+    const stats = s.history.stats();
+    t.is(stats.dropped, 0);
+    t.is(stats.appended, 700_000);
+    t.is(stats.bufferLimit, 1_000_000, '10 samples per logged tag');
+    t.is(s.logs.lines.filter((line) => /buffer full/.test(line.msg ?? '')).length, 0);
+    t.is(s.backend.maxInFlight, 1, 'one append at a time');
+    t.is(
+      await s.backend.inner.count({ tagIds: ['Sim/Line7/Tag99907'], startMs: 0, stopMs: t0 * 2 }),
+      7,
+    );
+  },
+);
+
+test('a full transaction waiting is appended at once, without waiting for the flush period (not while the backend is down)', async (t) => {
+  const s = await setup(t, [onChange('**')], { maxBatch: 100 });
+  await s.tick(0);
+  const settle = async () => {
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const scan = scanner(s, 60);
+  scan();
+  await settle();
+  t.is(s.backend.appendCalls, 0, '60 samples wait for the flush period');
+  scan();
+  await settle();
+  // No clock advance: 120 samples waiting are more than a transaction takes.
+  t.deepEqual(s.backend.sizes, [100, 20]);
+  t.is(s.history.stats().appended, 120);
+  t.is(s.backend.maxInFlight, 1);
+  // Down: an early flush finds the outage; later ones wait for the flush period to retry.
+  s.backend.down = true;
+  scan();
+  scan();
+  await settle();
+  t.is(s.backend.appendCalls, 3);
+  t.true(s.history.inOutage);
+  scan();
+  scan();
+  await settle();
+  t.is(s.backend.appendCalls, 3, 'no retry at every write during an outage');
+  s.backend.down = false;
+  await s.tick(1_000);
+  await s.history.flush();
+  t.is(s.history.stats().appended, 360);
+  t.is(s.history.stats().dropped, 0);
+});
+
+test.serial(
+  'the default bound is 10 samples per logged tag (onChange and interval), at least 100,000',
+  async (t) => {
+    const s = await setup(
+      t,
+      [onChange('A/**'), { source: 'B/**', mode: 'interval', intervalSeconds: 1 }],
+      { bufferLimit: undefined },
+    );
+    await s.tick(0);
+    t.is(s.history.stats().bufferLimit, 100_000, 'nothing logged yet: the floor');
+    s.backend.down = true;
+    const scanA = scanner(s, 12_000, 'A');
+    const scanB = scanner(s, 8_000, 'B');
+    for (let second = 0; second < 12; second++) {
+      scanA();
+      scanB();
+      await s.tick(1_000);
+    }
+    const stats = s.history.stats();
+    t.is(stats.bufferLimit, 200_000);
+    t.is(stats.buffered, 200_000);
+    t.is(stats.dropped, 12 * 20_000 - 200_000);
+    const full = s.logs.lines.find((line) => /buffer full/.test(line.msg ?? ''));
+    t.is(full?.bufferLimit, 200_000);
+  },
+);
+
+test('a backend slower than the samples arrive: one warning per spell, a summary once it caught up', async (t) => {
+  const s = await setup(t, [onChange('**')], { bufferLimit: 100 });
+  await s.tick(0);
+  const settle = async () => {
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const scan = scanner(s, 130);
+  for (let spell = 0; spell < 2; spell++) {
+    scan(); // one write of 130 samples into a bound of 100
+    await settle();
+  }
+  t.is(s.history.stats().dropped, 60);
+  t.is(s.history.stats().appended, 200);
+  t.deepEqual(
+    s.logs.lines
+      .filter((line) => /buffer full|caught up/.test(line.msg ?? ''))
+      .map((line) => line.dropped ?? line.bufferLimit),
+    [100, 30, 100, 30],
+  );
+});

@@ -194,6 +194,7 @@ test('history series are read from the logger counters', async (t) => {
   const source = metrics();
   const stats: HistoryLoggerStats = {
     buffered: 17,
+    bufferLimit: 100_000,
     appended: 1000,
     dropped: 5,
     failedAppends: 2,

@@ -12,10 +12,11 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import test from 'ava';
 import { version } from '../../src/version.js';
 import { fakeNotifySocket } from '../helpers/fake-notify-socket.js';
@@ -27,14 +28,30 @@ const run = promisify(execFile);
 const packagingTestMs = 1_200_000;
 
 let workRoot: string | undefined;
-let packing: Promise<{ tarball: string; env: NodeJS.ProcessEnv }> | undefined;
+let packing: Promise<Packed> | undefined;
+let building: Promise<Built> | undefined;
+
+/** The packed tarball, the copy of the repository it was packed from, and npm's install env. */
+interface Packed {
+  tarball: string;
+  source: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A .deb built by packaging/build-deb.sh, and the time window of its build (ms since 1970). */
+interface Built {
+  deb: string;
+  stdout: string;
+  startedMs: number;
+  endedMs: number;
+}
 
 test.after.always(async () => {
   if (workRoot) await rm(workRoot, { recursive: true, force: true });
 });
 
 /** Packs the repository's tracked files (as they are in the work tree) once per run. */
-function packOnce(): Promise<{ tarball: string; env: NodeJS.ProcessEnv }> {
+function packOnce(): Promise<Packed> {
   packing ??= (async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'tagd-packaging-'));
     // A copy: the pack builds dist/ in full, which must neither race edits in the repository
@@ -56,9 +73,57 @@ function packOnce(): Promise<{ tarball: string; env: NodeJS.ProcessEnv }> {
       cwd: source,
       maxBuffer: 64 * 1024 * 1024,
     });
-    return { tarball: join(packed, `tagd-${version}.tgz`), env: await installEnv(workRoot) };
+    return {
+      tarball: join(packed, `tagd-${version}.tgz`),
+      source,
+      env: await installEnv(workRoot),
+    };
   })();
   return packing;
+}
+
+/** Runs packaging/build-deb.sh on the packed tarball into a new folder of the work root. */
+async function buildDeb(extraEnv: NodeJS.ProcessEnv = {}): Promise<Built> {
+  const { tarball, env } = await packOnce();
+  const out = await mkdtemp(join(workRoot as string, 'deb-'));
+  // Whole seconds: the package's dates have no finer grain.
+  const startedMs = Math.floor(Date.now() / 1000) * 1000;
+  const { stdout } = await run(
+    join(repoRoot, 'packaging/build-deb.sh'),
+    ['--tarball', tarball, '--out', out],
+    { env: { ...env, SOURCE_DATE_EPOCH: undefined, ...extraEnv }, maxBuffer: 64 * 1024 * 1024 },
+  );
+  const endedMs = Math.ceil(Date.now() / 1000) * 1000;
+  return { deb: stdout.trim().split('\n').at(-1) as string, stdout, startedMs, endedMs };
+}
+
+/** The .deb of the default build (no SOURCE_DATE_EPOCH), built once for the tests that read it. */
+function debOnce(): Promise<Built> {
+  building ??= buildDeb();
+  return building;
+}
+
+/** The archive's entries as `tar -tv --full-time` lists them: type, path and date (ms). */
+async function tarEntries(
+  deb: string,
+  part: '--fsys-tarfile' | '--ctrl-tarfile',
+): Promise<{ type: string; path: string; mtimeMs: number }[]> {
+  const { stdout } = await run(
+    'sh',
+    ['-c', `dpkg-deb ${part} "$1" | tar -tv --full-time`, 'sh', deb],
+    { env: { ...process.env, TZ: 'UTC' }, maxBuffer: 64 * 1024 * 1024 },
+  );
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [mode, , , day, time, ...rest] = line.split(/\s+/);
+      return {
+        type: (mode as string)[0] as string,
+        path: (rest.join(' ').split(/ -> | link to /)[0] as string).replace(/^\.\//, ''),
+        mtimeMs: Date.parse(`${day}T${time}Z`),
+      };
+    });
 }
 
 /** npm's environment for the installs: the registry through npm's cache, and the local prebuild. */
@@ -164,16 +229,9 @@ test.serial(
   'packaging/build-deb.sh makes a .deb with the app, the command, the unit, sysusers and tmpfiles',
   async (t) => {
     t.timeout(packagingTestMs);
-    const { tarball, env } = await packOnce();
-    const out = await tempDir(t);
-    const { stdout } = await run(
-      join(repoRoot, 'packaging/build-deb.sh'),
-      ['--tarball', tarball, '--out', out],
-      { env, maxBuffer: 64 * 1024 * 1024 },
-    );
+    const { deb } = await debOnce();
     const arch = (await run('dpkg', ['--print-architecture'])).stdout.trim();
-    const deb = stdout.trim().split('\n').at(-1) as string;
-    t.is(deb, join(out, `tagd_${version}_${arch}.deb`));
+    t.is(basename(deb), `tagd_${version}_${arch}.deb`);
 
     const info = (await run('dpkg-deb', ['-I', deb])).stdout;
     t.regex(info, /^ Package: tagd$/m);
@@ -235,3 +293,192 @@ test.serial(
     t.is((await stat(join(root, 'etc/tagd'))).mode & 0o777, 0o750);
   },
 );
+
+test.serial('npm pack ships no source maps and no TypeScript build state', async (t) => {
+  t.timeout(packagingTestMs);
+  const { tarball, source } = await packOnce();
+  // The copy's dist/ is the pack's full build: maps and the .tsbuildinfo are there to leave out.
+  const built = (
+    await run('find', [join(source, 'dist'), '-type', 'f'], {
+      maxBuffer: 16 * 1024 * 1024,
+    })
+  ).stdout.split('\n');
+  t.true(
+    built.some((file) => file.endsWith('.js.map')),
+    'the build writes source maps',
+  );
+  t.true(
+    built.some((file) => file.endsWith('.tsbuildinfo')),
+    'and its incremental state',
+  );
+
+  const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: source,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const listed = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]?.files.map(
+    (file) => file.path,
+  ) as string[];
+  t.true(listed.includes('dist/src/bin.js'));
+  t.deepEqual(
+    listed.filter((path) => path.endsWith('.map') || path.endsWith('.tsbuildinfo')),
+    [],
+  );
+  const { stdout: packed } = await run('tar', ['-tzf', tarball], { maxBuffer: 16 * 1024 * 1024 });
+  t.deepEqual(
+    packed.split('\n').filter((path) => path.endsWith('.map') || path.endsWith('.tsbuildinfo')),
+    [],
+  );
+});
+
+test.serial(
+  "the .deb's copyright names tagd's licence and each bundled node module's, in DEP-5 form",
+  async (t) => {
+    t.timeout(packagingTestMs);
+    const { deb } = await debOnce();
+    const root = await tempDir(t);
+    await run('dpkg-deb', ['-x', deb, root]);
+    const doc = join(root, 'usr/share/doc/tagd');
+    t.is((await stat(doc)).mode & 0o777, 0o755);
+    t.is((await stat(join(doc, 'copyright'))).mode & 0o777, 0o644);
+    const copyright = await readFile(join(doc, 'copyright'), 'utf8');
+    const paragraphs = copyright.trimEnd().split('\n\n');
+    t.is(
+      paragraphs[0]?.split('\n')[0],
+      'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/',
+    );
+    t.regex(paragraphs[0] ?? '', /^Upstream-Name: tagd$/m);
+    const manifest = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      license: string;
+    };
+    t.is(manifest.license, 'UNLICENSED');
+    t.regex(
+      paragraphs[1] ?? '',
+      /^Files: \*\nCopyright: .+\nLicense: UNLICENSED\n .*[Pp]roprietary/,
+    );
+
+    // Every installed module, from the hidden lockfile npm ci wrote (an independent record of
+    // the tree and of each module's declared licence), has its paragraph with that licence.
+    const app = join(root, 'usr/lib/tagd');
+    const hidden = JSON.parse(
+      await readFile(join(app, 'node_modules/.package-lock.json'), 'utf8'),
+    ) as { packages: Record<string, { license?: string; link?: boolean }> };
+    const byFiles = new Map<string, string>();
+    for (const paragraph of paragraphs.slice(2)) {
+      const files = /^Files: (.+)$/m.exec(paragraph)?.[1];
+      const license = /^License: (.+)$/m.exec(paragraph)?.[1];
+      t.truthy(files && license, paragraph.slice(0, 200));
+      t.regex(paragraph, /^Copyright: \S/m);
+      byFiles.set(files as string, license as string);
+    }
+    const installed = Object.entries(hidden.packages).filter(([, entry]) => !entry.link);
+    t.true(installed.length > 50, `${installed.length} modules`);
+    t.true(installed.some(([path]) => path === 'node_modules/koa'));
+    const normal = (license: string) =>
+      license.replaceAll(/[()]/g, '').replaceAll(/\s+/g, ' ').trim().toLowerCase();
+    for (const [path, entry] of installed) {
+      const license = byFiles.get(`usr/lib/tagd/${path}/*`);
+      t.truthy(license, `${path} has a Files paragraph`);
+      if (entry.license) t.is(normal(license ?? ''), normal(entry.license), path);
+    }
+    t.is(byFiles.size, installed.length, 'one paragraph per installed module, no more');
+    // The licence text travels with it: koa's MIT grant, from its LICENSE file.
+    const koa = paragraphs.find((paragraph) =>
+      paragraph.startsWith('Files: usr/lib/tagd/node_modules/koa/*\n'),
+    );
+    t.regex(koa ?? '', /^ Permission is hereby granted, free of charge/m);
+  },
+);
+
+test.serial(
+  "the .deb's changelog.Debian.gz is a Debian changelog of its version, gzip -9n",
+  async (t) => {
+    t.timeout(packagingTestMs);
+    const { deb, startedMs, endedMs } = await debOnce();
+    const root = await tempDir(t);
+    await run('dpkg-deb', ['-x', deb, root]);
+    const path = join(root, 'usr/share/doc/tagd/changelog.Debian.gz');
+    t.is((await stat(path)).mode & 0o777, 0o644);
+    const gz = await readFile(path);
+    // RFC 1952 header: no file name (FLG bit 3), no date (MTIME 0), maximum compression (XFL 2).
+    t.is((gz[3] as number) & 0x08, 0, 'no file name in the header');
+    t.is(gz.readUInt32LE(4), 0, 'no date in the header');
+    t.is(gz[8], 2, 'compressed with -9');
+    const text = gunzipSync(gz).toString('utf8');
+    const lines = text.split('\n');
+    t.is(lines[0], `tagd (${version}) unstable; urgency=medium`);
+    t.regex(lines[2] ?? '', /^ {2}\* \S/);
+    const trailer =
+      /^ -- (.+ <[^>]+>) {2}(\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} \+0000)$/m.exec(text);
+    t.truthy(trailer, text);
+    t.is(trailer?.[1], 'tagd maintainers <tagd@localhost>');
+    const date = Date.parse(trailer?.[2] ?? '');
+    t.true(date >= startedMs && date <= endedMs, `${trailer?.[2]} is the build's date`);
+    // dpkg reads it: the version it parses is the package's.
+    const plain = join(root, 'changelog');
+    await writeFile(plain, text);
+    t.is((await run('dpkg-parsechangelog', ['-l', plain, '-S', 'Version'])).stdout.trim(), version);
+  },
+);
+
+test.serial("the .deb's md5sums list every shipped file and match their contents", async (t) => {
+  t.timeout(packagingTestMs);
+  const { deb } = await debOnce();
+  const md5sums = (await run('dpkg-deb', ['-I', deb, 'md5sums'], { maxBuffer: 64 * 1024 * 1024 }))
+    .stdout;
+  const listed = md5sums
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      t.regex(line, /^[0-9a-f]{32} {2}[^/]/, line);
+      return line.slice(34);
+    });
+  const files = (await tarEntries(deb, '--fsys-tarfile'))
+    // A hard link (socketcan's build links its addon into two folders) is a regular file too.
+    .filter((entry) => entry.type === '-' || entry.type === 'h')
+    .map((entry) => entry.path);
+  t.deepEqual([...listed].sort(), [...files].sort(), 'every regular file, nothing else');
+  t.true(listed.includes('usr/lib/tagd/dist/src/bin.js'));
+  t.true(listed.includes('usr/share/doc/tagd/copyright'));
+
+  // What dpkg --verify does: the unpacked files against the list.
+  const root = await tempDir(t);
+  await run('dpkg-deb', ['-x', deb, root]);
+  const list = join(await tempDir(t), 'md5sums');
+  await writeFile(list, md5sums);
+  const check = await run('md5sum', ['--check', '--quiet', '--strict', list], {
+    cwd: root,
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((error: { stdout?: string; stderr?: string }) => error);
+  t.is(String(check.stdout) + String(check.stderr), '');
+});
+
+test.serial("the .deb's files are dated to its build, not npm's fixed 1985 date", async (t) => {
+  t.timeout(packagingTestMs);
+  const { deb, startedMs, endedMs } = await debOnce();
+  for (const part of ['--fsys-tarfile', '--ctrl-tarfile'] as const) {
+    const entries = await tarEntries(deb, part);
+    t.true(entries.length > 0);
+    const outside = entries.filter(
+      (entry) => !(entry.mtimeMs >= startedMs && entry.mtimeMs <= endedMs),
+    );
+    t.deepEqual(outside.slice(0, 5), [], `${part}: every entry dated within the build`);
+  }
+});
+
+test.serial('with SOURCE_DATE_EPOCH set, the .deb and its changelog are dated to it', async (t) => {
+  t.timeout(packagingTestMs);
+  await debOnce(); // one build at a time on a busy machine
+  const epoch = 1_700_000_000; // 2023-11-14T22:13:20Z
+  const { deb } = await buildDeb({ SOURCE_DATE_EPOCH: String(epoch) });
+  for (const part of ['--fsys-tarfile', '--ctrl-tarfile'] as const) {
+    const entries = await tarEntries(deb, part);
+    t.deepEqual(entries.filter((entry) => entry.mtimeMs !== epoch * 1000).slice(0, 5), [], part);
+  }
+  const root = await tempDir(t);
+  await run('dpkg-deb', ['-x', deb, root]);
+  const text = gunzipSync(
+    await readFile(join(root, 'usr/share/doc/tagd/changelog.Debian.gz')),
+  ).toString('utf8');
+  t.regex(text, /^ -- .+ {2}Tue, 14 Nov 2023 22:13:20 \+0000$/m);
+});

@@ -44,6 +44,7 @@ test('the JSON Schema rejects unknown keys and lists the top-level sections', (t
     'history',
     'publishers',
     'extensions',
+    'themes',
     'alarms',
     'alarmJournal',
   ]);

@@ -261,7 +261,7 @@ test('config/demo.json loads with the default schema; its one secret is sealed i
   const profile = await new ProfileStore({ file, secretBox: box }).load();
   const demo: unknown = JSON.parse(before.text);
   t.deepEqual(profile, validateProfile(demo).profile);
-  t.is(profile.drivers.length, 2);
+  t.is(profile.drivers.length, 3);
   t.is(profile.server.http.port, 8080);
   const saved = JSON.parse((await snapshot(file)).text);
   const url = (demo as { publishers: { webhooks: { destinationUrl: string }[] } }).publishers

@@ -29,13 +29,26 @@ test('config/demo.json validates with a simulator holding every kind and a repla
     [
       ['Demo', 'simulator'],
       ['Vehicle', 'can'],
+      ['Derived', 'derived'],
     ],
   );
   const driver = profile.drivers[0];
   if (driver?.type !== 'simulator') return t.fail('the first driver is the simulator');
   t.deepEqual(
     driver.tags.map((tag) => tag.kind),
-    ['sine', 'ramp', 'randomWalk', 'square', 'counter', 'boolean', 'string', 'square', 'boolean'],
+    [
+      'sine',
+      'ramp',
+      'randomWalk',
+      'square',
+      'counter',
+      'boolean',
+      'string',
+      'square',
+      'boolean',
+      'randomWalk',
+      'counter',
+    ],
   );
   t.deepEqual(
     driver.tags.filter((tag) => tag.writable).map((tag) => tag.name),
@@ -43,7 +56,22 @@ test('config/demo.json validates with a simulator holding every kind and a repla
     'two writable tags demonstrate writes',
   );
   t.true(driver.allowWrites);
-  t.deepEqual(profile.collections, [{ name: 'Line1', members: ['Demo/Line1/**'] }]);
+  t.deepEqual(profile.collections, [
+    { name: 'Line1', members: ['Demo/Line1/**', 'Derived/Line1/**'] },
+  ]);
+  // Derived tags of the four kinds the issue names: a scaling, a status bit, an average and a
+  // totalizer, logged and published with the line.
+  const derived = profile.drivers[2];
+  if (derived?.type !== 'derived') return t.fail('the third driver is the derived one');
+  t.deepEqual(
+    derived.tags.map((tag) => tag.expression),
+    [
+      'scale({Demo/Line1/FlowRaw}, 0, 27648, 0, 50)',
+      'bit({Demo/Line1/StatusWord}, 3)',
+      'avg({./Line1/Flow}, "5m")',
+      'integrate({./Line1/Flow}, "h")',
+    ],
+  );
 });
 
 test('config/demo.json gets defaults for what it leaves out', (t) => {

@@ -1,6 +1,10 @@
 import test from 'ava';
 import { driverConfigSchema } from '../../drivers/registry.js';
-import { RunningDrivers } from '../../src/runtime/running-drivers.js';
+import {
+  filesUnusableMessage,
+  RunningDrivers,
+  startFailedMessage,
+} from '../../src/runtime/running-drivers.js';
 import { TagStore } from '../../src/tags/tag-store.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -46,8 +50,8 @@ test('a restarted driver defines its tags anew; tags it dropped leave the store'
   t.deepEqual([...store.ids()], ['B/z']);
 });
 
-test('a disabled driver does not start; one that fails is reported, not thrown', async (t) => {
-  const { drivers, logs } = setup();
+test('a disabled driver does not start; one that fails is reported and listed Failed, not thrown', async (t) => {
+  const { clock, drivers, logs } = setup();
   const disabled = await drivers.start(simulator('A', ['x'], { enabled: false }));
   t.deepEqual(disabled, { ok: true, driver: undefined, disabled: true });
   const broken = await drivers.start(
@@ -59,10 +63,58 @@ test('a disabled driver does not start; one that fails is reported, not thrown',
     }),
   );
   t.false(broken.ok);
-  t.deepEqual(drivers.list(), []);
+  t.is(drivers.get('Bus'), undefined, 'not running');
+  t.deepEqual(
+    drivers.list().map((driver) => [driver.name, driver.type, driver.status()]),
+    [
+      [
+        'Bus',
+        'can',
+        {
+          state: 'Error',
+          since: new Date(clock.now()).toISOString(),
+          message: startFailedMessage,
+          tagCount: 0,
+          counters: {},
+        },
+      ],
+    ],
+  );
   t.true(
     logs.lines.some((line) => line.msg?.includes('failed to start') && line.component === 'Bus'),
   );
+  // Fixed (here: disabled), it is no longer listed; stopping it for good removes it too.
+  await drivers.start(
+    driverConfigSchema.parse({
+      type: 'can',
+      name: 'Bus',
+      enabled: false,
+      dbcFile: '/nonexistent/bus.dbc',
+      transport: { kind: 'replay', file: '/nonexistent/bus.log' },
+    }),
+  );
+  t.deepEqual(drivers.list(), []);
+});
+
+test('a driver left out for its files is listed Failed, naming only the fields', async (t) => {
+  const { store, drivers } = setup();
+  const config = simulator('A', ['x']);
+  await drivers.start(config);
+  await drivers.leaveOut(config, [
+    {
+      path: 'drivers[0].certificateFile',
+      message: 'The file /etc/passwd holds no PEM certificate.',
+    },
+    { path: 'drivers[0].privateKeyFile', message: 'Cannot read it: no such file.' },
+  ]);
+  t.is(drivers.get('A'), undefined, 'the running driver was stopped');
+  t.deepEqual([...store.ids()], [], 'and its tags removed');
+  const status = drivers.list()[0]?.status();
+  t.is(status?.state, 'Error');
+  t.is(status?.message, filesUnusableMessage(['certificateFile', 'privateKeyFile']));
+  t.false(String(status?.message).includes('/etc/passwd'), 'no path, no content');
+  await drivers.stop('A');
+  t.deepEqual(drivers.list(), []);
 });
 
 test('stopAll keeps the tags, Unavailable, as a daemon stop always did', async (t) => {

@@ -16,6 +16,20 @@ const qualities = {
   Unavailable: 'quality-unavailable',
 };
 
+// A tile's colour is what its value means, as on any andon board: green running, amber waiting
+// (needs attention soon), red stopped or faulted, grey only for what is switched off or out of
+// service. The words a state tag may take, lower case; add your line's own. Numbers mean
+// nothing by themselves here (a neutral tile); booleans are running (true) or off (false).
+const meanings = {
+  run: ['running', 'run', 'on', 'ok', 'auto', 'automatic', 'producing', 'started'],
+  wait: ['idle', 'waiting', 'starved', 'blocked', 'paused', 'setup', 'changeover', 'warning'],
+  stop: ['stopped', 'stop', 'fault', 'faulted', 'error', 'alarm', 'down', 'failed', 'tripped'],
+  off: ['off', 'disabled', 'out of service', 'maintenance', 'offline'],
+};
+const meaningOfWord = new Map(
+  Object.entries(meanings).flatMap(([meaning, words]) => words.map((word) => [word, meaning])),
+);
+
 const $ = (id) => document.getElementById(id);
 const tiles = new Map();
 let stream;
@@ -225,11 +239,26 @@ function tileFor(fullTagId) {
   return tile;
 }
 
+/**
+ * What the sample's value means: run, wait, stop or off, or none (a number, an unknown word).
+ * A Bad or Unavailable sample carries no value the device vouches for: it means nothing either,
+ * and its quality marker says why.
+ */
+function meaningOf(sample) {
+  if (sample.quality === 'Bad' || sample.quality === 'Unavailable') return 'none';
+  const { value } = sample;
+  if (typeof value === 'boolean') return value ? 'run' : 'off';
+  if (typeof value === 'string') return meaningOfWord.get(value.trim().toLowerCase()) ?? 'none';
+  return 'none';
+}
+
 function showSample(sample) {
   if (!sample || typeof sample.fullTagId !== 'string') return;
   const tile = tileFor(sample.fullTagId);
   const quality = String(sample.quality ?? 'Unavailable');
-  tile.element.className = `tile ${qualities[quality] ?? 'quality-unavailable'}`;
+  // The tile's colour: the value's meaning. Its frame and marker: the quality, so a Stopped
+  // line is red whatever the quality, and a lost connection shows on any tile.
+  tile.element.className = `tile meaning-${meaningOf(sample)} ${qualities[quality] ?? 'quality-unavailable'}`;
   tile.value.textContent = formatValue(sample);
   // The quality in words as well as colour: readable for everyone, on any screen.
   const reason = sample.reason ? ` (${sample.reason})` : '';

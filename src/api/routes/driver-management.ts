@@ -5,12 +5,15 @@
  * ProfileService (atomically, secrets sealed), audited, and applied at once: only that driver
  * stops or starts, the others keep reading. Its tags follow: a replaced driver defines its tags
  * anew, a removed one's tags leave the store, its collections and so its history logging.
+ * Derived-tag drivers (type `derived`) also need `DerivedTagManage` to be added, replaced or
+ * removed.
  */
 import { z } from 'zod';
 import type { Principal } from '../../auth/account-service.js';
 import {
   ConflictError,
   type FieldError,
+  ForbiddenError,
   NotFoundError,
   ProfileInvalidError,
   ValidationError,
@@ -45,7 +48,9 @@ export const driverChangeSchema = z
     configuration: driverEntrySchema,
     report: driverReportSchema
       .optional()
-      .describe('The driver as GET Drivers/{name} shows it; absent when disabled or failed.'),
+      .describe(
+        'The driver as GET Drivers/{name} shows it (`Failed` when it could not start); absent when disabled.',
+      ),
     reload: reloadSummarySchema,
   })
   .meta({ id: 'DriverChange' });
@@ -93,6 +98,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       responses: { 201: changed },
       problems: [409, 503],
       handle: async ({ context, body, principal }) => {
+        requireDerivedTagManage(principal, body);
         rejectMasks(body);
         if (deps.stateDirGuard) refuseStateDirFiles(body, deps.stateDirGuard);
         const reload = await saved(() =>
@@ -141,6 +147,9 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       responses: { 200: changed },
       problems: [404, 503],
       handle: async ({ params, body, principal }) => {
+        requireDerivedTagManage(principal, body);
+        const stored = current().drivers.find((driver) => driver.name === params.name);
+        if (stored) requireDerivedTagManage(principal, stored);
         if (deps.stateDirGuard) refuseStateDirFiles(body, deps.stateDirGuard);
         if (body.name !== params.name) {
           throw new ValidationError('The request body is invalid.', [
@@ -183,6 +192,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       problems: [404, 503],
       handle: async ({ context, params, principal }) => {
         const entry = entryOf(params.name);
+        requireDerivedTagManage(principal, entry);
         await reloaderOf(deps).edit(
           (draft) => {
             const drivers = driversOf(draft);
@@ -196,6 +206,21 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       },
     }),
   ];
+}
+
+/**
+ * Derived tags are changed through their driver's entry, and that takes `DerivedTagManage` on
+ * top of the route's `DriverManage` (both are Administrators' today; the permission lets a role
+ * be given derived tags without devices, or the reverse, without another route).
+ * @throws ForbiddenError when the entry is a derived-tag driver and the caller lacks it.
+ */
+export function requireDerivedTagManage(
+  principal: Pick<Principal, 'permissions'> | undefined,
+  config: Pick<DriverConfig, 'type'>,
+): void {
+  if (config.type !== 'derived') return;
+  if (principal?.permissions.has('DerivedTagManage')) return;
+  throw new ForbiddenError('Changing derived tags needs the DerivedTagManage permission.');
 }
 
 function driversOf(draft: ProfileInput): NonNullable<ProfileInput['drivers']> {

@@ -48,7 +48,7 @@ export function driverRoutes(deps: ApiDeps): RouteDefinition[] {
       tag: 'Drivers',
       summary: 'Every driver: state, last error, counters, tags by quality',
       description:
-        "Drivers that are disabled in the profile, or failed to load, are not listed. Nothing of a driver's configuration (addresses, credentials) is shown.",
+        "Drivers that are disabled in the profile are not listed. A driver that failed to start, or was left out because a file it names cannot be used, is listed `Failed` with no tags and a `message` naming only the fields at fault (the gateway log has the detail). Nothing of a driver's configuration (addresses, credentials) is shown.",
       access,
       responses: {
         200: {

@@ -29,7 +29,7 @@ export const mqttPublisherStateSchema = publisherStateSchema
       .string()
       .optional()
       .describe(
-        'Why the publisher is Off (stopped, not licensed, a missing collection…) or in Error (the broker unreachable or refusing, never with a credential).',
+        'Why the publisher is Off (stopped, not licensed, a missing collection…) or in Error (the broker unreachable or refusing, never with a credential; or, not running, a file it names could not be used).',
       ),
     connected: z.boolean().describe('True while connected to the broker.'),
     messages: z.int().min(0).describe('Messages delivered (acknowledged at QoS 1).'),
@@ -71,11 +71,11 @@ const mqttKind: PublisherKind<MqttConfig, MqttPublisherState> = {
   descriptions: {
     list: 'Every MQTT publisher in profile order, secrets masked, with its state.',
     create:
-      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by an MQTT or a webhook publisher: they share the health tags) is 409 `already-exists`.',
+      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by an MQTT or a webhook publisher: they share the health tags) is 409 `already-exists`. The files the configuration names (its `caFile` and the client certificate and key (parsed, the key decrypted with `keyPassphrase` and matched to the certificate)) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.',
     read: 'The configuration (secrets masked) and the state: status, reason, connection, queue, the last delivery and the counters.',
-    replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back; a broker URL pointing to another host needs the credentials entered again. \`name\` may be left out; a different name is refused (400). A running publisher restarts with the new configuration.`,
+    replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back; a broker URL pointing to another host needs the credentials entered again. \`name\` may be left out; a different name is refused (400). A running publisher restarts with the new configuration. The files the configuration names (its \`caFile\` and the client certificate and key (parsed, the key decrypted with \`keyPassphrase\` and matched to the certificate)) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.`,
     start:
-      'Starts the publisher. When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. The profile is not changed.',
+      'Starts the publisher. When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. When a file it names cannot be used, or its start fails, it is `Error` with a `reason` and does not run. The profile is not changed.',
     stop: 'Stops the publisher (Sparkplug: DDEATH and NDEATH first) and disconnects: status Off, reason `stopped`. The profile is not changed.',
   },
   configSchema: mqttConfigSchema,

@@ -150,6 +150,7 @@ export function publisherManagementRoutes<
       handle: async ({ body, principal }) => {
         const { profile, publishers } = services();
         rejectMasks(kind.configSchema, body);
+        await refuseUnusableFiles(publishers, body);
         await profile.update(
           (draft) => {
             const conflict = kind.nameInUse(draft, body.name);
@@ -200,13 +201,19 @@ export function publisherManagementRoutes<
             },
           ]);
         }
+        const incoming = { ...body, name: params.name };
+        const stored = configOf(profile, params.name);
+        kind.refuseCredentialsToNewDestination(incoming, stored);
+        await refuseUnusableFiles(
+          publishers,
+          validated(unmaskSecrets(kind.configSchema, incoming, stored)),
+        );
         let replaced: Config | undefined;
         await profile.update(
           (draft) => {
             const list = kind.entries(draft);
             const index = list.findIndex((existing) => existing.name === params.name);
             if (index < 0) throw notFound(params.name);
-            const incoming = { ...body, name: params.name };
             kind.refuseCredentialsToNewDestination(incoming, list[index]);
             const config = validated(unmaskSecrets(kind.configSchema, incoming, list[index]));
             list[index] = config;
@@ -350,4 +357,20 @@ function rejectMasks(schema: z.ZodType, config: unknown): void {
       message: `'${secretMask}' keeps a stored secret, and none is stored here: send the value.`,
     })),
   );
+}
+
+/**
+ * Refuses a configuration whose files (caFile, a client certificate and key) its start could not
+ * use, naming each field at fault: a publisher is never saved to fail later. The files are read
+ * as the publisher will read them.
+ * @throws ValidationError listing every problem.
+ */
+async function refuseUnusableFiles<Config>(
+  publishers: PublisherManager<Config, PublisherState>,
+  config: Config,
+): Promise<void> {
+  const problems = await publishers.checkFiles(config);
+  if (problems.length > 0) {
+    throw new ValidationError('A file the configuration names cannot be used.', problems);
+  }
 }

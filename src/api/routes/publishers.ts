@@ -58,11 +58,15 @@ export const publisherStateSchema = z
     name: z.string(),
     status: z
       .enum(['On', 'Off', 'Error'])
-      .describe('On: running. Off: stopped. Error: the last delivery failed all 3 attempts.'),
+      .describe(
+        'On: running. Off: stopped. Error: the last delivery failed all 3 attempts, or the publisher could not start (not running; `reason` says why).',
+      ),
     reason: z
       .string()
       .optional()
-      .describe('Why an Off publisher is off (stopped, not licensed, a missing collection…).'),
+      .describe(
+        'Why an Off publisher is off (stopped, not licensed, a missing collection…), or why one in Error could not start (a file it names could not be used).',
+      ),
     lastDelivery: deliveryRecordSchema.optional(),
     counters: publisherCountersSchema,
   })
@@ -102,11 +106,11 @@ const webhookKind: PublisherKind<WebhookConfig, PublisherState> = {
   descriptions: {
     list: 'Every publisher in profile order, secrets masked, with its state.',
     create:
-      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use is 409 `already-exists`.',
-    read: 'The configuration (secrets masked) and the state: status, reason when Off, the last delivery (time, HTTP status, attempts, duration) and the counters.',
-    replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back. \`name\` may be left out; a different name is refused (400). A running publisher keeps running with the new configuration.`,
+      'Validates the configuration (every wrong field listed with its message), saves it to the profile and starts the publisher when Auto Connect is on and every collection exists; otherwise it stays Off and `state.reason` says why. A name in use (by a webhook or an MQTT publisher: they share the health tags) is 409 `already-exists`. The files the configuration names (its `caFile`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.',
+    read: 'The configuration (secrets masked) and the state: status, reason (when Off, or Error after a failed start), the last delivery (time, HTTP status, attempts, duration) and the counters.',
+    replace: `Replaces the whole configuration. A secret sent as \`${secretMask}\` keeps the stored one, so what GET returned can be edited and sent back. \`name\` may be left out; a different name is refused (400). A running publisher keeps running with the new configuration. The files the configuration names (its \`caFile\`) are read as the publisher will read them: one it could not use is a 400 naming the field, and nothing is saved.`,
     start:
-      'Starts the publisher (spec §3.1). When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. Starting a running publisher changes nothing. The profile is not changed (Auto Connect stays as configured).',
+      'Starts the publisher (spec §3.1). When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. When a file it names cannot be used, or its start fails, it is `Error` with a `reason` and does not run. Starting a running publisher changes nothing. The profile is not changed (Auto Connect stays as configured).',
     stop: 'Stops the publisher: status Off, reason `stopped`. The profile is not changed.',
   },
   configSchema: webhookConfigSchema,
@@ -116,9 +120,11 @@ const webhookKind: PublisherKind<WebhookConfig, PublisherState> = {
   manager: (deps) => deps.publishers,
   configs: (profile) => profile.publishers.webhooks,
   entries: webhooksOf,
+  // An MQTT publisher's name is taken too: the two kinds share the health tags Publishers/<name>/….
   nameInUse: (draft, name) =>
-    webhooksOf(draft).some((existing) => existing.name === name)
-      ? `A webhook publisher named '${name}' already exists.`
+    webhooksOf(draft).some((existing) => existing.name === name) ||
+    (draft.publishers?.mqtt ?? []).some((existing) => existing.name === name)
+      ? `A publisher named '${name}' already exists.`
       : undefined,
   offState,
   refuseCredentialsToNewDestination: refuseCredentialsToNewOrigin,

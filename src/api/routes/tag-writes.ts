@@ -91,8 +91,17 @@ export function tagWriteRoutes(deps: ApiDeps): RouteDefinition[] {
         'second (items, not requests; `security.writesPerSecond`): beyond, 429 ' +
         '`write-rate-exceeded` with Retry-After, and nothing is written. A write is never ' +
         'retried: one whose answer did not come is `Uncertain` (`OutcomeUnknown`). Every item ' +
-        'is audited.',
+        'written or refused by a check is audited; a request refused by the rate limit, by this ' +
+        'schema or for a body that is not JSON leaves one audit line.',
       access: { kind: 'permission', permission: 'TagWrite' },
+      // Refused before the writer saw the items: audited as one line for the request.
+      onInvalid: ({ context, principal, error }) =>
+        writer.refusedRequest(
+          principal?.user.username ?? '',
+          error,
+          (context.request as { body?: unknown }).body,
+          context.request.length,
+        ),
       body: writeRequestSchema,
       responses: {
         200: { description: 'One result per write, in order.', schema: writeResponseSchema },

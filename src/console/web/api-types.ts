@@ -41,7 +41,14 @@ export interface Problem {
   status: number;
   detail?: string;
   code?: string;
-  errors?: { path: string; message: string }[];
+  errors?: {
+    path: string;
+    message: string;
+    /** For `expression-invalid`: where in the expression, and what was expected there. */
+    line?: number;
+    column?: number;
+    expected?: string;
+  }[];
 }
 
 /** Sign-in response (spec §2.1), browser flavour: no token in the body. */
@@ -173,3 +180,48 @@ export type MqttPublisherState = PublisherState & {
 
 /** An MQTT publisher as listed. */
 export type MqttPublisher = MqttConfig & { state: MqttPublisherState };
+
+/** A derived tag as `GET /api/v2/DerivedTags` lists it. */
+export interface DerivedTagView {
+  fullTagId: string;
+  driver: string;
+  expression: string;
+  inputs: string[];
+  dataType: string;
+  trigger: 'change' | { intervalMs: number };
+  unit?: string;
+  description?: string;
+  deadband?: number;
+  lastEvaluation?: {
+    utcTimestamp: string;
+    quality: Quality;
+    value?: number | boolean | string;
+    reason?: string;
+    message?: string;
+  };
+  evaluations: number;
+  writes: number;
+  faults: number;
+}
+
+/** What `POST /api/v2/DerivedTags/Test` answers. */
+export interface DerivedTestResult {
+  quality: Quality;
+  value?: number | boolean | string;
+  reason?: string;
+  message?: string;
+  dataType: string;
+  utcTimestamp: string;
+  inputs: { fullTagId: string; sample?: Sample }[];
+}
+
+/** A derived tag as its driver's profile entry holds it. */
+export interface DerivedTagEntry {
+  name: string;
+  expression: string;
+  dataType?: string;
+  unit?: string;
+  description?: string;
+  trigger?: unknown;
+  deadband?: number;
+}

@@ -1,17 +1,23 @@
 import { api, encodePath } from './api-client';
 import type { DriverView } from './api-types';
+import { DerivedTagsSection } from './derived-tags';
 import { formatTime } from './format';
 import { href } from './router';
+import { can } from './session';
 import { usePoll } from './use-poll';
 
+// Reconnecting is lost communications: as unmistakable as Failed, never the grey of Stopped.
 const stateClass: Record<string, string> = {
   Running: 'ok',
-  Reconnecting: 'warn',
+  Reconnecting: 'lost',
   Failed: 'bad',
   Stopped: 'off',
 };
 
-/** Drivers: each driver's state, last error, counters and tags by quality, and a link to its tags. */
+/**
+ * Drivers: each driver's state, last error, counters and tags by quality, and a link to its tags;
+ * then the derived tags, with their editor.
+ */
 export function DriversPage() {
   const drivers = usePoll(
     () => api<{ drivers: DriverView[] }>('/api/v2/Drivers').then((answer) => answer.drivers),
@@ -87,6 +93,9 @@ export function DriversPage() {
           })}
         </div>
       )}
+      {drivers.data?.some((driver) => driver.type === 'derived') || can('DerivedTagManage') ? (
+        <DerivedTagsSection />
+      ) : null}
     </section>
   );
 }

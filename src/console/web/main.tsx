@@ -2,6 +2,8 @@
 import { render } from 'preact';
 import { App } from './app';
 import { resumeSession } from './session';
+// Follows the session: loads and applies the account's theme.
+import './theme';
 
 const root = document.getElementById('app');
 if (root) {

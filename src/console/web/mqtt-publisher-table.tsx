@@ -23,7 +23,7 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
   if (rows.length === 0) return <p>No MQTT publishers yet.</p>;
   return (
     <div class="table-wrap">
-      <table>
+      <table class="stack-table">
         <caption class="visually-hidden">MQTT publishers</caption>
         <thead>
           <tr>
@@ -42,7 +42,7 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
             return (
               <tr key={publisher.name} data-mqtt-publisher={publisher.name}>
                 <th scope="row">{publisher.name}</th>
-                <td>
+                <td data-label="Status">
                   <span
                     class={`status status-${statusClass[state.status]}`}
                     data-testid="publisher-status"
@@ -51,7 +51,7 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
                   </span>
                   {state.reason ? <div class="muted">{state.reason}</div> : null}
                 </td>
-                <td>
+                <td data-label="Health">
                   <div>
                     LastDeliverySuccess:{' '}
                     {success?.value === undefined ? '—' : String(success.value)}
@@ -60,7 +60,7 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
                   <div>QueueDepth: {state.queueDepth}</div>
                   <div>OldestQueuedAgeSeconds: {state.oldestQueuedAgeSeconds}</div>
                 </td>
-                <td>
+                <td data-label="Last delivery">
                   {last
                     ? `${formatTime(last.at)}: ${last.ok ? 'delivered' : 'failed'}, ${last.samples} samples`
                     : 'None yet'}
@@ -68,7 +68,7 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
                     {state.messages === 1 ? '1 message' : `${state.messages} messages`}
                   </div>
                 </td>
-                <td>
+                <td data-label="Broker">
                   <code>{publisher.brokerUrl}</code>
                   <div class="muted">
                     {publisher.format}, QoS {publisher.qos}

@@ -1,8 +1,10 @@
 import { pages } from './pages';
 import { href, route } from './router';
 import { can, session, signOut } from './session';
+import { productName } from './theme';
+import { ThemePicker } from './theme-picker';
 
-/** The top bar: the pages this account may open, who is signed in, and Sign out. */
+/** The top bar: the pages this account may open, who is signed in, the theme, and Sign out. */
 export function NavBar() {
   const current = route.value.segments[0] ?? 'tags';
   return (
@@ -10,7 +12,7 @@ export function NavBar() {
       <a class="skip-link" href="#main">
         Skip to content
       </a>
-      <span class="brand">tagd</span>
+      <span class="brand">{productName()}</span>
       <nav aria-label="Console pages">
         <ul>
           {pages
@@ -25,6 +27,7 @@ export function NavBar() {
         </ul>
       </nav>
       <span class="who">{session.value?.username}</span>
+      <ThemePicker />
       <button type="button" onClick={() => void signOut()}>
         Sign out
       </button>

@@ -136,7 +136,7 @@ export function PublishersPage() {
         <p>No webhook publishers yet.</p>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack-table">
             <caption class="visually-hidden">Webhook publishers</caption>
             <thead>
               <tr>
@@ -155,7 +155,7 @@ export function PublishersPage() {
                 return (
                   <tr key={publisher.name} data-publisher={publisher.name}>
                     <th scope="row">{publisher.name}</th>
-                    <td>
+                    <td data-label="Status">
                       <span
                         class={`status status-${statusClass[state.status]}`}
                         data-testid="publisher-status"
@@ -164,14 +164,14 @@ export function PublishersPage() {
                       </span>
                       {state.reason ? <div class="muted">{state.reason}</div> : null}
                     </td>
-                    <td>
+                    <td data-label="Health">
                       <div>
                         LastDeliverySuccess:{' '}
                         {success?.value === undefined ? '—' : String(success.value)}
                       </div>
                       <div>LastDeliveryError: {error?.value ? String(error.value) : '(none)'}</div>
                     </td>
-                    <td>
+                    <td data-label="Last delivery">
                       {last
                         ? `${formatTime(last.at)}: ${last.ok ? 'delivered' : 'failed'}${
                             last.httpStatus ? ` (HTTP ${last.httpStatus})` : ''
@@ -180,7 +180,7 @@ export function PublishersPage() {
                           }`
                         : 'None yet'}
                     </td>
-                    <td>
+                    <td data-label="Destination">
                       <code>{publisher.destinationUrl}</code>
                     </td>
                     {manage ? (

@@ -63,6 +63,10 @@ export function SignInPage() {
 
   const submit = (event: Event) => {
     event.preventDefault();
+    // Every attempt starts clean: a message from an earlier answer must not stand beside a
+    // later, different one (the two new passwords differ, after "not acceptable").
+    error.value = '';
+    fieldErrors.value = {};
     const current = step.value;
     if (current.kind === 'password') {
       void run(async () => {

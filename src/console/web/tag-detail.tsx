@@ -1,16 +1,30 @@
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { Sample } from './api-types';
 import { formatTime, formatValue } from './format';
 import { HistoryChart } from './history-chart';
 import { QualityBadge } from './quality-badge';
 import { can } from './session';
 import { TagWriteControl } from './tag-write-control';
+import { valueMeaning } from './value-meaning';
 import { loadWriteAccess, type WriteAccess } from './write-access';
 
-/** The selected tag: value, quality, metadata and its history. */
+/**
+ * The selected tag: value (coloured by its meaning where tagd defines one), quality, metadata
+ * and its history. Where it lies below the tag list (a phone) it scrolls into view when a tag is
+ * chosen.
+ */
 export function TagDetail({ path, sample }: { path: string; sample: Sample | undefined }) {
   const meta = sample?.metadata ?? {};
+  const panel = useRef<HTMLElement>(null);
+  useEffect(() => {
+    const box = panel.current?.getBoundingClientRect();
+    // Beside the list (a wide screen) it is in view already; below it, it would open unseen.
+    if (box && (box.top < 0 || box.top > window.innerHeight / 2)) {
+      panel.current?.scrollIntoView({ block: 'start' });
+    }
+  }, [path]);
+  const meaning = valueMeaning(path, sample?.value);
   const mayWrite = can('TagWrite');
   const access = useSignal<WriteAccess | undefined>(undefined);
   useEffect(() => {
@@ -35,16 +49,24 @@ export function TagDetail({ path, sample }: { path: string; sample: Sample | und
     ['Message', sample?.message],
   ];
   return (
-    <section class="panel tag-detail" aria-labelledby="tag-detail-title">
+    <section class="panel tag-detail" aria-labelledby="tag-detail-title" ref={panel}>
       <h2 id="tag-detail-title" class="tag-path">
         {path}
       </h2>
       <p class="tag-value-line">
-        <output class="tag-value" aria-label="Value" data-testid="tag-value">
+        <output
+          class={`tag-value${meaning ? ` meaning-${meaning}` : ''}`}
+          aria-label="Value"
+          data-testid="tag-value"
+        >
           {formatValue(sample)}
           {meta.unit && sample?.value !== undefined ? ` ${meta.unit}` : ''}
         </output>
-        {sample ? <QualityBadge quality={sample.quality} /> : null}
+        {sample ? (
+          <span class="quality-of">
+            <span aria-hidden="true">Quality</span> <QualityBadge quality={sample.quality} />
+          </span>
+        ) : null}
       </p>
       <dl class="facts">
         {rows
@@ -65,7 +87,7 @@ export function TagDetail({ path, sample }: { path: string; sample: Sample | und
           unit={meta.unit}
         />
       ) : null}
-      <HistoryChart path={path} />
+      <HistoryChart path={path} text={typeof sample?.value === 'string'} />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import type { Sample } from './api-types';
 import { formatValue } from './format';
 import { QualityBadge } from './quality-badge';
 import type { TreeRow } from './tag-tree';
+import { valueMeaning } from './value-meaning';
 
 /** Props of {@link TagTreeRow}. */
 export interface TagTreeRowProps {
@@ -34,6 +35,7 @@ export function TagTreeRow({ row, index, sample, selected, onActivate }: TagTree
     );
   }
   const unit = sample?.metadata?.unit;
+  const meaning = valueMeaning(row.node.path, sample?.value);
   return (
     <button
       type="button"
@@ -44,7 +46,7 @@ export function TagTreeRow({ row, index, sample, selected, onActivate }: TagTree
       onClick={() => onActivate(index)}
     >
       <span class="tree-name">{row.node.name}</span>
-      <span class="tree-value">
+      <span class={`tree-value${meaning ? ` meaning-${meaning}` : ''}`}>
         {formatValue(sample)}
         {unit && sample?.value !== undefined ? ` ${unit}` : ''}
       </span>

@@ -25,7 +25,27 @@ function kindOf(current: TagWriteControlProps['current'], access: WriteAccess): 
 }
 
 /**
- * Writes one value to a writable tag: the value, then a confirmation step naming value and tag,
+ * Why `value` is outside the tag's `writeMin`/`writeMax` ("95 °C is above the highest value,
+ * 90 °C."), or undefined when it is inside (bounds included).
+ */
+export function outOfRange(
+  value: number,
+  access: WriteAccess,
+  unit: string | undefined,
+): string | undefined {
+  const withUnit = (number: number) => `${number}${unit ? ` ${unit}` : ''}`;
+  if (access.writeMax !== undefined && value > access.writeMax) {
+    return `${withUnit(value)} is above the highest value, ${withUnit(access.writeMax)}.`;
+  }
+  if (access.writeMin !== undefined && value < access.writeMin) {
+    return `${withUnit(value)} is below the lowest value, ${withUnit(access.writeMin)}.`;
+  }
+  return undefined;
+}
+
+/**
+ * Writes one value to a writable tag: the value (a number outside `writeMin`/`writeMax` is
+ * refused at the field), then a confirmation step naming value and tag,
  * then `POST /api/v2/Tags/Write` once (never retried) and its answer. The new value itself
  * arrives through the stream, as any other.
  */
@@ -65,8 +85,16 @@ export function TagWriteControl({ path, access, current, unit }: TagWriteControl
   const review = (event: Event) => {
     event.preventDefault();
     outcome.value = undefined;
-    if (value() === undefined) {
+    const next = value();
+    if (next === undefined) {
       fieldError.value = 'Enter a number.';
+      return;
+    }
+    // The range the hint states, checked before the confirmation step: a value the gateway
+    // would refuse is never offered for confirming (the gateway checks it again anyway).
+    const refused = typeof next === 'number' ? outOfRange(next, access, unit) : undefined;
+    if (refused) {
+      fieldError.value = refused;
       return;
     }
     fieldError.value = '';

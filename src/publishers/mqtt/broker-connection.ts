@@ -92,7 +92,7 @@ export class BrokerConnection {
     if (this.running) return;
     this.running = true;
     this.delayMs = reconnectDelayMs;
-    void this.attempt();
+    this.attemptSafely();
   }
 
   /**
@@ -166,6 +166,15 @@ export class BrokerConnection {
     }
   }
 
+  // Whatever an attempt throws is a failed attempt, retried on the backoff: nothing of a
+  // connection may escape as an unhandled rejection, which would reach the daemon.
+  private attemptSafely(): void {
+    this.attempt().catch((error: unknown) => {
+      this.options.log.error({ err: error }, 'MQTT connection attempt failed unexpectedly.');
+      this.attemptFailed(`the connection attempt failed (${messageOf(error)})`, undefined, false);
+    });
+  }
+
   private async attempt(): Promise<void> {
     this.retryTimer = undefined;
     if (!this.running) return;
@@ -178,26 +187,17 @@ export class BrokerConnection {
     }
     if (!this.running) return;
     this.lastError = undefined;
-    const client = connect(brokerUrl, {
-      clientId,
-      protocolVersion: 5,
-      clean: true,
-      reconnectPeriod: 0,
-      connectTimeout: connectTimeoutMs,
-      keepalive: 30,
-      // Messages go out only while connected: no unbounded queue inside the client.
-      queueQoSZero: false,
-      ...(auth.username !== undefined ? { username: auth.username } : {}),
-      ...(auth.password !== undefined ? { password: auth.password } : {}),
-      // Passing `ca` replaces Node's built-in list, so the built-in CAs go along with it.
-      ...(auth.extraCa !== undefined ? { ca: [...rootCertificates, auth.extraCa] } : {}),
-      ...(auth.cert !== undefined ? { cert: auth.cert } : {}),
-      ...(auth.key !== undefined ? { key: auth.key } : {}),
-      ...(auth.passphrase !== undefined ? { passphrase: auth.passphrase } : {}),
-      // Certificate checks are never turned off, not even by NODE_TLS_REJECT_UNAUTHORIZED=0.
-      rejectUnauthorized: true,
-      ...extra,
-    });
+    let client: MqttClient;
+    try {
+      client = this.createClient(brokerUrl, clientId, auth, extra);
+    } catch (error) {
+      // mqtt builds the TLS context synchronously, inside connect(): OpenSSL refusing the
+      // client certificate, key or CAs throws here. The files were checked when the profile was
+      // saved and when the publisher started, so this is what OpenSSL alone refuses; it is a
+      // failed attempt like an unreachable broker, never an exception out of the publisher.
+      this.attemptFailed(`the TLS set-up failed (${messageOf(error)})`, undefined, false);
+      return;
+    }
     this.client = client;
     client.on('error', (error) => {
       const code = (error as { code?: unknown }).code;
@@ -238,12 +238,46 @@ export class BrokerConnection {
       const reason =
         this.lastError?.text ??
         (wasLive ? 'the broker closed the connection' : 'the connection could not be made');
-      this.failed(reason, this.lastError?.code, wasLive);
-      this.handlers.disconnected(reason);
-      if (!this.running) return;
-      const delay = this.delayMs;
-      this.delayMs = Math.min(this.delayMs * 2, maxReconnectDelayMs);
-      this.retryTimer = this.options.clock.setTimeout(() => void this.attempt(), delay);
+      this.attemptFailed(reason, this.lastError?.code, wasLive);
+    });
+  }
+
+  /** Logs a failed attempt or a lost connection, tells the owner and schedules the next one. */
+  private attemptFailed(reason: string, code: number | undefined, wasLive: boolean): void {
+    this.failed(reason, code, wasLive);
+    this.handlers.disconnected(reason);
+    if (!this.running) return;
+    const delay = this.delayMs;
+    this.delayMs = Math.min(this.delayMs * 2, maxReconnectDelayMs);
+    this.options.clock.clearTimer(this.retryTimer);
+    this.retryTimer = this.options.clock.setTimeout(() => this.attemptSafely(), delay);
+  }
+
+  private createClient(
+    brokerUrl: string,
+    clientId: string,
+    auth: BrokerTlsAndAuth,
+    extra: Partial<IClientOptions>,
+  ): MqttClient {
+    return connect(brokerUrl, {
+      clientId,
+      protocolVersion: 5,
+      clean: true,
+      reconnectPeriod: 0,
+      connectTimeout: connectTimeoutMs,
+      keepalive: 30,
+      // Messages go out only while connected: no unbounded queue inside the client.
+      queueQoSZero: false,
+      ...(auth.username !== undefined ? { username: auth.username } : {}),
+      ...(auth.password !== undefined ? { password: auth.password } : {}),
+      // Passing `ca` replaces Node's built-in list, so the built-in CAs go along with it.
+      ...(auth.extraCa !== undefined ? { ca: [...rootCertificates, auth.extraCa] } : {}),
+      ...(auth.cert !== undefined ? { cert: auth.cert } : {}),
+      ...(auth.key !== undefined ? { key: auth.key } : {}),
+      ...(auth.passphrase !== undefined ? { passphrase: auth.passphrase } : {}),
+      // Certificate checks are never turned off, not even by NODE_TLS_REJECT_UNAUTHORIZED=0.
+      rejectUnauthorized: true,
+      ...extra,
     });
   }
 
@@ -287,4 +321,8 @@ function hasOutgoing(client: MqttClient): boolean {
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

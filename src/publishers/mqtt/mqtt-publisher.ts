@@ -13,12 +13,11 @@
  * while the broker is unreachable nothing is selected, and the births of the next connection
  * carry every current value; On Change then continues from there.
  */
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../clock.js';
 import { Outbox, type OutboxMessage } from '../../outbox/outbox.js';
-import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
@@ -31,9 +30,9 @@ import type {
   PublisherStatus,
 } from '../publisher.js';
 import { type BatchSelector, createSelector } from '../trigger/selection.js';
-import { readCaFile } from '../webhook/webhook-publisher.js';
 import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js';
 import { describeBrokerError } from './broker-errors.js';
+import { readBrokerFiles } from './broker-files.js';
 import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
 import { SparkplugPublishing } from './sparkplug-publishing.js';
@@ -59,11 +58,11 @@ export interface MqttPublisherDeps {
 /** Fixed text of the LastDeliveryError health tag after a failed delivery. */
 export const mqttDeliveryFailedMessage = 'MQTT delivery failed - see log for details.';
 
-/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+/** The reason a publisher gives (Error, not running) when its outbox cannot be opened. */
 export const outboxUnusableReason =
   'The outbox in the state directory could not be opened; the gateway log says why.';
 
-/** The reason an Off publisher gives when a file it names cannot be used; the log says why. */
+/** The reason a publisher gives (Error, not running) when a file it names cannot be used; the log says why. */
 export const filesUnusableReason =
   'A file of the publisher (caFile, client certificate or key) could not be used; the gateway log says why.';
 
@@ -208,8 +207,9 @@ export class MqttPublisher {
 
   /**
    * Starts: reads the files the configuration names, connects (in the background, retried on a
-   * capped backoff) and ticks every `updateIntervalMs`. A file that cannot be read leaves the
-   * publisher Off with that reason. Idempotent.
+   * capped backoff) and ticks every `updateIntervalMs`. A file that cannot be used (or an
+   * outbox that cannot be opened) leaves the publisher not running, Error with that reason, so
+   * monitoring flags it. Idempotent.
    */
   async start(): Promise<void> {
     if (this.running) return;
@@ -219,8 +219,8 @@ export class MqttPublisher {
       auth = await this.readAuth(config);
     } catch (error) {
       // The reason is shown to every PublisherView account: it must not tell what a file holds.
-      this.setOff(filesUnusableReason);
-      this.log.error(`MQTT publisher '${this.name}' stays Off: ${(error as Error).message}`);
+      this.setError(filesUnusableReason);
+      this.log.error(`MQTT publisher '${this.name}' cannot start: ${(error as Error).message}`);
       return;
     }
     if (this.running) return;
@@ -234,10 +234,10 @@ export class MqttPublisher {
       try {
         outbox.open();
       } catch (error) {
-        this.setOff(outboxUnusableReason);
+        this.setError(outboxUnusableReason);
         this.log.error(
           { err: error },
-          `MQTT publisher '${this.name}' stays Off: its outbox cannot be opened.`,
+          `MQTT publisher '${this.name}' cannot start: its outbox cannot be opened.`,
         );
         return;
       }
@@ -328,6 +328,12 @@ export class MqttPublisher {
   setOff(reason: string): void {
     this.reason = reason;
     this.setStatus('Off');
+  }
+
+  /** Records why a publisher that does not run could not start: status Error. */
+  setError(reason: string): void {
+    this.reason = reason;
+    this.setStatus('Error', false);
   }
 
   /** Takes a new configuration (same name); a running publisher restarts with it. */
@@ -866,18 +872,21 @@ export class MqttPublisher {
   }
 
   private async readAuth(config: MqttConfig): Promise<BrokerTlsAndAuth> {
-    const base = this.deps.baseDir ?? process.cwd();
+    const files = await readBrokerFiles(config, this.deps.baseDir ?? process.cwd());
+    if (files.problems.length > 0) {
+      throw new Error(
+        files.problems.map((problem) => `${problem.path}: ${problem.message}`).join(' '),
+      );
+    }
     const auth: BrokerTlsAndAuth = {};
-    if (config.caFile !== undefined) auth.extraCa = await readCaFile(resolve(base, config.caFile));
+    if (files.extraCa !== undefined) auth.extraCa = files.extraCa;
     const authentication = config.authentication;
     if (authentication.mode === 'Username password') {
       auth.username = authentication.username;
       auth.password = authentication.password;
     } else if (authentication.mode === 'Client certificate') {
-      const read = async (file: string, what: string) =>
-        (await readProfileFile(resolve(base, file), what, profileFileLimits.pem)).toString('utf8');
-      auth.cert = await read(authentication.certFile, 'the client certificate');
-      auth.key = await read(authentication.keyFile, 'the client key');
+      auth.cert = files.cert;
+      auth.key = files.key;
       if (authentication.keyPassphrase !== undefined) {
         auth.passphrase = authentication.keyPassphrase;
       }

@@ -4,8 +4,10 @@
  * handling is {@link PublisherSet}'s.
  */
 import type { Clock } from '../../clock.js';
+import type { FieldError } from '../../errors.js';
 import type { TagStore } from '../../tags/tag-store.js';
 import { PublisherSet, type PublisherSetDeps } from '../publisher-set.js';
+import { readBrokerFiles } from './broker-files.js';
 import { MqttPublisher, type MqttPublisherState } from './mqtt-publisher.js';
 import type { MqttConfig } from './schema.js';
 
@@ -38,5 +40,9 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
       ...(baseDir !== undefined ? { baseDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
     });
+  }
+
+  async checkFiles(config: MqttConfig): Promise<FieldError[]> {
+    return (await readBrokerFiles(config, this.deps.baseDir ?? process.cwd())).problems;
   }
 }

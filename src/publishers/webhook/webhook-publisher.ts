@@ -48,11 +48,11 @@ export interface WebhookPublisherDeps {
   metrics?: PublisherMetrics;
 }
 
-/** The reason an Off publisher gives when its caFile cannot be used; the log says why. */
+/** The reason a publisher gives (Error, not running) when its caFile cannot be used; the log says why. */
 export const caFileUnusableReason =
   'The CA file (caFile) could not be used; the gateway log says why.';
 
-/** The reason an Off publisher gives when its storeAndForward outbox cannot be opened. */
+/** The reason a publisher gives (Error, not running) when its storeAndForward outbox cannot be opened. */
 export const outboxUnusableReason =
   'The outbox in the state directory could not be opened; the gateway log says why.';
 
@@ -155,7 +155,7 @@ export class WebhookPublisher {
     return {
       name: this.current.name,
       status: this.status,
-      ...(this.status === 'Off' && this.reason !== undefined ? { reason: this.reason } : {}),
+      ...(this.status !== 'On' && this.reason !== undefined ? { reason: this.reason } : {}),
       ...(this.lastDelivery ? { lastDelivery: { ...this.lastDelivery } } : {}),
       counters: { ...this.counters },
     };
@@ -187,8 +187,8 @@ export class WebhookPublisher {
 
   /**
    * Starts publishing: status On, a tick every Update Interval. Reads `caFile` first; when it
-   * cannot be read or holds no usable certificate the publisher stays Off with that reason.
-   * Idempotent.
+   * cannot be read or holds no usable certificate (or the outbox cannot be opened) the publisher
+   * does not run and is Error with that reason, so monitoring flags it. Idempotent.
    */
   async start(): Promise<void> {
     if (this.running) return;
@@ -201,8 +201,10 @@ export class WebhookPublisher {
         // The reason is shown to every PublisherView account, and caFile may be set over the
         // API to any path: it must not tell whether a file exists or what it holds. The log
         // (operators only) has the detail.
-        this.setOff(caFileUnusableReason);
-        this.log.error(`Webhook publisher '${this.name}' stays Off: ${(error as Error).message}`);
+        this.setError(caFileUnusableReason);
+        this.log.error(
+          `Webhook publisher '${this.name}' cannot start: ${(error as Error).message}`,
+        );
         return;
       }
       if (this.running) return; // started meanwhile by a concurrent call
@@ -218,10 +220,10 @@ export class WebhookPublisher {
       try {
         outbox.open();
       } catch (error) {
-        this.setOff(outboxUnusableReason);
+        this.setError(outboxUnusableReason);
         this.log.error(
           { err: error },
-          `Webhook publisher '${this.name}' stays Off: its outbox cannot be opened.`,
+          `Webhook publisher '${this.name}' cannot start: its outbox cannot be opened.`,
         );
         return;
       }
@@ -297,6 +299,12 @@ export class WebhookPublisher {
   setOff(reason: string): void {
     this.reason = reason;
     this.setStatus('Off');
+  }
+
+  /** Records why a publisher that does not run could not start: status Error. */
+  setError(reason: string): void {
+    this.setStatus('Error');
+    this.reason = reason;
   }
 
   /**
@@ -590,6 +598,7 @@ export class WebhookPublisher {
     this.memberSet = seen;
   }
 
+  /** Sets the status; On and a delivery's Error clear the reason (the last delivery says why). */
   private setStatus(status: PublisherStatus): void {
     if (status !== 'Off') this.reason = undefined;
     if (this.status === status) return;

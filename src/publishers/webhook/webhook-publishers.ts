@@ -2,12 +2,14 @@
  * The webhook publishers of the daemon: created from the profile at load, managed over the API
  * through `PublisherManager`; the shared handling is {@link PublisherSet}'s.
  */
+import { resolve } from 'node:path';
 import type { Clock } from '../../clock.js';
+import type { FieldError } from '../../errors.js';
 import type { TagStore } from '../../tags/tag-store.js';
 import type { PublisherState } from '../publisher.js';
 import { PublisherSet, type PublisherSetDeps } from '../publisher-set.js';
 import type { WebhookConfig } from './schema.js';
-import { WebhookPublisher } from './webhook-publisher.js';
+import { readCaFile, WebhookPublisher } from './webhook-publisher.js';
 
 export { autoConnectOffReason } from '../publisher-set.js';
 
@@ -47,5 +49,15 @@ export class WebhookPublishers extends PublisherSet<
       ...(stateDir !== undefined ? { stateDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
     });
+  }
+
+  async checkFiles(config: WebhookConfig): Promise<FieldError[]> {
+    if (config.caFile === undefined) return [];
+    try {
+      await readCaFile(resolve(this.deps.baseDir ?? process.cwd(), config.caFile));
+      return [];
+    } catch (error) {
+      return [{ path: 'caFile', message: (error as Error).message }];
+    }
   }
 }

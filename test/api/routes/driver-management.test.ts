@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
+import { requireDerivedTagManage } from '../../../src/api/routes/driver-management.js';
+import type { Permission } from '../../../src/auth/permissions.js';
 import { managedDaemon } from '../../helpers/managed-daemon.js';
 
 type Json = Record<string, unknown>;
@@ -208,4 +210,18 @@ test("a driver entry naming a file in tagd's state directory is refused: its key
     },
   ]);
   t.is(await readFile(profileFile, 'utf8'), saved);
+});
+
+test('a derived-tag driver entry needs DerivedTagManage on top of DriverManage', (t) => {
+  const holding = (...granted: Permission[]) => ({ permissions: new Set(granted) });
+  const refused = t.throws(() =>
+    requireDerivedTagManage(holding('DriverManage'), { type: 'derived' }),
+  );
+  t.is((refused as { code?: string }).code, 'forbidden');
+  t.is(refused?.message, 'Changing derived tags needs the DerivedTagManage permission.');
+  t.notThrows(() =>
+    requireDerivedTagManage(holding('DriverManage', 'DerivedTagManage'), { type: 'derived' }),
+  );
+  // Field drivers need DriverManage alone (the route's own check).
+  t.notThrows(() => requireDerivedTagManage(holding('DriverManage'), { type: 'modbus' }));
 });

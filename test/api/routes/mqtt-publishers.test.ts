@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import { mqttHealthTagIds } from '../../../src/publishers/mqtt/mqtt-publisher.js';
+import { makeCertificates, testKeyPassphrase } from '../../helpers/certificates.js';
 import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';
 import { startMosquitto } from '../../helpers/mosquitto.js';
 
@@ -127,4 +128,96 @@ test('without the data relay license every MQTT publisher route is 403 feature-u
     collections: ['Line1'],
   });
   t.is(create.status, 403);
+});
+
+test('files the configuration names are read at save: one its start could not use is 400 naming the field, nothing saved', async (t) => {
+  const certs = await makeCertificates(t);
+  const { url, stateDir, profileFile } = await demoDaemon(t);
+  const token = await adminToken(url, stateDir);
+  const config = (
+    authentication: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ) => ({
+    name: 'cloud',
+    // Nothing listens there: a saved publisher only tries to connect.
+    brokerUrl: 'mqtts://127.0.0.1:1',
+    authentication: { mode: 'Client certificate', ...authentication },
+    collections: ['Line1'],
+    ...extra,
+  });
+  const saved = async () =>
+    JSON.parse(await readFile(profileFile, 'utf8')).publishers.mqtt?.length ?? 0;
+
+  // The request of issue 20: it answered 201, and 10 ms later the daemon was gone.
+  const passwd = await api(
+    url,
+    token,
+    base,
+    'POST',
+    config({ certFile: '/etc/passwd', keyFile: '/etc/passwd' }),
+  );
+  t.is(passwd.status, 400);
+  t.is(passwd.json.code, 'validation-failed');
+  t.deepEqual(
+    passwd.json.errors.map((error: { path: string }) => error.path),
+    ['authentication.certFile', 'authentication.keyFile'],
+  );
+  t.is(
+    passwd.json.errors[0].message,
+    'The client certificate file /etc/passwd holds no PEM certificate.',
+  );
+  const refused = [
+    [
+      { certFile: certs.certFile, keyFile: certs.otherKeyFile },
+      'authentication.keyFile',
+      /does not belong to the client certificate/,
+    ],
+    [
+      { certFile: certs.certFile, keyFile: certs.encryptedKeyFile },
+      'authentication.keyPassphrase',
+      /is encrypted: set authentication.keyPassphrase/,
+    ],
+    [
+      { certFile: certs.certFile, keyFile: certs.encryptedKeyFile, keyPassphrase: 'wrong' },
+      'authentication.keyPassphrase',
+      /cannot be decrypted: authentication.keyPassphrase is wrong/,
+    ],
+  ] as const;
+  for (const [authentication, path, message] of refused) {
+    const answer = await api(url, token, base, 'POST', config(authentication));
+    t.is(answer.status, 400, path);
+    t.is(answer.json.errors?.[0]?.path, path);
+    t.regex(answer.json.errors?.[0]?.message, message);
+  }
+  const ca = await api(url, token, base, 'POST', {
+    ...config({ certFile: certs.certFile, keyFile: certs.keyFile }),
+    caFile: certs.keyFile,
+  });
+  t.is(ca.status, 400);
+  t.deepEqual(
+    ca.json.errors?.map((error: { path: string }) => error.path),
+    ['caFile'],
+  );
+  t.is(await saved(), 0, 'nothing was saved');
+
+  // A usable pair is saved; PUT checks again, with the stored passphrase behind the mask.
+  const usable = config(
+    { certFile: certs.certFile, keyFile: certs.encryptedKeyFile, keyPassphrase: testKeyPassphrase },
+    { caFile: certs.caFile },
+  );
+  t.is((await api(url, token, base, 'POST', usable)).status, 201);
+  const { state: _state, ...edited } = (await api(url, token, `${base}/cloud`)).json;
+  t.is(edited.authentication.keyPassphrase, '********');
+  t.is((await api(url, token, `${base}/cloud`, 'PUT', { ...edited, qos: 0 })).status, 200);
+  const swapped = await api(url, token, `${base}/cloud`, 'PUT', {
+    ...edited,
+    authentication: { ...edited.authentication, certFile: certs.untrusted.certFile },
+  });
+  t.is(swapped.status, 400);
+  t.is(swapped.json.errors?.[0]?.path, 'authentication.keyFile');
+  t.is(
+    JSON.parse(await readFile(profileFile, 'utf8')).publishers.mqtt[0].qos,
+    0,
+    'PUT saved nothing',
+  );
 });

@@ -100,10 +100,16 @@ test('Reload restarts history, publishers and the extensions server that changed
   t.regex(failed[0]?.message ?? '', /dbcFile/);
   t.not(daemon.history, historyBefore);
   t.truthy(daemon.history);
-  // The extensions server answers on its new listener; the CAN tags left with their driver.
+  // The extensions server answers on its new listener; the CAN tags left with their driver,
+  // which is listed Failed.
   const extensions = daemon.extensionsUrl() as string;
   t.is((await fetch(`${extensions}/swagger/v2/swagger.json`)).status, 200);
-  t.is((await request('/api/v2/Drivers/Vehicle')).status, 404);
+  const vehicle = await request('/api/v2/Drivers/Vehicle');
+  t.like(vehicle.json, {
+    state: 'Failed',
+    tagCount: 0,
+    message: 'A file the driver names cannot be used (dbcFile); the gateway log says why.',
+  });
   t.deepEqual((await request('/api/v2/Tags?pattern=Vehicle/**')).json.tags, []);
   t.is((await request('/api/v2/Drivers/Demo')).json.state, 'Running');
 

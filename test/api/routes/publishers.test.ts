@@ -511,12 +511,74 @@ test('a name in use is 409 already-exists and the first publisher is untouched',
   t.is(again.status, 409);
   t.like(again.json, {
     code: 'already-exists',
-    detail: "A webhook publisher named 'plant-feed' already exists.",
+    detail: "A publisher named 'plant-feed' already exists.",
   });
   const [only, ...rest] = profile.current().publishers.webhooks;
   t.is(rest.length, 0);
   t.is(only?.destinationUrl, receiver.url);
   t.deepEqual(only?.collections, ['Line1']);
+});
+
+test("an MQTT publisher's name is 409 already-exists too: the kinds share the health tags", async (t) => {
+  const cloud = {
+    name: 'cloud',
+    brokerUrl: 'mqtt://127.0.0.1:1',
+    collections: ['Line1'],
+    autoConnect: false,
+  };
+  const { call, profile, profileFile } = await setup(t, {
+    profile: { ...baseProfile, publishers: { mqtt: [cloud] } },
+  });
+  const before = await readFile(profileFile, 'utf8');
+  const clash = await call(basePath, {
+    method: 'POST',
+    body: feedConfig('http://127.0.0.1:1/x', { name: 'cloud' }),
+  });
+  t.is(clash.status, 409);
+  t.is(clash.headers.get('content-type'), 'application/problem+json');
+  t.like(clash.json, {
+    code: 'already-exists',
+    detail: "A publisher named 'cloud' already exists.",
+  });
+  t.is(await readFile(profileFile, 'utf8'), before, 'nothing was saved');
+  t.deepEqual(profile.current().publishers.webhooks, []);
+  t.deepEqual(
+    profile.current().publishers.mqtt.map((publisher) => publisher.name),
+    ['cloud'],
+  );
+});
+
+test('a caFile the publisher could not use is 400 naming it, on POST and PUT; nothing is saved', async (t) => {
+  const { call, profile } = await setup(t);
+  const folder = await tempDir(t);
+  const notPem = join(folder, 'passwd');
+  await writeFile(notPem, 'root:x:0:0:root:/root:/bin/bash\n');
+  const created = await call(basePath, {
+    method: 'POST',
+    body: feedConfig('https://127.0.0.1:1/x', { caFile: notPem }),
+  });
+  t.is(created.status, 400);
+  t.deepEqual(created.json.errors, [
+    {
+      path: 'caFile',
+      message: `The CA file ${notPem} cannot be used: it holds no PEM certificate.`,
+    },
+  ]);
+  t.deepEqual(profile.current().publishers.webhooks, []);
+  t.is(
+    (await call(basePath, { method: 'POST', body: feedConfig('https://127.0.0.1:1/x') })).status,
+    201,
+  );
+  const replaced = await call(`${basePath}/plant-feed`, {
+    method: 'PUT',
+    body: feedConfig('https://127.0.0.1:1/x', { caFile: join(folder, 'missing.pem') }),
+  });
+  t.is(replaced.status, 400);
+  t.deepEqual(
+    (replaced.json.errors as { path: string }[]).map((error) => error.path),
+    ['caFile'],
+  );
+  t.is(profile.current().publishers.webhooks[0]?.caFile, undefined);
 });
 
 test('a mask in a new publisher is refused: there is no stored secret behind it', async (t) => {

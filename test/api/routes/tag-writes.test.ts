@@ -270,3 +270,120 @@ test('browse marks the writable tags with their limits; a driver without allowWr
     t.is(tag.metadata?.writable, undefined);
   }
 });
+
+/** One audit line for the whole request, a few kilobytes at most, never a value. */
+function assertRequestLine(t: ExecutionContext, line: Record<string, unknown> | undefined) {
+  t.truthy(line);
+  t.like(line, { component: 'audit', event: 'tag-write', account: 'operator', status: 'Refused' });
+  t.false('requestedValue' in (line ?? {}), 'no value');
+  t.true(JSON.stringify(line).length < 6_000, `${JSON.stringify(line).length} bytes`);
+}
+
+test('a request the schema refuses leaves one audit line naming the account and the problems', async (t) => {
+  const { api, operator } = await setup(t);
+  const long = 'x'.repeat(2_000);
+  const bodies: [string, string, Record<string, unknown>][] = [
+    ['null', '{"writes":[{"fullTagId":"Sim/Setpoint","value":null}]}', { items: 1 }],
+    ['object', '{"writes":[{"fullTagId":"Sim/Setpoint","value":{"a":1}}]}', { items: 1 }],
+    ['array', '{"writes":[{"fullTagId":"Sim/Setpoint","value":[1]}]}', { items: 1 }],
+    ['missing value', '{"writes":[{"fullTagId":"Sim/Setpoint"}]}', { items: 1 }],
+    ['extra key', '{"writes":[{"fullTagId":"Sim/Setpoint","value":1,"retry":3}]}', { items: 1 }],
+    ['1e400', '{"writes":[{"fullTagId":"Sim/Setpoint","value":1e400}]}', { items: 1 }],
+    [
+      '101 items',
+      JSON.stringify({
+        writes: Array.from({ length: 101 }, (_, i) => ({ fullTagId: `Sim/T${i}`, value: long })),
+      }),
+      { items: 101, moreTags: 91 },
+    ],
+    ['no writes', '[]', {}],
+  ];
+  for (const [name, raw, expected] of bodies) {
+    const before = auditLines(api).length;
+    const response = await api.request('/api/v2/Tags/Write', {
+      method: 'POST',
+      token: operator,
+      headers: { 'Content-Type': 'application/json' },
+      raw,
+    });
+    t.is(response.status, 400, name);
+    const lines = auditLines(api).slice(before);
+    t.is(lines.length, 1, name);
+    const line = lines[0];
+    assertRequestLine(t, line);
+    t.like(line, { reason: 'ValidationFailed', code: 'validation-failed', ...expected }, name);
+    t.deepEqual(
+      line?.errors,
+      (response.json.errors as { path: string; message: string }[]).slice(0, 10),
+      `${name}: the problems the client got`,
+    );
+  }
+  const many = auditLines(api).find((line) => line.items === 101);
+  t.deepEqual(
+    many?.fullTagIds,
+    Array.from({ length: 10 }, (_, i) => `Sim/T${i}`),
+  );
+});
+
+test('a body that is not JSON, too large or not application/json leaves one bounded audit line; without a token it is a 401 and none', async (t) => {
+  const { api, operator } = await setup(t);
+  const send = (raw: string, type = 'application/json', token: string | null = operator) =>
+    api.request('/api/v2/Tags/Write', {
+      method: 'POST',
+      ...(token ? { token } : {}),
+      headers: { 'Content-Type': type },
+      raw,
+    });
+  const cases: [string, () => Promise<{ status: number }>, number, string][] = [
+    ['broken JSON', () => send('{"writes":[{"fullTagId":"Sim/Setpoint",'), 400, 'bad-request'],
+    [
+      'over 256 KiB',
+      () =>
+        send(JSON.stringify({ writes: [{ fullTagId: 'Sim/Mode', value: 'x'.repeat(300_000) }] })),
+      413,
+      'payload-too-large',
+    ],
+    ['text/plain', () => send('{"writes":[]}', 'text/plain'), 415, 'unsupported-media-type'],
+  ];
+  for (const [name, request, status, code] of cases) {
+    const before = auditLines(api).length;
+    t.is((await request()).status, status, name);
+    const lines = auditLines(api).slice(before);
+    t.is(lines.length, 1, name);
+    assertRequestLine(t, lines[0]);
+    t.like(lines[0], { reason: 'UnreadableBody', code }, name);
+  }
+  t.true((auditLines(api).at(-2)?.bodyBytes as number) > 300_000, 'the declared size');
+  const before = auditLines(api).length;
+  const anonymous = await send('{"writes":[', 'application/json', null);
+  t.is(anonymous.status, 401, 'the caller first, then the body');
+  t.is(auditLines(api).length, before, 'no account, no audit line');
+  // A path no route serves still refuses the body first, as before.
+  const nowhere = await api.request('/api/v2/Nowhere', {
+    method: 'POST',
+    token: operator,
+    headers: { 'Content-Type': 'application/json' },
+    raw: '{"broken',
+  });
+  t.is(nowhere.status, 400);
+  t.is(nowhere.json.code, 'bad-request');
+});
+
+test('a request refused by the rate limit is one audit line with its count, not one per item', async (t) => {
+  const { api, operator } = await setup(t, { writesPerSecond: 5 });
+  const five = Array.from({ length: 5 }, (_, i) => ({ fullTagId: 'Sim/Setpoint', value: i }));
+  t.is((await write(api, operator, five)).status, 200);
+  const before = auditLines(api).length;
+  const big = Array.from({ length: 100 }, (_, i) => ({
+    fullTagId: i % 2 === 0 ? 'Sim/Mode' : 'Sim/Setpoint',
+    value: i % 2 === 0 ? 'x'.repeat(256) : i,
+  }));
+  for (let i = 0; i < 3; i++) t.is((await write(api, operator, big)).status, 429);
+  const lines = auditLines(api).slice(before);
+  t.is(lines.length, 3, 'one line per refused request');
+  for (const line of lines) {
+    assertRequestLine(t, line);
+    t.like(line, { reason: 'RateLimited', items: 100, fullTagIds: ['Sim/Mode', 'Sim/Setpoint'] });
+  }
+  t.regex(String(lines[0]?.msg), /rate limit \(100 items\)/);
+});

@@ -649,7 +649,7 @@ test('stop, start and reconfigure keep counters; a stopped publisher leaves no t
   t.is(s.publisher.state().counters.batches, 2);
 });
 
-test('HTTPS with caFile read at start delivers; an unreadable caFile keeps it Off', async (t) => {
+test('HTTPS with caFile read at start delivers; an unreadable caFile makes it Error, not running', async (t) => {
   const certs = await makeCertificates(t);
   const receiver = await startReceiver(t, {
     tls: { cert: await readFile(certs.certFile), key: await readFile(certs.keyFile) },
@@ -663,7 +663,8 @@ test('HTTPS with caFile read at start delivers; an unreadable caFile keeps it Of
   const missing = await setup(t, { destinationUrl: receiver.url, caFile: `${certs.dir}/nope.pem` });
   await missing.publisher.start();
   t.false(missing.publisher.running);
-  t.deepEqual(missing.publisher.state().status, 'Off');
+  t.is(missing.publisher.state().status, 'Error');
+  t.is(missing.health().status, 'Error', 'the health tag flags it');
   // The reason (any PublisherView account reads it) does not tell a missing file from one
   // that exists: caFile can be set to any path over the API. The log has the detail.
   t.is(missing.publisher.state().reason, caFileUnusableReason);
@@ -685,7 +686,7 @@ test('HTTPS with caFile read at start delivers; an unreadable caFile keeps it Of
   const notPem = await setup(t, { destinationUrl: receiver.url, caFile: certs.keyFile });
   await notPem.publisher.start();
   t.false(notPem.publisher.running);
-  t.is(notPem.publisher.state().reason, caFileUnusableReason);
+  t.like(notPem.publisher.state(), { status: 'Error', reason: caFileUnusableReason });
   t.true(
     notPem.logs
       .text()

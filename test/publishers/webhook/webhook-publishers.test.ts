@@ -1,14 +1,20 @@
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { NotFoundError } from '../../../src/errors.js';
 import type { LicenseState } from '../../../src/license/license.js';
 import { type WebhookConfig, webhookConfigSchema } from '../../../src/publishers/webhook/schema.js';
-import { healthTagIds } from '../../../src/publishers/webhook/webhook-publisher.js';
+import {
+  caFileUnusableReason,
+  healthTagIds,
+} from '../../../src/publishers/webhook/webhook-publisher.js';
 import {
   autoConnectOffReason,
   WebhookPublishers,
 } from '../../../src/publishers/webhook/webhook-publishers.js';
 import { Collections } from '../../../src/tags/collections.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
+import { makeCertificates } from '../../helpers/certificates.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { startReceiver } from '../../helpers/webhook-receiver.js';
@@ -99,6 +105,41 @@ test('profile load starts Auto Connect publishers whose collections all exist', 
     "Webhook publisher 'd' stays Off: Collections 'gone', 'missing' do not exist.",
   ]);
   t.is(s.clock.pendingTimers(), 1, 'only a runs');
+});
+
+test('a caFile that cannot be used makes the publisher Error, not running; a fixed file and Start, or a PUT, recover it', async (t) => {
+  const s = await setup(t);
+  const certs = await makeCertificates(t);
+  const caFile = join(certs.dir, 'ca-later.pem');
+  await s.manager.startAll([config('a', { caFile }), config('b', { caFile: certs.keyFile })]);
+  t.deepEqual(
+    s.manager.list().map((state) => [state.name, state.status, state.reason]),
+    [
+      ['a', 'Error', caFileUnusableReason],
+      ['b', 'Error', caFileUnusableReason],
+    ],
+  );
+  t.deepEqual([s.status('a'), s.status('b')], ['Error', 'Error'], 'the health tags flag it');
+  t.is(s.clock.pendingTimers(), 0, 'neither runs');
+  t.true(
+    messages(s.logs).includes(
+      `Webhook publisher 'a' cannot start: Cannot read the CA file ${caFile}: no such file.`,
+    ),
+  );
+  // Start again while the file is still missing: still Error, still not running.
+  t.like(await s.manager.start('a'), { status: 'Error', reason: caFileUnusableReason });
+  t.is(s.clock.pendingTimers(), 0);
+  // The file is put in place: Start recovers it.
+  await copyFile(certs.caFile, caFile);
+  t.like(await s.manager.start('a'), { status: 'On' });
+  t.is(s.manager.get('a')?.reason, undefined);
+  t.is(s.status('a'), 'On');
+  // A replacement naming a usable file starts the one that failed (its Auto Connect is on).
+  t.like(await s.manager.put(config('b', { caFile: certs.caFile })), { status: 'On' });
+  t.is(s.status('b'), 'On');
+  t.is(s.clock.pendingTimers(), 2);
+  // Stop is Off as ever.
+  t.like(await s.manager.stop('b'), { status: 'Off', reason: 'stopped' });
 });
 
 test('without the data relay feature no publisher starts, and the log says which edition', async (t) => {

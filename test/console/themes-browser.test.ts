@@ -1,0 +1,125 @@
+/**
+ * Console themes (README "Themes") in headless Chromium against an in-process demo daemon:
+ * without a choice the page follows the browser's light or dark setting; the account's choice
+ * from the top bar recolours the page at once, is kept with the account across a reload, and
+ * axe finds no serious contrast or other violation in any built-in theme. The CSP blocks
+ * nothing (`/theme.css` is same-origin). Screenshots: `<tmp>/tagd-console-screenshots/themes-*.png`.
+ */
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import type { Browser, Page } from 'playwright-core';
+import { builtInThemes } from '../../src/themes/built-in-themes.js';
+import { parseColour } from '../../src/themes/contrast.js';
+import { chromiumSkipReason } from '../helpers/chromium.js';
+import { computedColour, type Rgb } from '../helpers/computed-colour.js';
+import {
+  type ConsoleDaemon,
+  describeViolations,
+  firstAdminSignIn,
+  launchBrowser,
+  screenshotFolder,
+  seriousAxeViolations,
+  startConsoleDaemon,
+  wait,
+  watchPage,
+} from '../helpers/console-session.js';
+
+const skipReason = chromiumSkipReason();
+const adminPassword = 'a long new admin password';
+
+let gateway: ConsoleDaemon | undefined;
+let browser: Browser | undefined;
+
+async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
+  const violations = await seriousAxeViolations(page);
+  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
+}
+
+/** A built-in theme's page background as the browser computes it. */
+function background(name: string): Rgb {
+  const colour = parseColour(
+    builtInThemes.find((theme) => theme.name === name)?.variables.bg ?? '',
+  );
+  if (!colour) throw new Error(`no theme ${name}`);
+  return [colour.r, colour.g, colour.b];
+}
+
+if (skipReason) {
+  console.warn(`themes-browser.test.ts skipped: ${skipReason}`);
+  test.skip('console themes in Chromium', () => {});
+} else {
+  test.before(async () => {
+    gateway = await startConsoleDaemon();
+    browser = await launchBrowser();
+  });
+
+  test.after.always(async () => {
+    await browser?.close();
+    await gateway?.stop();
+  });
+
+  test.serial(
+    'the page follows the browser until a theme is chosen; each built-in theme recolours it and passes axe',
+    async (t) => {
+      t.timeout(180_000);
+      const { url } = gateway as ConsoleDaemon;
+      const context = await (browser as Browser).newContext({
+        viewport: { width: 1366, height: 900 },
+        colorScheme: 'light',
+      });
+      const page = await context.newPage();
+      const watch = watchPage(page);
+      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      await page.goto(`${url}/#/tags?filter=PartsCount`, wait);
+      await page.locator('button.tree-tag .tree-value').first().waitFor(wait);
+      const html = page.locator('html');
+      const picker = page.getByLabel('Theme');
+      await picker.locator('option', { hasText: 'High contrast (control room)' }).waitFor({
+        state: 'attached',
+        ...wait,
+      });
+
+      // No choice: the browser decides.
+      t.is(await html.getAttribute('data-theme'), null);
+      t.deepEqual(await computedColour(html, 'background-color'), background('light'));
+      await page.emulateMedia({ colorScheme: 'dark' });
+      t.deepEqual(await computedColour(html, 'background-color'), background('dark'));
+      await expectAccessible(t, page, 'browser dark, no choice');
+      await page.emulateMedia({ colorScheme: 'light' });
+      t.deepEqual(await computedColour(html, 'background-color'), background('light'));
+      await expectAccessible(t, page, 'browser light, no choice');
+
+      for (const theme of builtInThemes) {
+        await picker.selectOption(theme.name, wait);
+        await page
+          .locator(`html[data-theme="${theme.name}"]`)
+          .waitFor({ state: 'attached', ...wait });
+        t.deepEqual(
+          await computedColour(html, 'background-color'),
+          background(theme.name),
+          theme.name,
+        );
+        await expectAccessible(t, page, `${theme.name} theme, Tags page`);
+        await page.screenshot({ path: join(await screenshotFolder(), `themes-${theme.name}.png`) });
+      }
+      await page.goto(`${url}/#/users`, wait);
+      await page.getByRole('heading', { name: 'Users & Groups' }).first().waitFor(wait);
+      await expectAccessible(t, page, 'high-contrast theme, Users page');
+
+      // Dark is kept with the account: a reload (and the browser's light setting) keep it.
+      await picker.selectOption('dark', wait);
+      await page.locator('html[data-theme="dark"]').waitFor({ state: 'attached', ...wait });
+      await page.reload({ waitUntil: 'load', ...wait });
+      await page.locator('html[data-theme="dark"]').waitFor({ state: 'attached', ...wait });
+      t.deepEqual(await computedColour(html, 'background-color'), background('dark'));
+      t.is(await page.getByLabel('Theme').inputValue(), 'dark');
+
+      // Back to the browser's setting.
+      await page.getByLabel('Theme').selectOption('', wait);
+      await page.locator('html:not([data-theme])').waitFor({ state: 'attached', ...wait });
+      t.deepEqual(await computedColour(html, 'background-color'), background('light'));
+      t.deepEqual(watch.cspViolations(), []);
+      await context.close();
+    },
+  );
+}
