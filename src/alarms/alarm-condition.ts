@@ -23,6 +23,8 @@ export interface ConditionProblem {
 export interface Condition {
   /** Tags besides the source whose change calls for a new evaluation (setpoint, expression). */
   readonly inputs: readonly string[];
+  /** It changes with time alone: evaluate it every second (Expression conditions only). */
+  readonly timeDependent: boolean;
   /** What `value` is compared with, for the journal and messages. */
   readonly limit: TagValue | undefined;
   /** The value of the last evaluation that gave an answer (see {@link AlarmTransition.value}). */
@@ -33,9 +35,15 @@ export interface Condition {
    * Whether the condition holds.
    * @param source the source's latest sample; undefined when the tag does not exist.
    * @param holding whether it held at the previous answer: the deadband's hysteresis.
+   * @param sampling false when only time moved (a tick of a time-dependent expression).
    * @returns undefined when it cannot be told (then {@link problem} says why).
    */
-  evaluate(source: Sample | undefined, holding: boolean, read: SampleReader): boolean | undefined;
+  evaluate(
+    source: Sample | undefined,
+    holding: boolean,
+    read: SampleReader,
+    sampling: boolean,
+  ): boolean | undefined;
 }
 
 /**
@@ -77,6 +85,7 @@ export function compileCondition(
 /** Base of the conditions on one source tag. */
 abstract class SourceCondition implements Condition {
   readonly inputs: readonly string[] = [];
+  readonly timeDependent = false;
   value: TagValue | undefined = undefined;
   problem: ConditionProblem | undefined = undefined;
   abstract readonly limit: TagValue | undefined;
@@ -262,6 +271,7 @@ class DigitalCondition extends SourceCondition {
  */
 class BadQualityCondition implements Condition {
   readonly inputs: readonly string[] = [];
+  readonly timeDependent = false;
   readonly limit = undefined;
   value: TagValue | undefined = undefined;
   problem: ConditionProblem | undefined = undefined;
@@ -294,12 +304,17 @@ class ExpressionCondition implements Condition {
     return this.expression.inputs;
   }
 
+  get timeDependent(): boolean {
+    return this.expression.timeDependent;
+  }
+
   evaluate(
     _source: Sample | undefined,
     _holding: boolean,
     read: SampleReader,
+    sampling: boolean,
   ): boolean | undefined {
-    const outcome = this.expression.evaluate(read);
+    const outcome = this.expression.evaluate(read, sampling);
     if (outcome.problem !== undefined) {
       this.problem = { message: outcome.problem };
       return undefined;

@@ -1,6 +1,7 @@
 /**
  * The port through which alarms use boolean expressions (`Expression` conditions and
- * `suppressWhen`): the derived-tags engine implements it; alarms depend only on this.
+ * `suppressWhen`): the derived-tags engine implements it (expression-compiler.ts); the alarm
+ * model depends only on this.
  */
 import type { Sample } from '../tags/sample.js';
 
@@ -17,8 +18,14 @@ export type ExpressionOutcome =
 export interface AlarmExpression {
   /** The tag paths it reads: the alarm evaluates it again when one of them changes. */
   readonly inputs: readonly string[];
-  /** Evaluates it on the store's current samples. */
-  evaluate(read: SampleReader): ExpressionOutcome;
+  /** It changes with time alone (`now()`, `hour()`, window functions): evaluate it every second. */
+  readonly timeDependent: boolean;
+  /**
+   * Evaluates it on the store's current samples.
+   * @param sampling false when only time moved (window functions advance, take no sample).
+   *   Default true.
+   */
+  evaluate(read: SampleReader, sampling?: boolean): ExpressionOutcome;
 }
 
 /** Compiles expression texts. */

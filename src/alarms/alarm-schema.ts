@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { segmentPattern, tagPathProblem } from '../tags/tag-path.js';
+import { alarmExpressionProblem } from './expression-compiler.js';
 
 /** What an alarm watches for. */
 export const alarmConditions = [
@@ -61,13 +62,6 @@ export const reservedAlarmNames: readonly string[] = [
 /** Longest on/off delay and re-alarm time, ms: one day. */
 const maxDelayMs = 86_400_000;
 
-/**
- * Why `Expression` conditions and `suppressWhen` are refused for now: they evaluate expressions
- * of the derived-tags engine, which this build does not have yet.
- */
-export const expressionsUnavailable =
-  'Expressions are not available yet in this build of tagd (they come with the derived-tags engine).';
-
 const tagPath = (what: string) =>
   z
     .string()
@@ -104,14 +98,16 @@ export const alarmDefinitionSchema = z
       .describe('Unique name; also the segment of the state tags Alarms/<name>/….'),
     source: tagPath('The source')
       .optional()
-      .describe('The tag watched (a full tag path). Required, except for Expression conditions.'),
+      .describe(
+        'The tag watched (a full tag path). Required, except for Expression conditions (there it only lends its unit to the message).',
+      ),
     condition: z
       .enum(alarmConditions)
       .describe(
         'High/HighHigh: value above limit. Low/LowLow: value below limit. Deviation: |value − ' +
           'setpoint| above limit. RateOfChange: |change per second| above limit. Digital: value ' +
           'equals `value`. BadQuality: the source is not Good (for longer than onDelayMs). ' +
-          'Expression: a boolean expression of the derived-tags engine.',
+          'Expression: a boolean expression of the derived-tags language (`expression`).',
       ),
     limit: z
       .number()
@@ -147,7 +143,9 @@ export const alarmDefinitionSchema = z
       .min(1)
       .max(4096)
       .optional()
-      .describe('Expression only, required there: a boolean expression.'),
+      .describe(
+        'Expression only, required there: a boolean expression of the derived-tags language, e.g. `{Line1/Temp} > 90 && {Line1/Door}`. It holds while true; inputs not Good leave the alarm as it is.',
+      ),
     onDelayMs: z
       .int()
       .min(0)
@@ -208,7 +206,9 @@ export const alarmDefinitionSchema = z
       .min(1)
       .max(4096)
       .optional()
-      .describe('A boolean expression: while true, the alarm is suppressed by design.'),
+      .describe(
+        'A boolean expression of the derived-tags language: while true, the alarm is suppressed by design (e.g. `{Line1/Running} == false`). Unknown (inputs not Good) leaves the suppression as it is.',
+      ),
     maxShelveMinutes: z
       .int()
       .min(1)
@@ -260,12 +260,16 @@ export const alarmDefinitionSchema = z
       if (definition.expression === undefined) {
         problem('expression', 'Required for condition Expression.');
       } else {
-        problem('condition', expressionsUnavailable);
+        const refused = alarmExpressionProblem(definition.expression);
+        if (refused !== undefined) problem('expression', refused);
       }
     } else if (definition.expression !== undefined) {
       problem('expression', 'Applies only to condition Expression.');
     }
-    if (definition.suppressWhen !== undefined) problem('suppressWhen', expressionsUnavailable);
+    if (definition.suppressWhen !== undefined) {
+      const refused = alarmExpressionProblem(definition.suppressWhen);
+      if (refused !== undefined) problem('suppressWhen', refused);
+    }
   })
   .meta({ id: 'AlarmDefinition' });
 

@@ -32,6 +32,7 @@ import type { AlarmJournal } from './alarm-journal.js';
 import type { AlarmDefinition } from './alarm-schema.js';
 import type { AlarmSnapshot, AlarmTransition } from './alarm-state.js';
 import { type AlarmView, evaluationQuality, viewOf } from './alarm-view.js';
+import { engineExpressionCompiler } from './expression-compiler.js';
 
 /** Default journal retention: 365 days. */
 export const defaultJournalRetentionDays = 365;
@@ -77,9 +78,15 @@ export interface AlarmServiceOptions {
    * so a reload changes it. Default (or undefined): 365.
    */
   retentionDays?: () => number | undefined;
-  /** Compiles Expression conditions and suppressWhen; without it they are refused. */
+  /**
+   * Compiles Expression conditions and suppressWhen. Default: the derived tags' expression
+   * engine on the service's clock.
+   */
   expressions?: AlarmExpressionCompiler;
 }
+
+/** How often expressions that change with time alone are evaluated, ms. */
+const tickIntervalMs = 1000;
 
 /** The running alarms. */
 export class AlarmService {
@@ -102,6 +109,9 @@ export class AlarmService {
   private readonly listeners = new Set<TransitionListener>();
   private unsubscribers: (() => void)[] = [];
   private retentionTimer: TimerHandle | undefined;
+  private tickTimer: TimerHandle | undefined;
+  private ticking: Alarm[] = [];
+  private readonly expressions: AlarmExpressionCompiler;
   private running = false;
   private readonly timerClock: Clock;
   private readonly sink: AlarmSink;
@@ -127,6 +137,7 @@ export class AlarmService {
       },
       changed: (alarm) => this.dirty.add(alarm),
     };
+    this.expressions = options.expressions ?? engineExpressionCompiler(this.timerClock);
   }
 
   /**
@@ -172,6 +183,8 @@ export class AlarmService {
     this.unsubscribers = [];
     this.options.clock.clearTimer(this.retentionTimer);
     this.retentionTimer = undefined;
+    this.timerClock.clearTimer(this.tickTimer);
+    this.tickTimer = undefined;
     for (const alarm of this.alarms.values()) alarm.stop();
     this.flush(false);
     this.options.journal.close();
@@ -339,7 +352,7 @@ export class AlarmService {
         clock: this.timerClock,
         sink: this.sink,
         read: (path) => store.get(path),
-        ...(this.options.expressions ? { expressions: this.options.expressions } : {}),
+        expressions: this.expressions,
       },
       snapshot,
     );
@@ -386,6 +399,22 @@ export class AlarmService {
     this.bySource = bySource;
     this.byInput = byInput;
     this.bySuppression = bySuppression;
+    // Expressions with now(), hour() or windows change with time alone: a tick every second.
+    this.ticking = [...this.alarms.values()].filter((alarm) => alarm.timeDependent);
+    if (this.ticking.length === 0) {
+      this.timerClock.clearTimer(this.tickTimer);
+      this.tickTimer = undefined;
+    } else if (this.tickTimer === undefined && this.running) {
+      this.tickTimer = this.timerClock.setInterval(() => this.tick(), tickIntervalMs);
+    }
+  }
+
+  private tick(): void {
+    const { store } = this.options;
+    for (const alarm of this.ticking) {
+      const source = alarm.definition.source;
+      alarm.tick(source === undefined ? undefined : store.get(source));
+    }
   }
 
   private evaluateAll(alarm: Alarm): void {

@@ -118,6 +118,14 @@ export class Alarm {
     return this.suppression?.inputs ?? [];
   }
 
+  /**
+   * The condition or suppressWhen changes with time alone (`now()`, window functions): call
+   * {@link tick} every second.
+   */
+  get timeDependent(): boolean {
+    return this.condition.timeDependent || this.suppression?.timeDependent === true;
+  }
+
   /** What the alarm shows. */
   get state(): AlarmState {
     return stateOf(this.snapshotState);
@@ -195,12 +203,13 @@ export class Alarm {
   /**
    * Evaluates the condition on the source's latest sample (and the other inputs, read).
    * @param source undefined when the source tag does not exist.
+   * @param sampling false when only time moved (see {@link tick}).
    */
-  evaluate(source: Sample | undefined): void {
+  evaluate(source: Sample | undefined, sampling = true): void {
     const state = this.snapshotState;
     if (source?.metadata?.unit !== undefined) this.unit = source.metadata.unit;
     const holding = this.raw ?? state.conditionActive ?? false;
-    const holds = this.condition.evaluate(source, holding, this.deps.read);
+    const holds = this.condition.evaluate(source, holding, this.deps.read, sampling);
     if (holds === undefined) {
       this.raw = undefined;
       this.cancelDelays();
@@ -241,12 +250,23 @@ export class Alarm {
   /**
    * Evaluates suppressWhen (when the definition has it). An expression that cannot be told
    * leaves the suppression as it is.
+   * @param sampling false when only time moved (see {@link tick}).
    */
-  evaluateSuppression(): void {
+  evaluateSuppression(sampling = true): void {
     if (this.suppression === undefined) return;
-    const outcome = this.suppression.evaluate(this.deps.read);
+    const outcome = this.suppression.evaluate(this.deps.read, sampling);
     if (outcome.problem !== undefined) return;
     this.setSuppressed(outcome.value);
+  }
+
+  /**
+   * Time moved, no input changed: evaluates what changes with time alone (an Expression
+   * condition with `now()` or a window, such a suppressWhen); window functions take no sample.
+   * @param source the source's latest sample, as for {@link evaluate}.
+   */
+  tick(source: Sample | undefined): void {
+    if (this.suppression?.timeDependent) this.evaluateSuppression(false);
+    if (this.condition.timeDependent) this.evaluate(source, false);
   }
 
   /** Suppresses by design, or ends it. Nothing happens when it is already so. */

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { alarmDefinitionSchema, expressionsUnavailable } from '../../src/alarms/alarm-schema.js';
+import { alarmDefinitionSchema } from '../../src/alarms/alarm-schema.js';
 import { toFieldErrors } from '../../src/profile/validate-profile.js';
 
 function errorsOf(input: unknown): { path: string; message: string }[] {
@@ -80,16 +80,31 @@ test('names, paths and areas follow the tag path rules; alarm state tags are no 
   ]);
 });
 
-test('Expression conditions and suppressWhen are refused until the expression engine is there', (t) => {
-  t.deepEqual(errorsOf({ name: 'a', condition: 'Expression', expression: 'D/T > 1' }), [
-    { path: 'condition', message: expressionsUnavailable },
-  ]);
+test('Expression conditions and suppressWhen: checked by the expression engine, boolean only', (t) => {
+  t.deepEqual(
+    errorsOf({ name: 'a', condition: 'Expression', expression: '{D/T} > 1 && {D/Door}' }),
+    [],
+  );
+  t.deepEqual(
+    errorsOf({ name: 'a', source: 'D/T', condition: 'High', limit: 1, suppressWhen: '!{D/Run}' }),
+    [],
+  );
   t.deepEqual(errorsOf({ name: 'a', condition: 'Expression' }), [
     { path: 'expression', message: 'Required for condition Expression.' },
   ]);
+  const [syntax] = errorsOf({ name: 'a', condition: 'Expression', expression: '{D/T} >' });
+  t.is(syntax?.path, 'expression');
+  t.regex(syntax?.message ?? '', /^line 1, column \d+: /);
+  t.deepEqual(errorsOf({ name: 'a', condition: 'Expression', expression: '{D/T} * 2' }), [
+    { path: 'expression', message: 'The expression gives a number, not a boolean.' },
+  ]);
   t.deepEqual(
-    errorsOf({ name: 'a', source: 'D/T', condition: 'BadQuality', suppressWhen: 'D/S' }),
-    [{ path: 'suppressWhen', message: expressionsUnavailable }],
+    errorsOf({ name: 'a', source: 'D/T', condition: 'BadQuality', suppressWhen: '"stopped"' }),
+    [{ path: 'suppressWhen', message: 'The expression gives a string, not a boolean.' }],
+  );
+  t.deepEqual(
+    errorsOf({ name: 'a', source: 'D/T', condition: 'High', limit: 1, expression: 'true' }),
+    [{ path: 'expression', message: 'Applies only to condition Expression.' }],
   );
 });
 

@@ -298,3 +298,54 @@ test('a stopped service leaves no timer and no subscription', async (t) => {
   t.is(h.heard.length, 1);
   t.is(h.clock.pendingTimers(), 0);
 });
+
+test('Expression conditions run on the expression engine; inputs not Good leave the alarm as it is', async (t) => {
+  const h = await setup(t, [
+    { name: 'HotOpen', condition: 'Expression', expression: '{Line/Temp} > 90 && {Line/Door}' },
+  ]);
+  h.write('Line/Door', false);
+  h.write(temp, 95);
+  t.like(h.service.get('HotOpen'), { state: 'Normal', quality: 'Good' });
+  h.write('Line/Door', true);
+  t.like(h.service.get('HotOpen'), { state: 'Unacknowledged', value: true });
+  t.like(h.heard[0], { event: 'Activated', value: true, message: 'HotOpen: the condition holds.' });
+  h.write(temp, undefined, 'Bad');
+  t.like(h.service.get('HotOpen'), { state: 'Unacknowledged', quality: 'Stale' });
+  t.regex(h.service.get('HotOpen')?.problem ?? '', /^The expression is Bad/);
+  h.write(temp, 50);
+  t.like(h.service.get('HotOpen'), { state: 'ReturnedUnacknowledged', quality: 'Good' });
+});
+
+test('suppressWhen: suppressed by design while the line is stopped', async (t) => {
+  const h = await setup(t, [{ ...hot, suppressWhen: '{Line/Running} == false' }]);
+  h.write('Line/Running', false);
+  h.write(temp, 95);
+  t.like(h.service.get('Hot'), { state: 'Suppressed', active: true });
+  t.like(h.tag('Hot', 'State'), { quality: 'Good', value: 'Suppressed' });
+  h.write('Line/Running', 'x');
+  t.is(h.service.get('Hot')?.state, 'Suppressed', 'an expression that fails changes nothing');
+  h.write('Line/Running', true);
+  t.is(h.service.get('Hot')?.state, 'Unacknowledged');
+  t.deepEqual(
+    h.heard.map((x) => `${x.from}>${x.to}:${x.event}`),
+    [
+      'Normal>Suppressed:Suppressed',
+      'Suppressed>Suppressed:Activated',
+      'Suppressed>Unacknowledged:Unsuppressed',
+    ],
+  );
+});
+
+test('an expression that changes with time alone is evaluated every second', async (t) => {
+  const h = await setup(t, [
+    { name: 'Overdue', condition: 'Expression', expression: 'now() > {Line/Deadline}' },
+  ]);
+  h.write('Line/Deadline', h.clock.now() + 5000);
+  t.is(h.service.get('Overdue')?.state, 'Normal');
+  h.clock.advance(5000);
+  t.is(h.service.get('Overdue')?.state, 'Normal', 'not yet past the deadline');
+  h.clock.advance(1000);
+  t.is(h.service.get('Overdue')?.state, 'Unacknowledged', 'no input changed: the tick saw it');
+  await h.service.stop();
+  t.is(h.clock.pendingTimers(), 0, 'the tick stops with the service');
+});

@@ -826,7 +826,11 @@ test('a restored alarm keeps its state, shows it unconfirmed until evaluated, an
 
 test('suppressWhen through the expression port: unknown leaves the suppression as it is', (t) => {
   let outcome: ReturnType<AlarmExpression['evaluate']> = { value: false };
-  const expression: AlarmExpression = { inputs: ['Line/Stopped'], evaluate: () => outcome };
+  const expression: AlarmExpression = {
+    inputs: ['Line/Stopped'],
+    timeDependent: false,
+    evaluate: () => outcome,
+  };
   const clock = new ManualClock();
   const events: string[] = [];
   const definition = alarmDefinitionSchema.parse({ name: 'A1', ...high });
