@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../clock.js';
-import { AlarmJournalUnavailableError, NotFoundError } from '../errors.js';
+import { AlarmJournalUnavailableError, NotFoundError, TagdError } from '../errors.js';
 import { callSafely } from '../tags/call-safely.js';
 import type { Sample, TagValue } from '../tags/sample.js';
 import type { TagStore, TagUpdate } from '../tags/tag-store.js';
@@ -260,6 +260,48 @@ export class AlarmService {
    */
   acknowledge(name: string, by: ActionBy): AlarmView {
     return this.act(name, (alarm) => alarm.acknowledge(by));
+  }
+
+  /**
+   * Acknowledges several alarms with one journal write (one fsync): each name gets its view, or
+   * the error a single acknowledgement would have met (NotFoundError, ConflictError
+   * `alarm-state-conflict`). A journal that refuses the write undoes them all: each of them gets
+   * AlarmJournalUnavailableError.
+   */
+  acknowledgeMany(names: readonly string[], by: ActionBy): (AlarmView | TagdError)[] {
+    const outcomes: (Alarm | TagdError)[] = [];
+    const before = new Map<Alarm, AlarmSnapshot>();
+    this.depth++;
+    try {
+      for (const name of names) {
+        const alarm = this.alarms.get(name);
+        if (alarm === undefined || !this.running) {
+          outcomes.push(new NotFoundError(`Alarm '${name}' does not exist or is disabled.`));
+          continue;
+        }
+        if (!before.has(alarm)) before.set(alarm, alarm.snapshot());
+        try {
+          alarm.acknowledge(by);
+          outcomes.push(alarm);
+        } catch (error) {
+          if (!(error instanceof TagdError)) throw error;
+          outcomes.push(error);
+        }
+      }
+    } finally {
+      this.depth--;
+    }
+    try {
+      this.flush(true);
+    } catch (error) {
+      for (const [alarm, snapshot] of before) {
+        alarm.restore(snapshot);
+        this.toPersist.delete(alarm);
+      }
+      if (!(error instanceof TagdError)) throw error;
+      return outcomes.map((outcome) => (outcome instanceof Alarm ? error : outcome));
+    }
+    return outcomes.map((outcome) => (outcome instanceof Alarm ? viewOf(outcome) : outcome));
   }
 
   /**

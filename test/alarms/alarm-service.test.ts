@@ -349,3 +349,35 @@ test('an expression that changes with time alone is evaluated every second', asy
   await h.service.stop();
   t.is(h.clock.pendingTimers(), 0, 'the tick stops with the service');
 });
+
+test('bulk acknowledgement: one journal write for all; a refused write undoes every one', async (t) => {
+  const h = await setup(t, [
+    hot,
+    { ...hot, name: 'Hotter', limit: 92 },
+    { ...hot, name: 'Cool', limit: 99 },
+  ]);
+  h.write(temp, 95);
+  const appends: number[] = [];
+  const append = h.journal.append.bind(h.journal);
+  h.journal.append = (transitions, states, options) => {
+    appends.push(transitions.length);
+    return append(transitions, states, options);
+  };
+  h.journal.close();
+  const refused = h.service.acknowledgeMany(['Hot', 'Hotter', 'Cool', 'Nope'], { account: 'olga' });
+  t.deepEqual(
+    refused.map((outcome) => ('code' in outcome ? outcome.code : outcome.state)),
+    ['alarm-journal-unavailable', 'alarm-journal-unavailable', 'alarm-state-conflict', 'not-found'],
+  );
+  t.is(h.service.get('Hot')?.state, 'Unacknowledged');
+  t.is(h.service.get('Hotter')?.state, 'Unacknowledged');
+  h.journal.open();
+  appends.length = 0;
+  const done = h.service.acknowledgeMany(['Hot', 'Hotter'], { account: 'olga' });
+  t.deepEqual(
+    done.map((outcome) => ('code' in outcome ? outcome.code : outcome.state)),
+    ['Acknowledged', 'Acknowledged'],
+  );
+  t.deepEqual(appends, [2], 'one transaction');
+  t.is(h.onDisk().entries.filter((entry) => entry.event === 'Acknowledged').length, 2);
+});

@@ -493,24 +493,24 @@ export function alertRoutes(deps: ApiDeps, streams: TagStreamHub): RouteDefiniti
       tag,
       summary: 'Acknowledge several alarms',
       description:
-        'Acknowledges each named alarm as `POST /api/v2/Alerts/{name}/Acknowledge` would, with one comment; answers 200 with one result per name, in order: `status` 200 and the alarm when acknowledged, else the status and code a single request would have got (404 `not-found`, 409 `alarm-state-conflict`, 503 `alarm-journal-unavailable`).',
+        'Acknowledges each named alarm as `POST /api/v2/Alerts/{name}/Acknowledge` would, with one comment, in one journal write; answers 200 with one result per name, in order: `status` 200 and the alarm when acknowledged, else the status and code a single request would have got (404 `not-found`, 409 `alarm-state-conflict`; 503 `alarm-journal-unavailable` for each of them when the journal refused the write: then none was acknowledged).',
       access: { kind: 'permission', permission: 'AlertAcknowledge' },
       body: bulkBody,
       responses: { 200: { description: 'One result per name.', schema: bulkResult } },
       problems: [400],
       handle: ({ body, principal }) => {
         const by = byOf(principal, body.comment);
-        const service = alarms();
+        // One journal write (one fsync) for all of them.
+        const outcomes = alarms().acknowledgeMany(body.names, by);
         return {
-          results: body.names.map((name) => {
-            try {
-              const alert = service.acknowledge(name, by);
-              auditAction('alarm-acknowledged', name, by, alert.state);
-              return { name, status: 200, alert };
-            } catch (error) {
-              if (!(error instanceof TagdError)) throw error;
-              return { name, status: error.status, code: error.code, detail: error.message };
+          results: body.names.map((name, index) => {
+            const outcome = outcomes[index];
+            if (outcome instanceof TagdError) {
+              return { name, status: outcome.status, code: outcome.code, detail: outcome.message };
             }
+            const alert = outcome as AlarmView;
+            auditAction('alarm-acknowledged', name, by, alert.state);
+            return { name, status: 200, alert };
           }),
         };
       },
