@@ -2,6 +2,8 @@ import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isDerivedTagSource } from '../drivers/derived/derived-tag-report.js';
+import { AlarmJournal } from './alarms/alarm-journal.js';
+import { AlarmService, alarmJournalFile } from './alarms/alarm-service.js';
 import type { ListenerReport } from './api/api-deps.js';
 import { apiRoutes, createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
@@ -100,6 +102,8 @@ export class Daemon {
   history: HistoryService | undefined;
   /** The metrics served at `/metrics`; available after start(). */
   metrics: TagdMetrics | undefined;
+  /** The running alarms; available after start(). */
+  alarms: AlarmService | undefined;
   private readonly started: Component[] = [];
   // The running drivers, by name in profile order, for the Drivers routes and reloads.
   private drivers: RunningDrivers | undefined;
@@ -239,6 +243,29 @@ export class Daemon {
         stop: () => drivers.stopAll(),
       });
 
+      let inForce = (): Profile => profile;
+      // After the drivers, so the sources exist (a state restored from the journal is shown
+      // unconfirmed until its source is read); stopped before them, so drivers going away at a
+      // stop raise no BadQuality alarm.
+      const alarms = new AlarmService({
+        store,
+        clock,
+        logger: logger.child({ component: 'alarms' }),
+        journal: new AlarmJournal({
+          file: alarmJournalFile(stateDir),
+          checkpoints: { clock, logger: logger.child({ component: 'alarms' }) },
+        }),
+        definitions: profile.alarms,
+        // The profile in force (an API edit or a reload may change it), once the service exists.
+        retentionDays: () => inForce().alarmJournal?.retentionDays,
+      });
+      this.alarms = alarms;
+      await this.startComponent({
+        name: 'alarms',
+        start: () => alarms.start(),
+        stop: () => alarms.stop(),
+      });
+
       const now = () => clock.now();
       const users = new UserStore({
         stateDir,
@@ -274,6 +301,7 @@ export class Daemon {
 
       // One ProfileStore: the API saves through the instance that loaded the profile.
       const profileService = new ProfileService(profileStore, profile, audit);
+      inForce = () => profileService.current();
       const publishers: WebhookPublishers = new WebhookPublishers({
         store,
         collections,
@@ -349,6 +377,7 @@ export class Daemon {
           },
           publishers,
           mqttPublishers,
+          applyAlarms: (next) => alarms.apply(next.alarms),
           check: (next) => checkStartup(next, this.checkOptions(profileFolder, clock)),
         },
       });
@@ -386,6 +415,7 @@ export class Daemon {
         userManagement,
         writer,
         reloader,
+        alarms,
         metrics: metrics.api(
           () => profileService.current().server.metrics.allowLoopbackWithoutToken,
         ),

@@ -241,7 +241,12 @@ export class TooManyRequestsError extends TagdError {
 /** The request conflicts with the state of the service (HTTP 409). */
 export class ConflictError extends TagdError {
   constructor(
-    code: 'history-not-configured' | 'already-exists' | 'limit-reached' | 'last-administrator',
+    code:
+      | 'history-not-configured'
+      | 'already-exists'
+      | 'limit-reached'
+      | 'last-administrator'
+      | 'alarm-state-conflict',
     message: string,
   ) {
     super(code, 409, message);
@@ -285,6 +290,21 @@ export class HistoryUnavailableError extends TagdError {
       'history-unavailable',
       503,
       'The history store cannot be read right now; the gateway logs the cause. Retry shortly.',
+    );
+  }
+}
+
+/**
+ * The alarm journal cannot be written (a full or failing disk): an operator action on an alarm
+ * is not taken, since it could not be kept (HTTP 503).
+ */
+export class AlarmJournalUnavailableError extends TagdError {
+  constructor(options?: ErrorOptions) {
+    super(
+      'alarm-journal-unavailable',
+      503,
+      'The alarm journal cannot be written right now, so the action was not taken; the gateway logs the cause. Retry shortly.',
+      options,
     );
   }
 }
@@ -383,7 +403,7 @@ export const errorCodes = {
   'stream-capacity-reached': {
     status: 429,
     meaning:
-      'The account, or the gateway, has the most tag streams open that it allows; see Retry-After.',
+      'The account, or the gateway, has the most event streams (tags, alarms) open that it allows; see Retry-After.',
   },
   'write-rate-exceeded': {
     status: 429,
@@ -402,10 +422,20 @@ export const errorCodes = {
     status: 409,
     meaning: 'The change would leave no enabled administrator who can sign in.',
   },
+  'alarm-state-conflict': {
+    status: 409,
+    meaning:
+      'The alarm is not in a state the action applies to (nothing to acknowledge, not shelved, already out of service).',
+  },
   busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
   'history-unavailable': {
     status: 503,
     meaning: 'The history store cannot be read right now (e.g. its database is down).',
+  },
+  'alarm-journal-unavailable': {
+    status: 503,
+    meaning:
+      'The alarm journal cannot be written (e.g. a full disk); the alarm action was not taken.',
   },
   internal: { status: 500, meaning: 'An unexpected error (details in the log only).' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

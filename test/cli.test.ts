@@ -224,8 +224,9 @@ test.serial('the built command (node dist/src/cli.js) starts the demo profile', 
   t.teardown(() => run.child.kill('SIGKILL'));
   const ready = await run.waitForLog('tagd ready');
   // The simulator's eleven tags (two of them writable), the 13 signals of the replayed CAN bus
-  // (config/can/), the four derived tags and the demo publisher's three health tags.
-  t.is(ready.tags, 31);
+  // (config/can/), the four derived tags, the demo publisher's three health tags and the three
+  // demo alarms' three state tags each.
+  t.is(ready.tags, 40);
   run.child.kill('SIGTERM');
   t.is(await run.exited, 0);
 });

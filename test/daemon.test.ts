@@ -125,8 +125,8 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
   t.is(
     ready?.tags,
-    11 + 3 + canSignals.length + 4,
-    'simulator tags, publisher health tags, CAN signals, derived tags',
+    11 + 3 + canSignals.length + 4 + 3 * 3,
+    'simulator tags, publisher health tags, CAN signals, derived tags, alarm state tags',
   );
   t.is(ready?.url, daemon.url());
   t.is(typeof ready?.startupMs, 'number');

@@ -48,6 +48,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.ConflictError('already-exists', 'a'),
     new errors.ConflictError('limit-reached', 'l'),
     new errors.ConflictError('last-administrator', 'a'),
+    new errors.ConflictError('alarm-state-conflict', 'a'),
     new errors.RequestError('bad-request', 400, 'b'),
     new errors.RequestError('payload-too-large', 413, 'p'),
     new errors.RequestError('query-too-large', 413, 'q'),
@@ -59,6 +60,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.RequestError('expectation-failed', 417, 'e'),
     new errors.ServiceBusyError('b'),
     new errors.HistoryUnavailableError(),
+    new errors.AlarmJournalUnavailableError(),
     new errors.InternalError(),
   ];
   const classes = Object.values(errors).filter(

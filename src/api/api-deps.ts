@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AlarmService } from '../alarms/alarm-service.js';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
 import type { ConsoleBundle } from '../console/console-bundle.js';
@@ -133,6 +134,10 @@ export interface ApiDeps {
    * measured and `/metrics` answers 404 `not-found`.
    */
   metrics?: ApiMetrics;
+  /**
+   * The running alarms, for the Alerts routes. Absent: those routes answer 500 (a wiring error).
+   */
+  alarms?: AlarmService;
   /**
    * The state directory and the profile's folder, for the Drivers routes: a driver entry sent
    * over the API may not name a file in the state directory. Absent: no such check.

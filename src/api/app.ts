@@ -5,6 +5,7 @@ import { requestEnvelope } from './request-envelope.js';
 import type { RouteDefinition } from './route.js';
 import { routeDispatcher } from './route-dispatcher.js';
 import { buildRouter } from './router.js';
+import { alertRoutes } from './routes/alerts.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
 import { derivedTagRoutes } from './routes/derived-tags.js';
@@ -58,6 +59,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...publisherRoutes(deps),
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
+    ...alertRoutes(deps, streams),
     ...profileRoutes(deps),
     ...themeRoutes(deps),
     ...consoleRoutes(deps),

@@ -61,7 +61,11 @@ export function buildRouter(
           // Most handlers answer synchronously: no microtask turn for them.
           const result = isThenable(output) ? await output : output;
           if (result !== undefined) {
-            context.status = successStatus;
+            // A handler may pick another of its documented successes (PUT: 201 created, 200
+            // replaced); anything else answers the first.
+            if (context.status === successStatus || !(context.status in route.responses)) {
+              context.status = successStatus;
+            }
             setResponseBody(context, result);
           }
         } catch (error) {

@@ -18,6 +18,10 @@ export const permissions = [
   'ProfileManage',
   'MetricsView',
   'ThemeManage',
+  'AlertView',
+  'AlertAcknowledge',
+  'AlertShelve',
+  'AlertManage',
 ] as const;
 
 /** A permission a route may require. */
@@ -27,8 +31,20 @@ export type Permission = (typeof permissions)[number];
 export const builtInRoles = {
   Administrators: permissions,
   // MetricsView: operators watch the gateway's health; the series name no tag values.
-  Operators: ['TagView', 'TagWrite', 'DBCView', 'DriverView', 'PublisherView', 'MetricsView'],
-  Viewers: ['TagView'],
+  // Alarms: operators acknowledge and shelve them; taking one out of service and editing
+  // definitions is an administrator's change to the plant's protection.
+  Operators: [
+    'TagView',
+    'TagWrite',
+    'DBCView',
+    'DriverView',
+    'PublisherView',
+    'MetricsView',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
+  ],
+  Viewers: ['TagView', 'AlertView'],
 } as const satisfies Record<string, readonly Permission[]>;
 
 /** A built-in role name. */

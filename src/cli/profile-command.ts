@@ -12,6 +12,7 @@
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { derivedReferenceWarnings } from '../../drivers/derived/profile-references.js';
+import { alarmReferenceWarnings } from '../alarms/alarm-references.js';
 import type { FieldError } from '../errors.js';
 import { ProfileFileError, ProfileNotFoundError } from '../errors.js';
 import { checkProfile } from '../profile/check-profile.js';
@@ -154,7 +155,10 @@ async function check(path: string): Promise<void> {
   if (profile) {
     // Warnings leave the profile valid: a derived tag reading a tag no driver declares is Bad
     // (NotFound) until the tag appears, which may be by design (a CAN signal, a later driver).
-    for (const warning of derivedReferenceWarnings(profile)) {
+    for (const warning of [
+      ...derivedReferenceWarnings(profile),
+      ...alarmReferenceWarnings(profile),
+    ]) {
       process.stderr.write(`warning: ${warning.path}: ${warning.message}\n`);
     }
     const found = await checkStartup(profile, { profileFolder: dirname(path) });

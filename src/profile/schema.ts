@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
+import { alarmDefinitionSchema } from '../alarms/alarm-schema.js';
 import { extensionsSchema } from '../extensions/extensions-config.js';
 import { historyConfigSchema } from '../history/history-config.js';
 import { mqttConfigSchema } from '../publishers/mqtt/schema.js';
@@ -115,6 +116,19 @@ export const collectionSchema = z.strictObject({
   members: z.array(tagSourceSchema).min(1).describe('Tag paths and patterns in the collection.'),
 });
 
+const alarmJournalSchema = z
+  .strictObject({
+    retentionDays: z
+      .int()
+      .min(1)
+      .max(36_500)
+      .default(365)
+      .describe(
+        'Journal entries older than this many days are deleted (checked hourly). Default 365.',
+      ),
+  })
+  .describe('The alarm journal (a SQLite file in the state directory).');
+
 /** The whole profile. */
 export const profileSchema = z
   .strictObject({
@@ -132,6 +146,11 @@ export const profileSchema = z
     publishers: publishersSchema.prefault({}),
     extensions: extensionsSchema.optional(),
     themes: themesSchema.optional(),
+    alarms: z
+      .array(alarmDefinitionSchema)
+      .default([])
+      .describe('Alarm definitions: conditions on tags, with the ISA-18.2 life cycle.'),
+    alarmJournal: alarmJournalSchema.optional(),
   })
   .describe('tagd profile');
 

@@ -98,6 +98,20 @@ function crossFieldErrors(document: unknown): FieldError[] {
       message: `A webhook publisher is named '${publisher.name}' too: publishers share the health tags Publishers/<name>/…, so names must differ.`,
     });
   });
+  const alarms = Array.isArray(document.alarms) ? document.alarms : [];
+  errors.push(...duplicateNames(alarms, 'alarms', 'alarm'));
+  // The alarms own the tags Alarms/<name>/…: a driver of that name would mix its tags in.
+  if (alarms.length > 0) {
+    drivers.forEach((driver, index) => {
+      if (isRecord(driver) && driver.name === 'Alarms') {
+        errors.push({
+          path: `drivers[${index}].name`,
+          message:
+            "A driver cannot be named 'Alarms' while the profile has alarms: their state tags are Alarms/<name>/….",
+        });
+      }
+    });
+  }
   return errors;
 }
 

@@ -11,6 +11,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { DriverConfig } from '../../drivers/registry.js';
+import type { AlarmDefinition } from '../alarms/alarm-schema.js';
 import type { Profile } from '../profile/schema.js';
 import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
@@ -36,6 +37,9 @@ export interface ProfileDiff {
   collections: EntryChange<CollectionDefinition>[];
   webhooks: EntryChange<WebhookConfig>[];
   mqtt: EntryChange<MqttConfig>[];
+  alarms: EntryChange<AlarmDefinition>[];
+  /** The `alarmJournal` section (its retention). */
+  alarmJournal: ChangeKind;
   history: ChangeKind;
   extensions: ChangeKind;
   /** The `license` section itself; the file's content is re-read at every reload anyway. */
@@ -54,6 +58,8 @@ export function diffProfiles(before: Profile, after: Profile): ProfileDiff {
     collections: diffEntries(before.collections, after.collections),
     webhooks: diffEntries(before.publishers.webhooks, after.publishers.webhooks),
     mqtt: diffEntries(before.publishers.mqtt, after.publishers.mqtt),
+    alarms: diffEntries(before.alarms, after.alarms),
+    alarmJournal: diffSection(before.alarmJournal, after.alarmJournal),
     history: diffSection(before.history, after.history),
     extensions: diffSection(before.extensions, after.extensions),
     license: diffSection(before.license, after.license),

@@ -14,7 +14,8 @@
  * tags leave the store) and changed or added ones start; the extensions server restarts when
  * its section changed; last, publishers that were added or changed start, and those whose
  * conditions changed (the license, a collection they select appeared or went) are restarted;
- * webhook and MQTT publishers alike.
+ * webhook and MQTT publishers alike. Alarm definitions are applied after the drivers (their
+ * sources exist then), each alarm keeping its state unless removed or disabled.
  * A component that fails to start is reported in `failed`; the others go on.
  */
 import type { Logger } from 'pino';
@@ -80,6 +81,11 @@ export interface ReloadTargets {
   mqttPublishers: PublisherManager<MqttConfig, PublisherState>;
   /** The start-up checks (startup-checks.ts) on a profile, as `tagd start` runs them. */
   check(profile: Profile): Promise<StartupProblem[]>;
+  /**
+   * Puts the profile's alarm definitions in force (AlarmService.apply). Absent (tests of other
+   * parts): alarm changes are not applied.
+   */
+  applyAlarms?(profile: Profile): void;
 }
 
 /** Options of {@link ProfileReloader}. */
@@ -278,6 +284,22 @@ export class ProfileReloader {
       await this.applyDriver(change.name, change.kind, change.after, profile, problems, summary);
     }
     targets.drivers.arrange(profile.drivers.map((driver) => driver.name));
+
+    const alarmsChanged =
+      diff.alarmJournal !== 'unchanged' ||
+      diff.alarms.some((change) => change.kind !== 'unchanged');
+    if (alarmsChanged && targets.applyAlarms) {
+      const applyAlarms = targets.applyAlarms;
+      if (await attempt('alarms', async () => applyAlarms(profile))) {
+        for (const change of diff.alarms) {
+          const list =
+            change.kind === 'unchanged' ? summary.unchanged : listFor(summary, change.kind);
+          list.push(`alarms/${change.name}`);
+        }
+      }
+    } else {
+      for (const change of diff.alarms) summary.unchanged.push(`alarms/${change.name}`);
+    }
 
     if (diff.extensions === 'unchanged') {
       if (profile.extensions) summary.unchanged.push('extensions');

@@ -17,6 +17,10 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'ProfileManage',
     'MetricsView',
     'ThemeManage',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
+    'AlertManage',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',
@@ -25,8 +29,11 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DriverView',
     'PublisherView',
     'MetricsView',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
   ]);
-  t.deepEqual(permissionsOf(['Viewers']), ['TagView']);
+  t.deepEqual(permissionsOf(['Viewers']), ['TagView', 'AlertView']);
   t.deepEqual(permissionsOf(['Viewers', 'Operators']), [
     'TagView',
     'TagWrite',
@@ -34,6 +41,9 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'DriverView',
     'PublisherView',
     'MetricsView',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
   ]);
   t.deepEqual(permissionsOf([]), []);
 });

@@ -45,6 +45,8 @@ test('the JSON Schema rejects unknown keys and lists the top-level sections', (t
     'publishers',
     'extensions',
     'themes',
+    'alarms',
+    'alarmJournal',
   ]);
   // Every section has a default, so an editor must not demand any of them.
   t.is(schema.required, undefined);

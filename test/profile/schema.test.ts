@@ -113,6 +113,7 @@ test('an empty document is a valid profile with every default', (t) => {
     drivers: [],
     collections: [],
     publishers: { webhooks: [], mqtt: [] },
+    alarms: [],
   });
 });
 

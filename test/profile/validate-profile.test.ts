@@ -192,3 +192,28 @@ test('toFieldErrors names each unknown key on its own', (t) => {
     { path: 'a.y', message: "Unknown key 'y'." },
   ]);
 });
+
+test('alarms: each error at its path, names unique, no driver named Alarms beside them', (t) => {
+  const result = validateProfile({
+    drivers: [{ type: 'simulator', name: 'Alarms', tags: [{ name: 'T', kind: 'sine' }] }],
+    alarms: [
+      { name: 'Hot', source: 'Alarms/T', condition: 'High', limit: 90 },
+      { name: 'Hot', source: 'Demo/T', condition: 'High' },
+    ],
+  });
+  t.deepEqual(result.errors, [
+    { path: 'alarms[0].source', message: 'The source cannot be an alarm state tag (Alarms/…).' },
+    { path: 'alarms[1].limit', message: 'Required for condition High.' },
+    { path: 'alarms[1].name', message: "Duplicate alarm name 'Hot' (also at alarms[0])." },
+    {
+      path: 'drivers[0].name',
+      message:
+        "A driver cannot be named 'Alarms' while the profile has alarms: their state tags are Alarms/<name>/….",
+    },
+  ]);
+  t.true(
+    validateProfile({
+      drivers: [{ type: 'simulator', name: 'Alarms', tags: [{ name: 'T', kind: 'sine' }] }],
+    }).ok,
+  );
+});

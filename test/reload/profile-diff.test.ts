@@ -39,3 +39,28 @@ test('entries are compared by name after defaults: only what really changed is l
   t.is(diff.extensions, 'unchanged');
   t.deepEqual(diff.requiresRestart, ['server']);
 });
+
+test('alarms are compared by name after defaults; the journal section as a whole', (t) => {
+  const alarm = (name: string, limit = 90) => ({
+    name,
+    source: 'A/T',
+    condition: 'High',
+    limit,
+  });
+  const before = profileSchema.parse({ alarms: [alarm('Hot'), alarm('Warm'), alarm('Old')] });
+  const after = profileSchema.parse({
+    alarms: [alarm('Hot', 95), { ...alarm('Warm'), enabled: true }, alarm('New')],
+    alarmJournal: { retentionDays: 30 },
+  });
+  const diff = diffProfiles(before, after);
+  t.deepEqual(
+    diff.alarms.map(({ name, kind }) => [name, kind]),
+    [
+      ['Hot', 'changed'],
+      ['Warm', 'unchanged'],
+      ['New', 'added'],
+      ['Old', 'removed'],
+    ],
+  );
+  t.is(diff.alarmJournal, 'added');
+});

@@ -1,16 +1,16 @@
 /**
- * One open `GET /api/v2/Tags/Stream` answer: Server-Sent Events written straight to the
- * socket (koa's buffering bypassed). First an event with the matching samples, then one event
- * per store batch holding that batch's matching samples, in order. While the socket is
- * backpressured (the client reads slower than the tags change) nothing more is written: the
- * samples wait in a map keyed by fullTagId, where a newer sample replaces the older one, and go
- * out as one event once the socket drains. So a slow client gets the latest values, and what
- * waits is bounded by the number of tags the pattern matches, however long the client dawdles.
+ * One open Server-Sent Events answer (`GET /api/v2/Tags/Stream`, `GET /api/v2/Alerts/Stream`),
+ * written straight to the socket (koa's buffering bypassed). First an event with the initial
+ * items, then one event per batch of its source, in order. While the socket is backpressured
+ * (the client reads slower than the source changes) nothing more is written: the items wait in
+ * a map by their coalescing key, where a newer item replaces an older one of the same key, and
+ * go out as one event once the socket drains. Tags are keyed by fullTagId, so a slow client gets
+ * the latest values and what waits is bounded by the number of tags the pattern matches; alarm
+ * transitions are each their own key (none may be lost), so they are bounded by `maxWaiting`
+ * instead: beyond, the stream ends and the client reads the gap from the journal.
  */
 import type { ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from '../../clock.js';
-import type { Sample } from '../../tags/sample.js';
-import type { TagUpdate } from '../../tags/tag-store.js';
 
 /** Why a stream ended, for the log. */
 export type StreamEndReason =
@@ -18,20 +18,27 @@ export type StreamEndReason =
   | 'session-ended'
   | 'stalled'
   | 'shutdown'
-  | 'write-failed';
+  | 'write-failed'
+  /** More than `maxWaiting` items waited for a backpressured client. */
+  | 'overflow';
 
 /** What a connection needs. */
-export interface TagStreamConnectionOptions {
+export interface TagStreamConnectionOptions<Item> {
   response: ServerResponse;
-  /** Whether a tag belongs to the stream (its pattern). */
-  matches: (fullTagId: string) => boolean;
   /**
-   * The matching samples at the start, in the order they are sent; called once, so the stream
-   * does not hold them for its lifetime.
+   * The items at the start, in the order they are sent; called once, so the stream does not
+   * hold them for its lifetime.
    */
-  initial: () => readonly Sample[];
-  /** Subscribes to store batches; returns the function that unsubscribes. */
-  subscribe: (listener: (updates: readonly TagUpdate[]) => void) => () => void;
+  initial: () => readonly Item[];
+  /**
+   * Subscribes to the source's batches, each holding only the items of this stream (possibly
+   * none); returns the function that unsubscribes.
+   */
+  subscribe: (listener: (items: readonly Item[]) => void) => () => void;
+  /** The key under which a waiting item replaces an older one (see the module comment). */
+  coalesceKey: (item: Item) => string | number;
+  /** Most items that may wait for a backpressured client; beyond, the stream ends. Default: no bound. */
+  maxWaiting?: number;
   /** Subscribes to account changes (sign-out, disable, …); returns the unsubscribe function. */
   onAccountsChange: (listener: () => void) => () => void;
   /** Whether the caller's sign-in still holds; asked on each batch, heartbeat and account change. */
@@ -47,25 +54,25 @@ export interface TagStreamConnectionOptions {
   onEnd: (reason: StreamEndReason) => void;
 }
 
-/** The wire form of one event: a JSON array of samples on one `data:` line. */
-export function sseEvent(samples: readonly Sample[]): string {
+/** The wire form of one event: a JSON array of items on one `data:` line. */
+export function sseEvent(items: readonly unknown[]): string {
   // JSON.stringify escapes line breaks inside strings, so the array is a single line.
-  return `data: ${JSON.stringify(samples)}\n\n`;
+  return `data: ${JSON.stringify(items)}\n\n`;
 }
 
 /** Heartbeat comment: ignored by EventSource, keeps proxies and NAT from dropping the socket. */
 export const heartbeatComment = ': heartbeat\n\n';
 
 /** A live SSE answer; see the module comment. */
-export class TagStreamConnection {
-  private readonly options: TagStreamConnectionOptions;
-  // Latest waiting sample per tag while the socket is backpressured; Map keeps first-seen order.
-  private readonly pending = new Map<string, Sample>();
+export class TagStreamConnection<Item> {
+  private readonly options: TagStreamConnectionOptions<Item>;
+  // Latest waiting item per key while the socket is backpressured; Map keeps first-seen order.
+  private readonly pending = new Map<string | number, Item>();
   private blockedSince: number | undefined;
   private ended = false;
   private readonly cleanups: (() => void)[] = [];
 
-  constructor(options: TagStreamConnectionOptions) {
+  constructor(options: TagStreamConnectionOptions<Item>) {
     this.options = options;
   }
 
@@ -74,7 +81,7 @@ export class TagStreamConnection {
     return this.blockedSince !== undefined;
   }
 
-  /** Number of tags waiting for the socket to drain (0 while the client keeps up). */
+  /** Number of items waiting for the socket to drain (0 while the client keeps up). */
   get waiting(): number {
     return this.pending.size;
   }
@@ -92,7 +99,7 @@ export class TagStreamConnection {
     response.on('drain', () => this.flush());
     // Subscribed before the first event is written and in the same tick as the snapshot was
     // taken, so no batch falls between the two and none is sent twice.
-    this.cleanups.push(this.options.subscribe((updates) => this.onBatch(updates)));
+    this.cleanups.push(this.options.subscribe((items) => this.onBatch(items)));
     this.cleanups.push(this.options.onAccountsChange(() => this.checkSession()));
     const heartbeat = clock.setInterval(() => this.onHeartbeat(), this.options.heartbeatMs);
     this.cleanups.push(() => clock.clearTimer(heartbeat));
@@ -112,19 +119,16 @@ export class TagStreamConnection {
     this.end('shutdown');
   }
 
-  private onBatch(updates: readonly TagUpdate[]): void {
-    if (this.ended || !this.checkSession()) return;
-    const { matches } = this.options;
+  private onBatch(items: readonly Item[]): void {
+    // Every batch checks the session, even one with nothing for this stream.
+    if (this.ended || !this.checkSession() || items.length === 0) return;
     if (this.blockedSince !== undefined) {
-      for (const update of updates) {
-        const sample = update.sample;
-        if (matches(sample.fullTagId)) this.pending.set(sample.fullTagId, sample);
-      }
+      const { coalesceKey, maxWaiting } = this.options;
+      for (const item of items) this.pending.set(coalesceKey(item), item);
+      if (maxWaiting !== undefined && this.pending.size > maxWaiting) this.end('overflow');
       return;
     }
-    const samples: Sample[] = [];
-    for (const update of updates) if (matches(update.sample.fullTagId)) samples.push(update.sample);
-    if (samples.length > 0) this.write(sseEvent(samples));
+    this.write(sseEvent(items));
   }
 
   private onHeartbeat(): void {
@@ -141,9 +145,9 @@ export class TagStreamConnection {
     if (this.ended) return;
     this.blockedSince = undefined;
     if (this.pending.size === 0) return;
-    const samples = [...this.pending.values()];
+    const items = [...this.pending.values()];
     this.pending.clear();
-    this.write(sseEvent(samples));
+    this.write(sseEvent(items));
   }
 
   private write(text: string): void {
@@ -170,8 +174,9 @@ export class TagStreamConnection {
     this.pending.clear();
     const { response } = this.options;
     // A client that stopped reading would keep a graceful end waiting forever in its buffer.
-    if (this.blockedSince !== undefined || reason === 'stalled') response.destroy();
-    else if (!response.writableEnded) response.end();
+    if (this.blockedSince !== undefined || reason === 'stalled' || reason === 'overflow') {
+      response.destroy();
+    } else if (!response.writableEnded) response.end();
     this.options.onEnd(reason);
   }
 }

@@ -312,13 +312,13 @@ test('per-account and global caps answer 429 with Retry-After; a closed stream f
   t.is(overAccount.headers['retry-after'], '7');
   const problem = JSON.parse(overAccount.body);
   t.is(problem.code, 'stream-capacity-reached');
-  t.regex(problem.detail, /this account already has 2 tag streams open/);
+  t.regex(problem.detail, /this account already has 2 streams open/);
 
   const c = await openSse(`${api.baseUrl}${streamPath}`, bearer(piet));
   t.is(c.status, 200);
   const overTotal = await openSse(`${api.baseUrl}${streamPath}`, bearer(scada));
   t.is(overTotal.status, 429);
-  t.regex(JSON.parse(overTotal.body).detail, /the gateway already has 3 tag streams open/);
+  t.regex(JSON.parse(overTotal.body).detail, /the gateway already has 3 streams open/);
 
   a.close();
   await eventually(() => api.hub.size === 2);

@@ -50,6 +50,9 @@ test('sign-in answers token, refresh token, identity and permissions', async (t)
     'DriverView',
     'PublisherView',
     'MetricsView',
+    'AlertView',
+    'AlertAcknowledge',
+    'AlertShelve',
   ]);
   const read = await api.request(sample, { token: response.json.token as string });
   t.is(read.status, 200);
