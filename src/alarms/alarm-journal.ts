@@ -259,6 +259,37 @@ export class AlarmJournal {
    * unless `order` is `asc`; `afterSeq` pages on from the last entry of the previous page.
    */
   query(query: JournalQuery): JournalEntry[] {
+    const { where, parameters } = this.filter(query);
+    const descending = query.order !== 'asc';
+    if (query.afterSeq !== undefined) {
+      where.push(descending ? 'seq < ?' : 'seq > ?');
+      parameters.push(query.afterSeq);
+    }
+    const sql =
+      `SELECT * FROM transitions WHERE ${where.join(' AND ')} ` +
+      `ORDER BY seq ${descending ? 'DESC' : 'ASC'} LIMIT ?`;
+    parameters.push(query.limit);
+    const rows = this.require()
+      .prepare(sql)
+      .all(...parameters) as TransitionRow[];
+    return rows.map(toEntry);
+  }
+
+  /**
+   * How many transitions match the query's filters (time range, names, areas, priorities,
+   * states, events; `afterSeq`, `order` and `limit` are ignored), counted in SQLite: a caller
+   * can refuse a query too large before any row is read into memory.
+   */
+  count(query: Omit<JournalQuery, 'limit'>): number {
+    const { where, parameters } = this.filter(query);
+    const row = this.require()
+      .prepare(`SELECT COUNT(*) AS n FROM transitions WHERE ${where.join(' AND ')}`)
+      .get(...parameters) as { n: number };
+    return row.n;
+  }
+
+  /** The WHERE terms of a query's filters, with their parameters. */
+  private filter(query: Omit<JournalQuery, 'limit'>): { where: string[]; parameters: unknown[] } {
     const where: string[] = ['t >= ?', 't <= ?'];
     const parameters: unknown[] = [query.fromMs, query.toMs];
     const list = (column: string, values: readonly string[] | undefined) => {
@@ -275,19 +306,7 @@ export class AlarmJournal {
       where.push(`(${query.areas.map(() => '(area = ? OR substr(area, 1, ?) = ?)').join(' OR ')})`);
       for (const area of query.areas) parameters.push(area, area.length + 1, `${area}/`);
     }
-    const descending = query.order !== 'asc';
-    if (query.afterSeq !== undefined) {
-      where.push(descending ? 'seq < ?' : 'seq > ?');
-      parameters.push(query.afterSeq);
-    }
-    const sql =
-      `SELECT * FROM transitions WHERE ${where.join(' AND ')} ` +
-      `ORDER BY seq ${descending ? 'DESC' : 'ASC'} LIMIT ?`;
-    parameters.push(query.limit);
-    const rows = this.require()
-      .prepare(sql)
-      .all(...parameters) as TransitionRow[];
-    return rows.map(toEntry);
+    return { where, parameters };
   }
 
   /**

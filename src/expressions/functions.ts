@@ -329,6 +329,18 @@ function stringResult(context: EvalContext, fn: string, value: string): Value {
   );
 }
 
+/**
+ * True, after failing the evaluation (Bad, naming the function), when a string argument is too
+ * long to work on: checked before the string is copied.
+ */
+function inputTooLong(context: EvalContext, fn: string, value: string): boolean {
+  if (value.length <= expressionLimits.maxInputStringLength) return false;
+  context.fail(
+    `${fn}() reads a string longer than ${expressionLimits.maxInputStringLength} characters.`,
+  );
+  return true;
+}
+
 function display(value: number | boolean | string): string {
   return typeof value === 'string' ? value : String(value);
 }
@@ -541,6 +553,10 @@ export const functionSpecs: ReadonlyMap<string, FunctionSpec> = new Map(
               const v = argument(c);
               if (v === undefined) return undefined;
               text += display(v);
+              // Checked as it grows: the arguments' total never exceeds the limit by more than one.
+              if (text.length > expressionLimits.maxResultStringLength) {
+                return stringResult(c, 'concat', text);
+              }
             }
             return stringResult(c, 'concat', text);
           },
@@ -559,6 +575,7 @@ export const functionSpecs: ReadonlyMap<string, FunctionSpec> = new Map(
           return (c) => {
             const s = a(c);
             if (typeof s !== 'string') return wrongArgument(c, 'substring', 0, 's', 'a string', s);
+            if (inputTooLong(c, 'substring', s)) return undefined;
             const start = b(c);
             if (!isWhole(start, 0, Number.MAX_SAFE_INTEGER)) {
               return wrongArgument(c, 'substring', 1, 'start', 'a whole number ≥ 0', start);
@@ -568,7 +585,7 @@ export const functionSpecs: ReadonlyMap<string, FunctionSpec> = new Map(
             if (!isWhole(end, 0, Number.MAX_SAFE_INTEGER)) {
               return wrongArgument(c, 'substring', 2, 'end', 'a whole number ≥ 0', end);
             }
-            return characters.slice(start, end).join('');
+            return stringResult(c, 'substring', characters.slice(start, end).join(''));
           };
         },
       } satisfies FunctionSpec,
@@ -584,6 +601,7 @@ export const functionSpecs: ReadonlyMap<string, FunctionSpec> = new Map(
           return (c) => {
             const s = a(c);
             if (typeof s !== 'string') return wrongArgument(c, 'len', 0, 's', 'a string', s);
+            if (inputTooLong(c, 'len', s)) return undefined;
             return [...s].length;
           };
         },
@@ -823,6 +841,7 @@ function stringFunction(
       return (c) => {
         const s = a(c);
         if (typeof s !== 'string') return wrongArgument(c, name, 0, 's', 'a string', s);
+        if (inputTooLong(c, name, s)) return undefined;
         return stringResult(c, name, implementation(s));
       };
     },

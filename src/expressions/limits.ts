@@ -23,6 +23,11 @@ export const expressionLimits = {
   maxNumberLength: 64,
   /** Longest string a string function may produce, characters; longer is Bad. */
   maxResultStringLength: 4096,
+  /**
+   * Longest string a string function reads, UTF-16 code units; longer is Bad before any work on
+   * it (a device's string tag has no bound of its own, and each evaluation would copy it).
+   */
+  maxInputStringLength: 65_536,
   /** Shortest window of a window function, ms. */
   minWindowMs: 1000,
   /** Longest window of a window function, ms (31 days). */

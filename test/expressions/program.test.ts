@@ -221,6 +221,19 @@ const faults: [string, Inputs, string][] = [
   ['{T/n} + 1', { 'T/n': good(Number.NaN) }, 'Input T/n is Good but has the value NaN'],
   ['{T/n} + 1', { 'T/n': good(Number.POSITIVE_INFINITY) }, 'the value Infinity'],
   ['concat({T/long}, {T/long})', { 'T/long': good('x'.repeat(3000)) }, 'longer than 4096'],
+  // A device's huge string is refused before it is copied, and substring() keeps the output bound.
+  [
+    'len({T/huge})',
+    { 'T/huge': good('x'.repeat(70_000)) },
+    'len() reads a string longer than 65536',
+  ],
+  ['upper({T/huge})', { 'T/huge': good('x'.repeat(70_000)) }, 'upper() reads a string longer'],
+  ['substring({T/huge}, 0)', { 'T/huge': good('x'.repeat(70_000)) }, 'substring() reads'],
+  [
+    'substring({T/long}, 0)',
+    { 'T/long': good('x'.repeat(5000)) },
+    'substring() gives a string longer than 4096',
+  ],
   [
     'forceQuality({T/x}, "Good")',
     { 'T/x': { quality: 'Bad', reason: 'Timeout' } },
