@@ -131,7 +131,17 @@ test('tagd killed (kill -9) while the broker is down, then restarted: the outbox
   };
   await writeFile(profileFile, JSON.stringify(profile));
   const env = { TAGD_STATE_DIR: stateDir };
-  const args = ['start', '--profile', profileFile, '--listen', '127.0.0.1:0'];
+  // The demo's extensions server has the fixed port 8081: another tagd of the suite (or a second
+  // suite on the machine) may hold it.
+  const args = [
+    'start',
+    '--profile',
+    profileFile,
+    '--listen',
+    '127.0.0.1:0',
+    '--extensions-listen',
+    '127.0.0.1:0',
+  ];
   const first = startTagd(args, { env });
   t.teardown(() => first.child.kill('SIGKILL'));
   await first.waitForLog('tagd ready');
