@@ -2,7 +2,9 @@ import type { KeyObject } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isDerivedTagSource } from '../drivers/derived/derived-tag-report.js';
+import { derivedReferenceWarnings } from '../drivers/derived/profile-references.js';
 import { AlarmJournal } from './alarms/alarm-journal.js';
+import { alarmReferenceWarnings } from './alarms/alarm-references.js';
 import { AlarmService, alarmJournalFile } from './alarms/alarm-service.js';
 import type { ListenerReport } from './api/api-deps.js';
 import { apiRoutes, createApp } from './api/app.js';
@@ -27,6 +29,7 @@ import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
 import type { Profile } from './profile/schema.js';
 import { SecretBox } from './profile/secret-box.js';
+import { listProfileProblems } from './profile-problems.js';
 import { MqttPublishers } from './publishers/mqtt/mqtt-publishers.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
 import {
@@ -426,6 +429,16 @@ export class Daemon {
         statusToken,
         listeners: () => this.listenerReports(),
         stateDirGuard: { stateDir, profileDir: profileFolder },
+        checkProfile: (document: unknown) =>
+          listProfileProblems(document, {
+            ...this.checkOptions(profileFolder, clock),
+            depth: 'full',
+            secretBox,
+            referenceWarnings: (next) => [
+              ...derivedReferenceWarnings(next),
+              ...alarmReferenceWarnings(next),
+            ],
+          }),
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query

@@ -58,6 +58,76 @@ test('tagd profile check lists every error with its path and exits 1', async (t)
   t.regex(run.stderr(), /is invalid \(4 errors\)/);
 });
 
+test('tagd profile check lists the start-up problems of the valid parts together with the schema errors', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'both.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      server: { https: { host: '127.0.0.1', port: 0, certFile: 'no.pem', keyFile: 'no.key' } },
+      drivers: [
+        { type: 'modbos', name: 'PLC1' },
+        { type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] },
+        {
+          type: 'can',
+          name: 'Engine',
+          dbcFile: 'missing.dbc',
+          transport: { kind: 'replay', file: 'missing.log' },
+        },
+      ],
+    }),
+  );
+  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
+  t.is(await run.exited, 1);
+  const paths = run
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('  '))
+    .map((line) => line.trim().split(': ')[0]);
+  t.deepEqual(
+    paths.sort(),
+    [
+      'drivers[0].type',
+      'drivers[2].dbcFile',
+      'drivers[2].transport.file',
+      'server.https.certFile',
+      'server.https.keyFile',
+    ],
+    'the CAN driver keeps its own index although the driver before it was left out',
+  );
+  t.regex(run.stderr(), /drivers\[2\]\.dbcFile: .*\(tagd start leaves this driver out\)/);
+  t.regex(run.stderr(), /ran on the parts of the profile without errors/);
+});
+
+test('tagd profile check warns of collections a publisher or history names but the profile lacks', async (t) => {
+  const folder = await tempDir(t);
+  const file = join(folder, 'collections.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      drivers: [{ type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] }],
+      collections: [{ name: 'Line1', members: ['Sim/*'] }],
+      publishers: {
+        webhooks: [
+          {
+            name: 'cloud',
+            destinationUrl: 'http://127.0.0.1:9/hook',
+            collections: ['Line1', 'Lin2'],
+          },
+        ],
+      },
+      history: { backend: 'sqlite', log: [{ collection: 'Line' }] },
+    }),
+  );
+  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
+  t.is(await run.exited, 0, run.stderr());
+  t.is(
+    run.stderr(),
+    "warning: publishers.webhooks[0].collections[1]: Collection 'Lin2' does not exist in the profile: publisher 'cloud' stays in Error until it is created.\n" +
+      "warning: history.log[0].collection: Collection 'Line' does not exist in the profile: this entry logs nothing until it is created.\n",
+  );
+});
+
 test('tagd profile check warns of derived tags reading tags no driver declares, and exits 0', async (t) => {
   const folder = await tempDir(t);
   const file = join(folder, 'derived.json');

@@ -6,6 +6,7 @@ import type { ConsoleBundle } from '../console/console-bundle.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
 import type { ProfileService } from '../profile/profile-service.js';
+import type { ProfileProblems } from '../profile-problems.js';
 import type { MqttPublisherState } from '../publishers/mqtt/mqtt-publisher.js';
 import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
@@ -143,4 +144,10 @@ export interface ApiDeps {
    * over the API may not name a file in the state directory. Absent: no such check.
    */
   stateDirGuard?: StateDirGuard;
+  /**
+   * Lists every problem of a profile document as `tagd profile check` does (the daemon's key,
+   * profile folder and listener overrides), for `POST /api/v2/Profile/Check`. Absent: that
+   * route answers 500 (a wiring error).
+   */
+  checkProfile?: (document: unknown) => Promise<ProfileProblems>;
 }

@@ -5,20 +5,20 @@
  * `tagd profile check FILE`: everything `tagd start` would object to in a profile, listed at
  * once: the schema and cross-field rules, sealed secrets (when the state directory's key is at
  * hand), then the start-up checks the daemon runs (startup-checks.ts): listeners, certificates
- * and every file the profile names. Exit 0 when tagd would start with every part running,
- * 1 when anything is listed, 2 on a usage error. Warnings (a derived tag reading a tag no driver of
- * the profile declares) are printed to stderr and leave the exit code 0.
+ * and every file the profile names — on the parts without errors when the schema found some,
+ * so one run lists everything (profile-problems.ts). Exit 0 when tagd would start with every
+ * part running, 1 when anything is listed, 2 on a usage error. Warnings (a derived tag or alarm
+ * reading a tag no driver of the profile declares, a publisher or history entry naming a
+ * collection the profile lacks) are printed to stderr and leave the exit code 0.
  */
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { derivedReferenceWarnings } from '../../drivers/derived/profile-references.js';
 import { alarmReferenceWarnings } from '../alarms/alarm-references.js';
-import type { FieldError } from '../errors.js';
 import { ProfileFileError, ProfileNotFoundError } from '../errors.js';
-import { checkProfile } from '../profile/check-profile.js';
 import { DurableJsonFile } from '../profile/durable-json-file.js';
 import { SecretBox } from '../profile/secret-box.js';
-import { checkStartup, effectText } from '../startup-checks.js';
+import { listProfileProblems, problemText } from '../profile-problems.js';
 import { exportProfile, importProfile } from './profile-transfer.js';
 import { CommandFailure, CommandUsageError, resolveStateDir, runCommand } from './state-dir.js';
 
@@ -27,7 +27,7 @@ export const profileUsage = `Usage:
   tagd profile check FILE   list every error in a profile: the schema, sealed secrets, and
                             what tagd start checks (listeners, certificates, the license,
                             DBC, replay and caFile files); exit 0 valid, 1 errors listed;
-                            warnings (derived tags reading unknown tags) do not fail it
+                            warnings (unknown tags or collections named) do not fail it
   tagd profile export [--profile FILE]
                             print the profile as written, every secret as ********
   tagd profile import FILE [--profile TARGET] [--no-reload]
@@ -145,38 +145,38 @@ async function check(path: string): Promise<void> {
     resolveStateDir(),
     process.env.CREDENTIALS_DIRECTORY,
   );
-  const { errors, uncheckedSecrets, profile } = checkProfile(document, secretBox);
-  if (uncheckedSecrets.length > 0) {
-    process.stderr.write(
-      `note: no sealing key in TAGD_STATE_DIR, so these sealed secrets were not checked: ${uncheckedSecrets.join(', ')}\n`,
-    );
-  }
-  const problems: FieldError[] = [...errors];
-  if (profile) {
+  const report = await listProfileProblems(document, {
+    secretBox,
+    profileFolder: dirname(path),
     // Warnings leave the profile valid: a derived tag reading a tag no driver declares is Bad
     // (NotFound) until the tag appears, which may be by design (a CAN signal, a later driver).
-    for (const warning of [
+    referenceWarnings: (profile) => [
       ...derivedReferenceWarnings(profile),
       ...alarmReferenceWarnings(profile),
-    ]) {
-      process.stderr.write(`warning: ${warning.path}: ${warning.message}\n`);
-    }
-    const found = await checkStartup(profile, { profileFolder: dirname(path) });
-    for (const problem of found) {
-      problems.push({
-        path: problem.path,
-        message: `${problem.message} (${effectText[problem.effect]})`,
-      });
-    }
-  } else if (errors.length === 0) {
+    ],
+  });
+  if (report.uncheckedSecrets.length > 0) {
     process.stderr.write(
-      'note: the start-up checks (listeners, certificates, files the profile names) need every sealed secret opened; they were skipped.\n',
+      `note: no sealing key in TAGD_STATE_DIR, so these sealed secrets were not checked: ${report.uncheckedSecrets.join(', ')}\n`,
     );
   }
+  for (const warning of report.warnings) {
+    process.stderr.write(`warning: ${warning.path}: ${warning.message}\n`);
+  }
+  if (report.startupChecks === 'valid-parts') {
+    process.stderr.write(
+      'note: the start-up checks (listeners, certificates, files the profile names) ran on the parts of the profile without errors.\n',
+    );
+  } else if (report.startupChecks === 'skipped') {
+    process.stderr.write(
+      'note: the start-up checks (listeners, certificates, files the profile names) need every sealed secret opened and a valid part of the profile; they were skipped.\n',
+    );
+  }
+  const { problems } = report;
   if (problems.length > 0) {
     throw new CommandFailure(
       `Profile ${path} is invalid (${problems.length} error${problems.length === 1 ? '' : 's'}).`,
-      problems.map((problem) => `${problem.path}: ${problem.message}`),
+      problems.map((problem) => `${problem.path}: ${problemText(problem)}`),
     );
   }
   const count = (value: unknown) => (Array.isArray(value) ? value.length : 0);

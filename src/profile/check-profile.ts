@@ -15,6 +15,11 @@ export interface ProfileCheck {
    * could be opened; what the start-up checks (startup-checks.ts) run on.
    */
   profile?: Profile;
+  /**
+   * The document with every sealed secret opened, when there were none or all could be opened
+   * (whether or not it is valid): what the start-up checks of its valid parts run on.
+   */
+  opened?: unknown;
 }
 
 /**
@@ -29,10 +34,9 @@ export function checkProfile(document: unknown, secretBox: SecretBox | undefined
   if (secretBox === undefined) {
     const validation = validateProfile(document);
     const errors = validation.errors.filter((error) => !paths.includes(error.path));
-    if (validation.ok && paths.length === 0) {
-      return { errors, uncheckedSecrets: [], profile: validation.profile };
-    }
-    return { errors, uncheckedSecrets: paths };
+    if (paths.length > 0) return { errors, uncheckedSecrets: paths };
+    if (!validation.ok) return { errors, uncheckedSecrets: [], opened: document };
+    return { errors, uncheckedSecrets: [], profile: validation.profile, opened: document };
   }
   const copy = structuredClone(document);
   const errors: FieldError[] = [];
@@ -45,6 +49,6 @@ export function checkProfile(document: unknown, secretBox: SecretBox | undefined
   }
   const validation = validateProfile(copy);
   errors.push(...validation.errors);
-  if (errors.length > 0 || !validation.ok) return { errors, uncheckedSecrets: [] };
-  return { errors, uncheckedSecrets: [], profile: validation.profile };
+  if (errors.length > 0 || !validation.ok) return { errors, uncheckedSecrets: [], opened: copy };
+  return { errors, uncheckedSecrets: [], profile: validation.profile, opened: copy };
 }

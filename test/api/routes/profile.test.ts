@@ -1,4 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import test from 'ava';
 import { type Json, managedDaemon } from '../../helpers/managed-daemon.js';
 
@@ -177,4 +178,61 @@ test('reloads run one at a time, and onReload tells start and end of each', asyn
   await writeFile(profileFile, '[]');
   await t.throwsAsync(daemon.reload('signal'), { code: 'profile-invalid' });
   t.is(events.at(-1), 'end:signal:error');
+});
+
+test('Check lists schema errors, start-up problems and missing collections at once, changing nothing', async (t) => {
+  const { request, operator, stateDir } = await managedDaemon(t);
+  const inForce = (await request('/api/v2/Profile')).json as Json & { drivers: Json[] };
+  const before = JSON.stringify(inForce);
+  const valid = await request('/api/v2/Profile/Check', { method: 'POST', body: inForce });
+  t.is(valid.status, 200);
+  t.deepEqual(
+    { valid: valid.json.valid, problems: valid.json.problems, checks: valid.json.startupChecks },
+    { valid: true, problems: [], checks: 'all' },
+    'the masked destination URL stands for the running one',
+  );
+
+  const edited = structuredClone(inForce);
+  (edited.drivers[0] as Json).scanIntervalMs = 'fast';
+  (edited.drivers[1] as Json).dbcFile = 'missing.dbc';
+  (edited.publishers as { webhooks: Json[] }).webhooks[0] = {
+    ...(edited.publishers as { webhooks: Json[] }).webhooks[0],
+    collections: ['Nowhere'],
+  };
+  const checked = await request('/api/v2/Profile/Check', { method: 'POST', body: edited });
+  t.is(checked.status, 200);
+  t.false(checked.json.valid);
+  t.is(checked.json.startupChecks, 'valid-parts');
+  const problems = checked.json.problems as { path: string; effect?: string }[];
+  t.deepEqual(
+    problems.map((problem) => [problem.path, problem.effect ?? 'schema']),
+    [
+      ['drivers[0].scanIntervalMs', 'schema'],
+      ['drivers[1].dbcFile', 'driver-left-out'],
+    ],
+  );
+  const fixed = structuredClone(edited);
+  (fixed.drivers[0] as Json).scanIntervalMs = 1000;
+  (fixed.drivers[1] as Json).dbcFile = (inForce.drivers[1] as Json).dbcFile;
+  const warned = await request('/api/v2/Profile/Check', { method: 'POST', body: fixed });
+  t.true(warned.json.valid);
+  t.deepEqual(warned.json.warnings, [
+    {
+      path: 'publishers.webhooks[0].collections[0]',
+      message: `Collection 'Nowhere' does not exist in the profile: publisher '${((inForce.publishers as { webhooks: Json[] }).webhooks[0] as Json).name}' stays in Error until it is created.`,
+    },
+  ]);
+
+  // A check must not become a way to probe the state directory's key files.
+  const probe = structuredClone(fixed);
+  (probe.drivers[1] as Json).dbcFile = join(stateDir, 'secret.key');
+  const refused = await request('/api/v2/Profile/Check', { method: 'POST', body: probe });
+  t.is(refused.status, 400);
+  t.is((refused.json.errors as { path: string }[])[0]?.path, 'drivers[1].dbcFile');
+  t.is(JSON.stringify((await request('/api/v2/Profile')).json), before, 'nothing changed');
+  t.is(
+    (await request('/api/v2/Profile/Check', { method: 'POST', body: inForce, token: operator }))
+      .status,
+    403,
+  );
 });
