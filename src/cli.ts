@@ -15,6 +15,7 @@ import { prepareDemoProfile } from './demo-profile.js';
 import { exitCodes } from './exit-codes.js';
 import { parseListen } from './listen-address.js';
 import { createLogger, logLevelProblem } from './logger.js';
+import { RecentEvents } from './recent-events.js';
 import { version } from './version.js';
 
 const usage = `tagd ${version}: edge gateway daemon
@@ -176,7 +177,8 @@ async function start(args: string[]): Promise<void> {
     return usageError('--demo and --profile exclude each other', startUsage);
   }
   const stateDir = resolveStateDir();
-  const logger = createLogger();
+  const recentEvents = new RecentEvents();
+  const logger = createLogger({ recentEvents });
   const demo = values.demo ? await prepareDemoProfile(stateDir) : undefined;
   if (demo && demo.added.length > 0) {
     logger.info(
@@ -193,6 +195,7 @@ async function start(args: string[]): Promise<void> {
     profileFile,
     stateDir,
     logger,
+    recentEvents,
     ...(listen ? { listen } : {}),
     ...(extensionsListen ? { extensionsListen } : {}),
     ...(process.env.CREDENTIALS_DIRECTORY

@@ -32,6 +32,7 @@ import { SecretBox } from './profile/secret-box.js';
 import { listProfileProblems } from './profile-problems.js';
 import { MqttPublishers } from './publishers/mqtt/mqtt-publishers.js';
 import { WebhookPublishers } from './publishers/webhook/webhook-publishers.js';
+import { RecentEvents } from './recent-events.js';
 import {
   ProfileReloader,
   type ReloadListener,
@@ -78,6 +79,12 @@ export interface DaemonOptions {
    * Without a build there, `/` answers 404 and the rest runs as usual.
    */
   consoleDir?: string;
+  /**
+   * The rings of recent audit lines, warnings and errors the logger tees into (createLogger's
+   * `recentEvents`), served by `GET /api/v2/Events`. Default: an empty one (nothing logged
+   * through this logger reaches it).
+   */
+  recentEvents?: RecentEvents;
 }
 
 interface Component {
@@ -429,6 +436,7 @@ export class Daemon {
         statusToken,
         listeners: () => this.listenerReports(),
         stateDirGuard: { stateDir, profileDir: profileFolder },
+        recentEvents: this.options.recentEvents ?? new RecentEvents(),
         checkProfile: (document: unknown) =>
           listProfileProblems(document, {
             ...this.checkOptions(profileFolder, clock),

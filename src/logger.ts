@@ -64,6 +64,11 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** Where lines go. Default: stdout. */
   destination?: DestinationStream;
+  /**
+   * Also receives every line of level info and above as JSON (after redaction): the console's
+   * event view keeps the audit lines, warnings and errors of it (recent-events.ts).
+   */
+  recentEvents?: DestinationStream;
 }
 
 /**
@@ -88,13 +93,19 @@ export function createLogger(options: LoggerOptions = {}): Logger {
           ignore: 'pid,hostname',
         })
       : pino.destination({ fd: 1, sync: true }));
+  const settings = {
+    level,
+    base: { pid: process.pid },
+    redact: { paths: redactedPaths, censor: '********' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (options.recentEvents === undefined || level === 'silent') return pino(settings, destination);
+  // multistream hands each stream the JSON line, before any pretty-printing of the terminal's.
   return pino(
-    {
-      level,
-      base: { pid: process.pid },
-      redact: { paths: redactedPaths, censor: '********' },
-      timestamp: pino.stdTimeFunctions.isoTime,
-    },
-    destination,
+    settings,
+    pino.multistream([
+      { level: level as pino.Level, stream: destination },
+      { level: 'info', stream: options.recentEvents },
+    ]),
   );
 }

@@ -11,6 +11,7 @@ import type { MqttPublisherState } from '../publishers/mqtt/mqtt-publisher.js';
 import type { MqttConfig } from '../publishers/mqtt/schema.js';
 import type { PublisherManager } from '../publishers/publisher.js';
 import type { WebhookConfig } from '../publishers/webhook/schema.js';
+import type { RecentEvents } from '../recent-events.js';
 import type { ProfileReloader } from '../reload/profile-reloader.js';
 import type { DerivedTagReport } from '../runtime/derived-tag-report.js';
 import type { DriverReports } from '../runtime/driver-reports.js';
@@ -150,4 +151,6 @@ export interface ApiDeps {
    * route answers 500 (a wiring error).
    */
   checkProfile?: (document: unknown) => Promise<ProfileProblems>;
+  /** The recent audit lines, warnings and errors, for `GET /api/v2/Events`. Absent: none. */
+  recentEvents?: RecentEvents;
 }

@@ -12,6 +12,7 @@ import { derivedTagRoutes } from './routes/derived-tags.js';
 import { docsRoutes } from './routes/docs.js';
 import { driverManagementRoutes } from './routes/driver-management.js';
 import { driverRoutes } from './routes/drivers.js';
+import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
@@ -62,6 +63,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...alertRoutes(deps, streams),
     ...profileRoutes(deps),
     ...themeRoutes(deps),
+    ...eventRoutes(deps),
     ...consoleRoutes(deps),
   ];
   // The docs describe this very list, so the document is exactly what is served.

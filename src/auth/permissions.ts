@@ -22,6 +22,7 @@ export const permissions = [
   'AlertAcknowledge',
   'AlertShelve',
   'AlertManage',
+  'AuditView',
 ] as const;
 
 /** A permission a route may require. */

@@ -21,6 +21,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'AlertAcknowledge',
     'AlertShelve',
     'AlertManage',
+    'AuditView',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',

@@ -39,6 +39,7 @@ export async function demoDaemon(t: ExecutionContext, options: DemoDaemonOptions
     profileFile,
     stateDir,
     logger: logs.logger,
+    recentEvents: logs.recentEvents,
     clock,
     listen: { host: '127.0.0.1', port: 0 },
     // The demo's extensions server has the fixed port 8081: tests run side by side.

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { createLogger } from '../../src/logger.js';
+import { RecentEvents } from '../../src/recent-events.js';
 
 /** A logged line, parsed. */
 export type LogLine = Record<string, unknown> & { msg?: string; level: number };
@@ -10,6 +11,8 @@ export function captureLogs(level = 'debug'): {
   logger: Logger;
   lines: LogLine[];
   text: () => string;
+  /** The rings of recent events the logger tees into, as `tagd start` makes them. */
+  recentEvents: RecentEvents;
 } {
   const raw: string[] = [];
   const lines: LogLine[] = [];
@@ -21,6 +24,7 @@ export function captureLogs(level = 'debug'): {
       done();
     },
   });
-  const logger = createLogger({ level, pretty: false, destination });
-  return { logger, lines, text: () => raw.join('') };
+  const recentEvents = new RecentEvents();
+  const logger = createLogger({ level, pretty: false, destination, recentEvents });
+  return { logger, lines, text: () => raw.join(''), recentEvents };
 }
