@@ -1,5 +1,5 @@
 /**
- * The console's budgets (README "Console"): all JS and CSS at most 150 KB gzipped, and the Tags
+ * The console's budgets (docs/console.md): all JS and CSS at most 150 KB gzipped, and the Tags
  * page responsive with 10,000 tags streaming.
  *
  * - `console bundle gzipped`: builds the bundle as `npm run build` does and gzips each script

@@ -24,7 +24,7 @@
  * The window covers the first half-minute of a history. SQLite's cost per sample grows with
  * each tag's history when every transaction holds one sample of each of many tags (it rewrites
  * one index page per tag), so a longer run of this profile falls behind after about a minute on
- * a 2-core machine (README "History", Cost of many tags); `TAGD_BENCH_HISTORY_SECONDS` runs
+ * a 2-core machine (docs/operations.md, "Cost of many tags"); `TAGD_BENCH_HISTORY_SECONDS` runs
  * longer windows.
  *
  * Needs the build (`npm run build`) and Linux (/proc). `npm run bench -- sustained`.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds tagd_<version>_<arch>.deb, the plant IT install path (README "Installing"), from the same
+# Builds tagd_<version>_<arch>.deb, the plant IT install path (docs/installing.md), from the same
 # files `npm pack` ships. Run from anywhere: `npm run package:deb`, or
 #   packaging/build-deb.sh [--tarball tagd-<version>.tgz] [--out DIR]
 # --tarball reuses a packed tarball (default: pack one now, which builds dist/ in full);
@@ -21,6 +21,8 @@
 #   /usr/share/doc/tagd/copyright        DEP-5: tagd's licence (UNLICENSED, proprietary) and
 #                                        each bundled node module's (packaging/deb-copyright.mjs)
 #   /usr/share/doc/tagd/changelog.Debian.gz
+#   /usr/share/doc/tagd/README.md, docs/ the documentation npm pack ships, moved out of the app to
+#                                        where Debian keeps it (its links are relative: they hold)
 #   DEBIAN/md5sums                       every shipped file, what `dpkg --verify` checks
 #
 # File dates: npm pack and the registry's tarballs date every file 1985-10-26 (npm's fixed
@@ -74,6 +76,7 @@ install -D -m 0644 "$app/systemd/tagd.tmpfiles" "$stage/usr/lib/tmpfiles.d/tagd.
 
 doc="$stage/usr/share/doc/tagd"
 install -d -m 0755 "$doc"
+mv "$app/README.md" "$app/docs" "$doc/"
 node "$root/packaging/deb-copyright.mjs" "$app" usr/lib/tagd > "$doc/copyright"
 # The source's commit, when built from a git checkout: which code this version is.
 commit="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || true)"

@@ -1,7 +1,7 @@
 /**
  * Errors that cross a module boundary. Every error carries a stable `code` that callers and
- * API clients match on, and the HTTP status the API answers it with. The README's error
- * table lists every code; a test keeps the two in step.
+ * API clients match on, and the HTTP status the API answers it with. The error table of
+ * docs/errors.md lists every code; a test keeps the two in step.
  */
 
 /** One failed check of a validation: where (`drivers[0].name`) and what was wrong. */
@@ -317,8 +317,8 @@ export class InternalError extends TagdError {
 }
 
 /**
- * Every stable error code with its HTTP status and meaning. The README's error table is checked
- * against this list, so adding an error class means adding a row here and there.
+ * Every stable error code with its HTTP status and meaning. The error table of docs/errors.md is
+ * checked against this list, so adding an error class means adding a row here and there.
  */
 export const errorCodes = {
   'bad-request': { status: 400, meaning: 'The request is malformed (e.g. unparsable JSON).' },

@@ -21,5 +21,5 @@ export function nodeVersionProblem(version: string): string | undefined {
   const minor = Number(match[2]);
   const supported = (major === 20 && minor >= 19) || major >= 22;
   if (supported) return undefined;
-  return `tagd: Node.js ${version} is not supported; tagd needs Node.js 20.19 or later (20.x) or 22+ (see "Installing" in the README)`;
+  return `tagd: Node.js ${version} is not supported; tagd needs Node.js 20.19 or later (20.x) or 22+ (see docs/installing.md)`;
 }

@@ -3,9 +3,10 @@ import test from 'ava';
 import * as errors from '../src/errors.js';
 import { errorCodes, TagdError } from '../src/errors.js';
 
-test("the README's error table and src/errors.ts list the same codes and statuses", async (t) => {
-  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## Errors'));
+test('the error table of docs/errors.md and src/errors.ts list the same codes and statuses', async (t) => {
+  const page = await readFile(new URL('../docs/errors.md', import.meta.url), 'utf8');
+  t.true(page.startsWith('# Errors\n'));
+  const section = page.slice(page.indexOf('# Errors'));
   const rows = [...section.matchAll(/^\| `([a-z-]+)` \| (\d{3}) \| (.+) \|$/gm)].map((match) => ({
     code: match[1],
     status: Number(match[2]),

@@ -22,7 +22,7 @@ export const derivedTagSchema = z.strictObject({
     .min(1)
     .max(expressionLimits.maxLength)
     .describe(
-      'The formula, e.g. `scale({PLC/AI0}, 0, 27648, 0, 10)`: tags in braces, `{./Name}` for a tag of this driver; see the README, "Derived tags".',
+      'The formula, e.g. `scale({PLC/AI0}, 0, 27648, 0, 10)`: tags in braces, `{./Name}` for a tag of this driver; see docs/derived-tags.md.',
     ),
   dataType: z
     .enum(derivedDataTypes)

@@ -5,7 +5,7 @@
  * Register. A device that answers FC 22 with exception 1 (illegal function) gets a
  * read-modify-write instead: FC 3 reads the register, FC 6 writes it back with the bit changed.
  * Between the two, the device itself or another master may change the register's other bits;
- * the write then puts their old values back (the race is documented in the README). tagd's own
+ * the write then puts their old values back (the race is documented in docs/api.md, "Writing tags"). tagd's own
  * writes cannot race each other: the driver sends them one at a time.
  */
 import type { WriteResult } from '../driver.js';

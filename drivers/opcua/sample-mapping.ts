@@ -1,6 +1,6 @@
 /**
  * One OPC UA DataValue → one tag sample: the StatusCode becomes the quality, the Variant the
- * value. The choices, also in the README:
+ * value. The choices, also in docs/drivers-opcua.md:
  * - Good → Good. Uncertain → Good as well (the server still vouches for a usable value), with the
  *   status name in the sample's metadata (`statusCode`), so a client can tell.
  * - BadWaitingForInitialData → Unavailable (NeverRead); BadNoCommunication, BadNotConnected,

@@ -11,7 +11,7 @@ export interface ProblemDocument {
   detail: string;
   /** The request path the problem is about. */
   instance: string;
-  /** Stable error code (see the README's error table). */
+  /** Stable error code (see the table in docs/errors.md). */
   code: string;
   /** For validation failures: every field that was wrong. */
   errors?: { path: string; message: string }[];

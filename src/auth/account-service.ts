@@ -66,7 +66,7 @@ export interface AccountServiceDeps {
 
 /**
  * Sign-in, two-factor, password change, token refresh, sign-out and per-request authentication
- * (README "Using the API"). Every token is checked against its account on every use: a disabled account
+ * (docs/security.md, "Accounts and tokens"). Every token is checked against its account on every use: a disabled account
  * or a bumped token version rejects it at once. Access and refresh tokens are also checked
  * against their sign-in family, which a refresh-token reuse, a sign-out, a password change or
  * disabling ends, and which ends by itself at the session lifetime after the password check.

@@ -1,5 +1,5 @@
 /**
- * `tagd users …`: accounts on the state directory (README "Command line"). Works whether or not the daemon runs; the daemon follows
+ * `tagd users …`: accounts on the state directory (docs/cli.md). Works whether or not the daemon runs; the daemon follows
  * users.json and applies a change at once, so a disabled account's tokens die immediately.
  * stdout carries only what the operator asked for (a table, a password shown once, a QR code);
  * notes and the JSON audit lines go to stderr.

@@ -269,7 +269,7 @@ function resolveFunction(name: string, args: readonly JsepNode[], start: number)
     throw new ExpressionFault(
       start,
       `Unknown function '${name.slice(0, 64)}'.`,
-      'one of the functions the README lists',
+      'one of the functions docs/derived-tags.md lists',
     );
   }
   return spec;

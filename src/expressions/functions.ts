@@ -57,7 +57,7 @@ export interface CompileInput {
 /** A function of the language. */
 export interface FunctionSpec {
   name: string;
-  /** The README group. */
+  /** The group of the table in docs/derived-tags.md. */
   group: 'math' | 'bits' | 'words' | 'logic' | 'strings' | 'time' | 'quality' | 'window';
   params: readonly Param[];
   /** Further arguments of this type (`min(a, b, …)`), at least `min` arguments in all. */
@@ -66,9 +66,9 @@ export interface FunctionSpec {
   returns: StaticType | ((argTypes: readonly StaticType[]) => StaticType);
   /** Its value changes with time alone (`now`, window functions): evaluated at least every second. */
   timeDependent?: boolean;
-  /** One line for the README. */
+  /** One line for the table in docs/derived-tags.md. */
   summary: string;
-  /** An example for the README. */
+  /** An example for the table in docs/derived-tags.md. */
   example: string;
   compile(input: CompileInput): Evaluator;
 }

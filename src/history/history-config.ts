@@ -1,6 +1,6 @@
 /**
  * The `history` section of the profile: which backend keeps logged samples, what is logged,
- * for how long, and how durably (README "History").
+ * for how long, and how durably (docs/history.md).
  */
 import { z } from 'zod';
 import { secret } from '../profile/secret-fields.js';

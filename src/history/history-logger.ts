@@ -1,5 +1,5 @@
 /**
- * Decides what is logged and hands it to a history backend (README "History"): follows the tag
+ * Decides what is logged and hands it to a history backend (docs/history.md): follows the tag
  * store, applies each `history.log[]` entry (on change with a deadband, or sampled on an
  * interval), batches appends to at most one transaction per flush period, buffers in memory
  * while the backend is slow or down (dropping the oldest beyond a bound), and runs retention.

@@ -26,7 +26,7 @@ import type {
 } from './history-backend.js';
 import { SqliteCheckpoints } from './sqlite-checkpoints.js';
 
-/** SQLite's `PRAGMA synchronous` levels a profile may choose (see the README for loss windows). */
+/** SQLite's `PRAGMA synchronous` levels a profile may choose (see docs/history.md for loss windows). */
 export type SqliteSynchronous = 'off' | 'normal' | 'full';
 
 /** Options of {@link createSqliteBackend}. */

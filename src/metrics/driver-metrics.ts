@@ -31,7 +31,7 @@ const qualities: readonly Quality[] = ['Good', 'Stale', 'Unavailable', 'Bad'];
 
 /**
  * The driver counters behind each tagd series, summed. Drivers name their status counters
- * themselves (README: Modbus, OPC UA, CAN status counters); a driver having none of a series'
+ * themselves (docs/drivers-modbus.md, drivers-opcua.md, drivers-can.md: status counters); a driver having none of a series'
  * counters gets no such series rather than a misleading 0.
  */
 const counterSources = {

@@ -33,7 +33,7 @@ export interface TagdMetricsOptions {
   now?: () => number;
 }
 
-/** Every metric of the process; see the README's Monitoring section for the series. */
+/** Every metric of the process; see the Monitoring section of docs/operations.md for the series. */
 export class TagdMetrics {
   private readonly base: MetricsRegistry;
   private readonly requestEnded: ApiMetrics['requestEnded'];

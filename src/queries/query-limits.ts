@@ -1,5 +1,5 @@
 /**
- * How much work and memory TagQuerySet requests may take (README "Query sets"), so that one
+ * How much work and memory TagQuerySet requests may take (docs/api.md, "Query sets"), so that one
  * client cannot exhaust the daemon: the work one request may do, and the Delta bookkeeping all
  * sets together, and each account's, may hold. The profile's `queries` section sets them.
  */

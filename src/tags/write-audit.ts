@@ -1,6 +1,6 @@
 /**
  * The bounded parts of the tag-write audit lines that stand for a whole request rather than
- * one item (README "Writing tags", Audit): a request refused by the rate limit, or refused
+ * one item (docs/api.md, "Writing tags", Audit): a request refused by the rate limit, or refused
  * before its items could be read (its body failed the request schema, or was no JSON at all).
  * Such a line names the request's first tags and problems, never its values, and stays a few
  * kilobytes whatever the client sent (a body may hold 256 KiB), so an account cannot fill the

@@ -36,7 +36,7 @@ export function themeStylesheet(themes: readonly Theme[], defaultName?: string):
   const chosen = defaultName === undefined ? undefined : byName(defaultName);
   const light = byName('light');
   const dark = byName('dark');
-  const parts = ['/* tagd themes (README "Themes"): generated, do not edit. */\n'];
+  const parts = ['/* tagd themes (docs/console.md, "Themes"): generated, do not edit. */\n'];
   if (chosen) {
     parts.push(block(':root', chosen));
   } else if (light && dark) {

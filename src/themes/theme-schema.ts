@@ -133,7 +133,7 @@ export const themesSchema = z
       });
     }
   })
-  .describe('Console themes: the default and custom themes (README "Themes").');
+  .describe('Console themes: the default and custom themes (docs/console.md, "Themes").');
 
 /** The validated `themes` section. */
 export type ThemesConfig = z.infer<typeof themesSchema>;

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { permissionsOf, roleNames } from '../../src/auth/permissions.js';
 
-test('built-in roles grant what the README says, in documentation order', (t) => {
+test('built-in roles grant what docs/security.md says, in documentation order', (t) => {
   t.deepEqual(roleNames, ['Administrators', 'Operators', 'Viewers']);
   t.deepEqual(permissionsOf(['Administrators']), [
     'TagView',

@@ -1,5 +1,5 @@
 /**
- * config/examples/mqtt.json, the README's MQTT example, passes `tagd profile check` and runs in
+ * config/examples/mqtt.json, the MQTT example of docs/publishers-mqtt.md, passes `tagd profile check` and runs in
  * a daemon against a real Mosquitto: only the broker address is changed (and the license made
  * absolute, since the profile is written elsewhere).
  */

@@ -1,5 +1,5 @@
 /**
- * config/examples/plant-floor.json, the README's example of a gateway with a Modbus device and
+ * config/examples/plant-floor.json, docs/profile.md's example of a gateway with a Modbus device and
  * an OPC UA server, runs in a daemon against real peers on loopback: modbus-serial's ServerTCP
  * holding the registers the example reads, and a node-opcua server with the example's NodeIds,
  * its user and SignAndEncrypt. Only the addresses of the peers are changed.

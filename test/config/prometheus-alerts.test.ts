@@ -1,7 +1,7 @@
 /**
- * The README's Monitoring section against a real promtool (Debian package `prometheus`): the
+ * The Monitoring section of docs/operations.md against a real promtool (Debian package `prometheus`): the
  * alert rules it shows are config/prometheus/tagd-alerts.yml, they are valid, and they fire as
- * the README says; its prometheus.yml for a Prometheus on the gateway is a valid configuration.
+ * the page says; its prometheus.yml for a Prometheus on the gateway is a valid configuration.
  */
 import { execFile } from 'node:child_process';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
@@ -13,11 +13,11 @@ import { tempDir } from '../helpers/temp-dir.js';
 
 const run = promisify(execFile);
 const rulesFile = new URL('../../config/prometheus/tagd-alerts.yml', import.meta.url);
-const readme = new URL('../../README.md', import.meta.url);
+const operations = new URL('../../docs/operations.md', import.meta.url);
 
-/** The fenced yaml blocks of the README's Monitoring section, in order. */
+/** The fenced yaml blocks of the Monitoring section of docs/operations.md, in order. */
 async function monitoringYaml(): Promise<string[]> {
-  const text = await readFile(readme, 'utf8');
+  const text = await readFile(operations, 'utf8');
   const start = text.indexOf('\n## Monitoring\n');
   const end = text.indexOf('\n## ', start + 1);
   const section = text.slice(start, end);
@@ -27,7 +27,7 @@ async function monitoringYaml(): Promise<string[]> {
 const skipReason = prometheusSkipReason();
 const promtoolTest = skipReason ? test.skip : test;
 
-test('the README shows config/prometheus/tagd-alerts.yml as it is', async (t) => {
+test('docs/operations.md shows config/prometheus/tagd-alerts.yml as it is', async (t) => {
   const blocks = await monitoringYaml();
   t.true(blocks.includes(await readFile(rulesFile, 'utf8')));
 });
@@ -85,12 +85,15 @@ tests:
   t.regex(result.stdout ?? '', /SUCCESS/, `${result.stdout}\n${result.stderr}`);
 });
 
-promtoolTest("the README's prometheus.yml for a Prometheus on the gateway is valid", async (t) => {
-  const folder = await tempDir(t);
-  const [config] = await monitoringYaml();
-  t.truthy(config?.includes('scrape_configs:'));
-  await writeFile(join(folder, 'prometheus.yml'), config as string);
-  await copyFile(rulesFile, join(folder, 'tagd-alerts.yml'));
-  const { stdout } = await run(promtoolPath, ['check', 'config', join(folder, 'prometheus.yml')]);
-  t.regex(stdout, /SUCCESS/);
-});
+promtoolTest(
+  "docs/operations.md's prometheus.yml for a Prometheus on the gateway is valid",
+  async (t) => {
+    const folder = await tempDir(t);
+    const [config] = await monitoringYaml();
+    t.truthy(config?.includes('scrape_configs:'));
+    await writeFile(join(folder, 'prometheus.yml'), config as string);
+    await copyFile(rulesFile, join(folder, 'tagd-alerts.yml'));
+    const { stdout } = await run(promtoolPath, ['check', 'config', join(folder, 'prometheus.yml')]);
+    t.regex(stdout, /SUCCESS/);
+  },
+);

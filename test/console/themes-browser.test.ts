@@ -1,5 +1,5 @@
 /**
- * Console themes (README "Themes") in headless Chromium against an in-process demo daemon:
+ * Console themes (docs/console.md, "Themes") in headless Chromium against an in-process demo daemon:
  * without a choice the page follows the browser's light or dark setting; the account's choice
  * from the top bar recolours the page at once, is kept with the account across a reload, and
  * axe finds no serious contrast or other violation in any built-in theme. The CSP blocks

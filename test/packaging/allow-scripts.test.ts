@@ -1,5 +1,5 @@
 /**
- * The README's `--allow-scripts` advice for `npm install -g` (Installing, 2b) against what npm
+ * docs/installing.md's `--allow-scripts` advice for `npm install -g` (Installing, 2b) against what npm
  * asks about: the packages of package-lock.json with install scripts (`hasInstallScript`) that
  * a production install gets, and package.json `allowScripts`, which decides each of them.
  */
@@ -29,12 +29,12 @@ async function withInstallScripts(): Promise<Map<string, { dev: boolean }>> {
   return found;
 }
 
-/** The README's paragraph on npm's allowScripts notice in "2b. From the npm tarball". */
-async function readmeParagraph(): Promise<string> {
-  const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
-  const section = readme.slice(
-    readme.indexOf('### 2b. From the npm tarball'),
-    readme.indexOf('### 3. Profile, start, reload, status'),
+/** docs/installing.md's paragraph on npm's allowScripts notice in "2b. From the npm tarball". */
+async function installingParagraph(): Promise<string> {
+  const page = await readFile(join(repoRoot, 'docs/installing.md'), 'utf8');
+  const section = page.slice(
+    page.indexOf('## 2b. From the npm tarball'),
+    page.indexOf('## 3. Profile, start, reload, status'),
   );
   const paragraph = section.split('\n\n').find((part) => part.includes('--allow-scripts='));
   if (!paragraph) throw new Error('no --allow-scripts paragraph in Installing, 2b');
@@ -51,7 +51,7 @@ test('package.json allowScripts decides every package of the lockfile with insta
   );
 });
 
-test("the README's --allow-scripts list allows what allowScripts allows and names every package npm asks about", async (t) => {
+test("docs/installing.md's --allow-scripts list allows what allowScripts allows and names every package npm asks about", async (t) => {
   const manifest = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
     allowScripts: Record<string, boolean>;
   };
@@ -59,7 +59,7 @@ test("the README's --allow-scripts list allows what allowScripts allows and name
   // What a global install of the tarball gets: the production and optional dependencies.
   const asked = [...scripts].filter(([, { dev }]) => !dev).map(([name]) => name);
   t.true(asked.includes('better-sqlite3'));
-  const paragraph = await readmeParagraph();
+  const paragraph = await installingParagraph();
   const list = /--allow-scripts=([^`\s]+)/.exec(paragraph)?.[1]?.split(',') ?? [];
   t.deepEqual(
     [...list].sort(),

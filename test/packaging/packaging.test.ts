@@ -1,5 +1,5 @@
 /**
- * The two install paths of the README's "Installing" section, end to end: `npm pack` makes a
+ * The two install paths of docs/installing.md, end to end: `npm pack` makes a
  * tarball, `npm install -g` of it gives a working `tagd` command, and packaging/build-deb.sh
  * turns the same tarball into a .deb with the unit, sysusers and tmpfiles entries.
  *
@@ -20,6 +20,7 @@ import { gunzipSync } from 'node:zlib';
 import test from 'ava';
 import { version } from '../../src/version.js';
 import { fakeNotifySocket } from '../helpers/fake-notify-socket.js';
+import { brokenLinks } from '../helpers/markdown-links.js';
 import { repoRoot, startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -166,6 +167,10 @@ test.serial(
       'package/systemd/tagd.tmpfiles',
       'package/config/demo.json',
       'package/config/examples/modbus.json',
+      'package/README.md',
+      'package/docs/api.md',
+      'package/docs/errors.md',
+      'package/docs/installing.md',
     ]) {
       t.true(files.includes(file), `${file} is packed`);
     }
@@ -280,6 +285,23 @@ test.serial(
       await readFile(join(repoRoot, 'systemd/tagd.service'), 'utf8'),
     );
     t.is((await run(join(root, 'usr/bin/tagd'), ['--version'])).stdout, `${version}\n`);
+
+    // The documentation, where Debian keeps it, whole: the README and every docs page, with
+    // their links resolving there; none of it left in the app's folder.
+    const doc = join(root, 'usr/share/doc/tagd');
+    const pages = readdirSync(join(repoRoot, 'docs')).filter((name) => name.endsWith('.md'));
+    t.true(pages.includes('installing.md'));
+    for (const name of ['README.md', ...pages.map((page) => `docs/${page}`)]) {
+      t.is(
+        await readFile(join(doc, name), 'utf8'),
+        await readFile(join(repoRoot, name), 'utf8'),
+        name,
+      );
+      t.regex(entry(`./usr/share/doc/tagd/${name}`) ?? '', /^-rw-r--r-- root\/root /, name);
+    }
+    t.deepEqual(brokenLinks(doc, ['README.md', ...pages.map((page) => `docs/${page}`)]), []);
+    t.false(existsSync(join(root, 'usr/lib/tagd/README.md')));
+    t.false(existsSync(join(root, 'usr/lib/tagd/docs')));
 
     // What postinst applies, applied to the unpacked tree: the tagd user in dialout, /etc/tagd.
     await mkdir(join(root, 'etc'), { recursive: true });

@@ -13,7 +13,7 @@ function segments(count: number): string {
   return Array.from({ length: count }, (_, i) => `s${i}`).join('/');
 }
 
-test('the limits are the documented ones (README, tag paths)', (t) => {
+test('the limits are the documented ones (docs/profile.md, tag paths)', (t) => {
   t.is(maxSegments, 16);
   t.is(maxPathLength, 256);
   t.true(segmentPattern.test('Az09_.:-'));

@@ -25,7 +25,7 @@ export const driverReportSchema = z
       .describe('The most recent error seen (kept after recovery), with when it began.'),
     counters: z
       .record(z.string(), z.number())
-      .describe('Running totals the driver keeps (see the driver in the README).'),
+      .describe('Running totals the driver keeps (listed on the page of its driver in docs/).'),
     tagCount: z.int().describe('Tags the driver serves.'),
     tagsByQuality: z
       .object(Object.fromEntries(qualities.map((quality) => [quality, z.int()])))

@@ -32,7 +32,7 @@ export function metricsRoutes(deps: ApiDeps, options: MetricsRouteOptions = {}):
       tag: 'Service',
       summary: 'Metrics in the Prometheus text format',
       description:
-        "Process and Node.js metrics, and tagd's own (`tagd_…`): drivers, tag store, publishers, history, API requests and sign-ins. The README's Monitoring section lists the main series.",
+        "Process and Node.js metrics, and tagd's own (`tagd_…`): drivers, tag store, publishers, history, API requests and sign-ins. The Monitoring section of docs/operations.md lists the main series.",
       access: {
         kind: 'permission',
         permission: 'MetricsView',

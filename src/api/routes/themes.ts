@@ -1,5 +1,5 @@
 /**
- * Console themes (README "Themes"): the list every signed-in account reads, the account's own
+ * Console themes (docs/console.md, "Themes"): the list every signed-in account reads, the account's own
  * choice, the plant's custom themes (`ThemeManage`, saved to the profile's `themes` section),
  * and the stylesheet `/theme.css` that the console and the extension apps load.
  *

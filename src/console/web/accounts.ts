@@ -1,7 +1,7 @@
 /** Facts about accounts the Users & Groups pages share. */
 import type { UserView } from './api-types';
 
-/** The built-in roles (README "Roles"). */
+/** The built-in roles (docs/security.md, "Roles"). */
 export const roleNames = ['Administrators', 'Operators', 'Viewers'] as const;
 
 /** An account's state in words. */

@@ -283,7 +283,7 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
         id="derived-expression"
         label="Expression"
         error={expressionError}
-        hint="Tags in braces, {Line1/Pump/Speed}; {./Name} for a tag of the same driver; functions as the README lists."
+        hint="Tags in braces, {Line1/Pump/Speed}; {./Name} for a tag of the same driver; functions as docs/derived-tags.md lists."
       >
         <textarea
           id="derived-expression"

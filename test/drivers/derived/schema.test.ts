@@ -28,7 +28,7 @@ test('an expression that does not compile is an error at its path, with line and
     {
       path: 'tags.0.expression',
       message:
-        "line 2, column 3: Unknown function 'foo'. Expected one of the functions the README lists.",
+        "line 2, column 3: Unknown function 'foo'. Expected one of the functions docs/derived-tags.md lists.",
     },
   ]);
   t.deepEqual(issues([{ name: 'A', expression: '1 +' }]), [
