@@ -1,10 +1,14 @@
+import { AlarmBanner } from './alarm-banner';
 import { pages } from './pages';
 import { href, route } from './router';
 import { can, session, signOut } from './session';
 import { productName } from './theme';
 import { ThemePicker } from './theme-picker';
 
-/** The top bar: the pages this account may open, who is signed in, the theme, and Sign out. */
+/**
+ * The top bar: the pages this account may open, who is signed in, the theme, Sign out, and the
+ * alarm banner under them.
+ */
 export function NavBar() {
   const current = route.value.segments[0] ?? 'tags';
   return (
@@ -31,6 +35,7 @@ export function NavBar() {
       <button type="button" onClick={() => void signOut()}>
         Sign out
       </button>
+      <AlarmBanner />
     </header>
   );
 }
