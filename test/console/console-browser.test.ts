@@ -650,7 +650,7 @@ if (skipReason) {
     await signIn(viewer, 'watcher', 'watcher first password');
     const nav = viewer.getByRole('navigation', { name: 'Console pages' });
     await nav.getByRole('link', { name: 'Tags' }).waitFor(wait);
-    t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags']);
+    t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Alarms']);
     await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
     await expectAccessible(t, viewer, 'tags page at phone width');
     await shot(viewer, '10-viewer-phone');

@@ -68,7 +68,7 @@ export function AlarmStatisticsReport() {
             {rangeText(Date.parse(data.from), Date.parse(data.to), timeFormats(navigator.language))}
           </p>
           <h2 class="section-title">Alarm rate</h2>
-          <dl class="facts" data-testid="alarm-rate">
+          <dl class="facts stat-facts" data-testid="alarm-rate">
             <div>
               <dt>Alarms shown to operators</dt>
               <dd>
