@@ -735,7 +735,12 @@ if (skipReason) {
       await page.getByRole('button', { name: 'Change password' }).click(wait);
       const nav = page.getByRole('navigation', { name: 'Console pages' });
       await nav.getByRole('link', { name: 'Publishers' }).waitFor(wait);
-      t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Drivers', 'Publishers']);
+      t.deepEqual(await nav.getByRole('link').allInnerTexts(), [
+        'Tags',
+        'Alarms',
+        'Drivers',
+        'Publishers',
+      ]);
 
       await nav.getByRole('link', { name: 'Publishers' }).click(wait);
       const row = page.locator('tr[data-publisher="demo-receiver"]');
