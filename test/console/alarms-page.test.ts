@@ -318,6 +318,30 @@ if (skipReason) {
     );
   });
 
+  test.serial('out of service and back in service, as Administrator, with a comment', async (t) => {
+    t.timeout(120_000);
+    const page = adminPage();
+    const { url } = gateway as ConsoleDaemon;
+    await page.goto(`${url}/#/alarms/alarm/FaultB`, wait);
+    const form = page.getByRole('form', { name: 'Service' });
+    await form
+      .getByLabel('Comment (kept in the journal)')
+      .fill('Drive B isolated for repair', wait);
+    await form.getByRole('button', { name: 'Take out of service' }).click(wait);
+    await page.getByTestId('alarm-state').getByText('Out of service').waitFor(wait);
+    t.is(daemonAlarm('FaultB')?.state, 'OutOfService');
+    await page
+      .locator('.journal-table tr[data-event="OutOfService"]', {
+        hasText: 'Drive B isolated for repair',
+      })
+      .waitFor(wait);
+    // Out of service is left out of the banner's count: TankHigh and FaultA remain.
+    await page.getByRole('region', { name: 'Alarm summary' }).getByText('2 alarms:').waitFor(wait);
+    await form.getByRole('button', { name: 'Put back in service' }).click(wait);
+    await page.getByTestId('alarm-state').getByText('Active, acknowledged').waitFor(wait);
+    t.is(daemonAlarm('FaultB')?.state, 'Acknowledged');
+  });
+
   test.serial(
     'a Viewer sees the alarms, but every action is disabled with the reason',
     async (t) => {

@@ -133,7 +133,8 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
     const trimmed = (key: keyof Texts) => texts[key].trim() || undefined;
     const digital = (): unknown => {
       const typed = texts.value.trim();
-      if (valueType === 'boolean') return typed === '' ? undefined : typed === 'true';
+      // The select shows true until false is chosen.
+      if (valueType === 'boolean') return typed !== 'false';
       if (valueType === 'number') return numberOf(typed);
       return typed === '' ? undefined : texts.value;
     };
@@ -274,12 +275,20 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
               <option value="string">Text</option>
             </select>
           </Field>
-          {input(
-            'value',
-            'Alarm value',
-            valueType === 'boolean'
-              ? 'true or false: the value that is the alarm.'
-              : 'The value that is the alarm.',
+          {valueType === 'boolean' ? (
+            <Field id="def-value" label="Alarm value" error={at('value')}>
+              <select
+                id="def-value"
+                value={texts.value === 'false' ? 'false' : 'true'}
+                aria-describedby={describedBy('def-value', at('value'))}
+                onChange={(event) => setTexts({ ...texts, value: event.currentTarget.value })}
+              >
+                <option value="true">true</option>
+                <option value="false">false</option>
+              </select>
+            </Field>
+          ) : (
+            input('value', 'Alarm value', 'The value that is the alarm.')
           )}
         </>
       ) : null}
