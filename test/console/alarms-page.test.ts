@@ -189,7 +189,18 @@ if (skipReason) {
         .getByRole('link', { name: 'TankHigh: Tank at 150 mm, above 100 mm' })
         .waitFor(wait);
 
-      // On another page too.
+      // On the Tags page too, which still fills the window below the taller top bar exactly.
+      await page.goto(`${url}/#/tags`, wait);
+      await page.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
+      await banner.getByText('1 Urgent').waitFor(wait);
+      const heights = (await page.evaluate(
+        '({ scroll: document.documentElement.scrollHeight, client: document.documentElement.clientHeight })',
+      )) as { scroll: number; client: number };
+      t.true(
+        heights.scroll <= heights.client,
+        `Tags page ${heights.scroll} px high in ${heights.client}`,
+      );
+      // And on another page.
       await page.goto(`${url}/#/drivers`, wait);
       await page.getByRole('heading', { name: 'Drivers', exact: true }).waitFor(wait);
       await banner.getByText('1 Urgent').waitFor(wait);

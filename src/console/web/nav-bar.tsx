@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'preact/hooks';
 import { AlarmBanner } from './alarm-banner';
 import { pages } from './pages';
 import { href, route } from './router';
@@ -11,8 +12,24 @@ import { ThemePicker } from './theme-picker';
  */
 export function NavBar() {
   const current = route.value.segments[0] ?? 'tags';
+  const bar = useRef<HTMLElement>(null);
+  // Its height (it wraps on narrow windows, and the alarm banner adds a row) as the CSS
+  // variable --top-bar-height, so the Tags page fills the window below it exactly.
+  useEffect(() => {
+    const element = bar.current;
+    if (!element) return;
+    const root = document.documentElement;
+    const follow = new ResizeObserver(() =>
+      root.style.setProperty('--top-bar-height', `${element.offsetHeight}px`),
+    );
+    follow.observe(element);
+    return () => {
+      follow.disconnect();
+      root.style.removeProperty('--top-bar-height');
+    };
+  }, []);
   return (
-    <header class="top-bar">
+    <header class="top-bar" ref={bar}>
       <a class="skip-link" href="#main">
         Skip to content
       </a>
