@@ -111,7 +111,7 @@ export function AlarmDetail({ name }: { name: string }) {
                 <span class={`quality quality-${alarm.quality.toLowerCase()}`}>
                   {alarm.quality}
                 </span>
-                {alarm.problem ? ` ${alarm.problem}` : ' data'}
+                {alarm.problem ? `: ${alarm.problem}` : ' data'}
               </dd>
             </div>
             <div>

@@ -33,6 +33,8 @@ let closeStream: (() => void) | undefined;
 let backstop: ReturnType<typeof setInterval> | undefined;
 let reading: Promise<void> | undefined;
 let readAgain = false;
+/** Counts starts: a read begun before the feed stopped (another account's) is dropped. */
+let generation = 0;
 
 /**
  * Starts the feed (or joins it when running).
@@ -54,28 +56,31 @@ export function refreshAlerts(): Promise<void> {
     readAgain = true;
     return reading;
   }
-  reading = (async () => {
+  const started = generation;
+  const current: Promise<void> = (async () => {
     do {
       readAgain = false;
       try {
         const list = await api<AlertView[]>('/api/v2/Alerts');
-        if (users === 0) return;
+        if (users === 0 || generation !== started) return;
         alerts.value = list;
         alertsLoaded.value = true;
         alertsError.value = '';
       } catch (error) {
-        if (users === 0) return;
+        if (users === 0 || generation !== started) return;
         alertsError.value =
           error instanceof ApiError ? error.message : 'The gateway could not be reached.';
       }
-    } while (readAgain && users > 0);
+    } while (readAgain && users > 0 && generation === started);
   })().finally(() => {
-    reading = undefined;
+    if (reading === current) reading = undefined;
   });
-  return reading;
+  reading = current;
+  return current;
 }
 
 function start(): void {
+  generation += 1;
   closeStream = openEventStream('/api/v2/Alerts/Stream', {
     onData: (data) => {
       // The first event ([]) says the stream is open: the list read now misses nothing.
@@ -94,6 +99,8 @@ function start(): void {
 }
 
 function stop(): void {
+  generation += 1;
+  reading = undefined;
   closeStream?.();
   closeStream = undefined;
   if (backstop) clearInterval(backstop);

@@ -68,7 +68,7 @@ function pageQuery(filter: JournalFilter): string {
 }
 
 /** The API's query (`GET /api/v2/Alerts/Journal`) of a filter, without limit and format. */
-export function journalApiQuery(filter: JournalFilter): URLSearchParams {
+function journalApiQuery(filter: JournalFilter): URLSearchParams {
   const query = new URLSearchParams();
   const preset = periods.find((period) => period.id === filter.period);
   if (filter.period === 'custom') {

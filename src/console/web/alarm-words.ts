@@ -30,11 +30,6 @@ export function isAnnunciated(alarm: AlertView): boolean {
   return annunciatedStates.has(alarm.state);
 }
 
-/** Something waits for an operator's acknowledgement. */
-export function needsAcknowledgement(alarm: AlertView): boolean {
-  return !alarm.acknowledged;
-}
-
 /** An alarm value (or limit) with its unit, `—` when it has none. */
 export function alarmValueText(
   value: number | boolean | string | undefined,
