@@ -496,7 +496,7 @@ if (skipReason) {
   );
 
   test.serial(
-    'journal: filter by name and priority; the CSV link exports the same filter',
+    'journal: filter by name, priority, area and period; the CSV link exports the same filter',
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
@@ -551,6 +551,31 @@ if (skipReason) {
         .waitFor({ state: 'detached', ...wait });
       t.deepEqual([...new Set(await names())], ['TankHigh']);
       await expectAccessible(t, page, 'journal, filtered');
+
+      // Area Plant/Line, every priority: the two drives.
+      await page.getByRole('checkbox', { name: 'Urgent' }).uncheck(wait);
+      await page.getByLabel('Area').fill('Plant/Line', wait);
+      await page.getByRole('button', { name: 'Apply filter' }).click(wait);
+      await page.waitForURL(/area=Plant%2FLine/, wait);
+      await table
+        .locator('tbody tr td[data-label="Alarm"] a', { hasText: 'TankHigh' })
+        .first()
+        .waitFor({ state: 'detached', ...wait });
+      t.deepEqual([...new Set(await names())].sort(), ['FaultA', 'FaultB']);
+
+      // A custom period that ended before the gateway started: nothing.
+      await page.getByLabel('Period').selectOption('custom', wait);
+      await page.getByLabel('From', { exact: true }).fill('2020-01-01T00:00', wait);
+      await page.getByLabel('To', { exact: true }).fill('2020-01-02T00:00', wait);
+      await page.getByRole('button', { name: 'Apply filter' }).click(wait);
+      await page.waitForURL(/period=custom/, wait);
+      await page.getByText('No journal entries.').waitFor(wait);
+      t.is(
+        new URL(page.url()).hash.includes(
+          `from=${encodeURIComponent(new Date(2020, 0, 1).toISOString())}`,
+        ),
+        true,
+      );
     },
   );
 
