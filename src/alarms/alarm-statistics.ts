@@ -21,6 +21,11 @@ export const chatterCount = 3;
 export const chatterWindowMs = 60_000;
 /** An alarm active longer than this is stale, ms: 24 h. */
 export const staleAfterMs = 86_400_000;
+/**
+ * Most windows whose counts {@link AlarmStatistics.perWindow} lists (10,000: about 69 days): a
+ * longer period gets the figures without the series, whose size the period alone would set.
+ */
+export const maxSeriesWindows = 10_000;
 
 /** The figures; see the module comment. */
 export interface AlarmStatistics {
@@ -33,6 +38,11 @@ export interface AlarmStatistics {
   byPriority: Record<AlarmPriority, number>;
   /** Activations per 10 minutes: over the whole period, and in the busiest 10-minute window. */
   perTenMinutes: { average: number; peak: number; peakWindowStart?: string };
+  /**
+   * Annunciated activations in each 10-minute window, from the period's start (the console's
+   * chart); absent when the period has more than {@link maxSeriesWindows} windows.
+   */
+  perWindow?: number[];
   /** 10-minute windows of the period (from its start; the last may be partial). */
   windows: number;
   /** Windows with more than 10 activations. */
@@ -123,6 +133,9 @@ export function alarmStatistics(
         ? { peakWindowStart: new Date(fromMs + peakWindow * rateWindowMs).toISOString() }
         : {}),
     },
+    ...(windows <= maxSeriesWindows
+      ? { perWindow: Array.from({ length: windows }, (_, index) => perWindow.get(index) ?? 0) }
+      : {}),
     windows,
     floodWindows,
     floodShare: floodWindows / windows,

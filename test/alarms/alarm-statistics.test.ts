@@ -80,3 +80,18 @@ test('chattering needs 3 activations within 60 s; stale alarms are active over 2
   t.deepEqual(stats.chattering, [{ name: 'Chatty', mostIn60s: 3 }]);
   t.deepEqual(stats.stale, [{ name: 'Old', activeSince: new Date(t0).toISOString() }]);
 });
+
+test('the counts of each 10-minute window, for the chart; none beyond 10,000 windows', (t) => {
+  const stats = alarmStatistics(
+    [activated('A', t0), activated('B', t0 + 1), activated('A', t0 + 25 * minute)],
+    [],
+    t0,
+    t0 + 30 * minute,
+    t0 + 30 * minute,
+  );
+  t.deepEqual(stats.perWindow, [2, 0, 1]);
+  const long = alarmStatistics([], [], t0, t0 + 10_001 * 10 * minute, t0);
+  t.is(long.windows, 10_001);
+  t.is(long.perWindow, undefined);
+  t.is(alarmStatistics([], [], t0, t0 + 10_000 * 10 * minute, t0).perWindow?.length, 10_000);
+});

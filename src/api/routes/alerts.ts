@@ -21,7 +21,7 @@ import {
 } from '../../alarms/alarm-schema.js';
 import type { AlarmService, StreamedTransition } from '../../alarms/alarm-service.js';
 import { alarmEvents, alarmStates } from '../../alarms/alarm-state.js';
-import { alarmStatistics } from '../../alarms/alarm-statistics.js';
+import { alarmStatistics, maxSeriesWindows } from '../../alarms/alarm-statistics.js';
 import type { AlarmView } from '../../alarms/alarm-view.js';
 import { journalCsv } from '../../alarms/journal-csv.js';
 import type { Principal } from '../../auth/account-service.js';
@@ -277,6 +277,12 @@ const statisticsSchema = z
       peak: z.int(),
       peakWindowStart: z.string().optional(),
     }),
+    perWindow: z
+      .array(z.int())
+      .optional()
+      .describe(
+        `Activations in each 10-minute window, from the period's start; absent when the period has more than ${maxSeriesWindows} windows.`,
+      ),
     windows: z.int().describe('10-minute windows of the period, from its start.'),
     floodWindows: z.int().describe('Windows with more than 10 activations.'),
     floodShare: z.number().describe('Share of the windows in flood, 0–1.'),

@@ -225,3 +225,118 @@ export interface DerivedTagEntry {
   trigger?: unknown;
   deadband?: number;
 }
+
+/** An alarm's priority, lowest first. */
+export const alarmPriorities = ['Low', 'Medium', 'High', 'Urgent'] as const;
+/** An alarm's priority. */
+export type AlarmPriority = (typeof alarmPriorities)[number];
+
+/** The states an alarm shows (ISA-18.2; an overlay takes precedence). */
+export const alarmStates = [
+  'Normal',
+  'Unacknowledged',
+  'Acknowledged',
+  'ReturnedUnacknowledged',
+  'Shelved',
+  'Suppressed',
+  'OutOfService',
+] as const;
+/** A state an alarm shows. */
+export type AlarmState = (typeof alarmStates)[number];
+
+/** An alarm as `GET /api/v2/Alerts` lists it (`Alert`). */
+export interface AlertView {
+  name: string;
+  condition: string;
+  source?: string;
+  priority: AlarmPriority;
+  severity: number;
+  area?: string;
+  state: AlarmState;
+  active: boolean;
+  acknowledged: boolean;
+  activeSince?: string;
+  changedAt?: string;
+  value?: number | boolean | string;
+  limit?: number | boolean | string;
+  unit?: string;
+  message: string;
+  shelve?: {
+    kind: 'Timed' | 'OneShot';
+    since: string;
+    until: string;
+    account?: string;
+    reason?: string;
+  };
+  suppressed: boolean;
+  outOfService: boolean;
+  quality: Quality;
+  problem?: string;
+}
+
+/** One transition of the journal and the stream (`AlertTransition`). */
+export interface AlertTransition {
+  seq?: number;
+  /** Epoch ms. */
+  time: number;
+  name: string;
+  event: string;
+  from: AlarmState;
+  to: AlarmState;
+  active: boolean;
+  acknowledged: boolean;
+  value?: number | boolean | string;
+  limit?: number | boolean | string;
+  account?: string;
+  comment?: string;
+  priority: AlarmPriority;
+  severity: number;
+  area?: string;
+  message: string;
+}
+
+/** What `POST /api/v2/Alerts/Acknowledge` answers (`AlertBulkAcknowledgeResult`). */
+export interface BulkAcknowledgeResult {
+  results: { name: string; status: number; code?: string; detail?: string }[];
+}
+
+/** An alarm definition (`AlarmDefinition`), as the profile holds it. */
+export interface AlarmDefinition {
+  name: string;
+  source?: string;
+  condition: string;
+  limit?: number;
+  deadband?: number;
+  setpoint?: number | string;
+  value?: boolean | number | string;
+  expression?: string;
+  onDelayMs?: number;
+  offDelayMs?: number;
+  priority?: AlarmPriority;
+  severity?: number;
+  area?: string;
+  message?: string;
+  latching?: boolean;
+  reAlarmAfterMs?: number;
+  suppressWhen?: string;
+  maxShelveMinutes?: number;
+  enabled?: boolean;
+}
+
+/** What `GET /api/v2/Alerts/Statistics` answers (`AlertStatistics`). */
+export interface AlertStatistics {
+  from: string;
+  to: string;
+  activations: number;
+  byPriority: Record<AlarmPriority, number>;
+  perTenMinutes: { average: number; peak: number; peakWindowStart?: string };
+  /** Activations in each 10-minute window from `from` (absent for very long periods). */
+  perWindow?: number[];
+  windows: number;
+  floodWindows: number;
+  floodShare: number;
+  mostFrequent: { name: string; activations: number }[];
+  chattering: { name: string; mostIn60s: number }[];
+  stale: { name: string; activeSince: string }[];
+  shelved: { actions: number; now: number };
+}

@@ -1,3 +1,4 @@
+import { AlarmsPage } from './alarms-page';
 import { CollectionsPage } from './collections-page';
 import { DriversPage } from './drivers-page';
 import { NavBar } from './nav-bar';
@@ -37,6 +38,8 @@ export function App() {
           <p class="notice">This account holds no permission the console can show.</p>
         ) : page.id === 'tags' ? (
           <TagsPage />
+        ) : page.id === 'alarms' ? (
+          <AlarmsPage />
         ) : page.id === 'drivers' ? (
           <DriversPage />
         ) : page.id === 'publishers' ? (

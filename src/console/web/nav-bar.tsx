@@ -1,14 +1,35 @@
+import { useEffect, useRef } from 'preact/hooks';
+import { AlarmBanner } from './alarm-banner';
 import { pages } from './pages';
 import { href, route } from './router';
 import { can, session, signOut } from './session';
 import { productName } from './theme';
 import { ThemePicker } from './theme-picker';
 
-/** The top bar: the pages this account may open, who is signed in, the theme, and Sign out. */
+/**
+ * The top bar: the pages this account may open, who is signed in, the theme, Sign out, and the
+ * alarm banner under them.
+ */
 export function NavBar() {
   const current = route.value.segments[0] ?? 'tags';
+  const bar = useRef<HTMLElement>(null);
+  // Its height (it wraps on narrow windows, and the alarm banner adds a row) as the CSS
+  // variable --top-bar-height, so the Tags page fills the window below it exactly.
+  useEffect(() => {
+    const element = bar.current;
+    if (!element) return;
+    const root = document.documentElement;
+    const follow = new ResizeObserver(() =>
+      root.style.setProperty('--top-bar-height', `${element.offsetHeight}px`),
+    );
+    follow.observe(element);
+    return () => {
+      follow.disconnect();
+      root.style.removeProperty('--top-bar-height');
+    };
+  }, []);
   return (
-    <header class="top-bar">
+    <header class="top-bar" ref={bar}>
       <a class="skip-link" href="#main">
         Skip to content
       </a>
@@ -31,6 +52,7 @@ export function NavBar() {
       <button type="button" onClick={() => void signOut()}>
         Sign out
       </button>
+      <AlarmBanner />
     </header>
   );
 }

@@ -2,11 +2,12 @@
  * Live tag values from `GET /api/v2/Tags/Stream` (server-sent events): the first events carry
  * every matching sample, each later one a store batch. Samples land in a plain Map (10,000 tags
  * must not mean 10,000 signals); the page re-renders once per animation frame at most, through
- * {@link feedTick}, however fast batches arrive.
+ * {@link feedTick}, however fast batches arrive. Session renewal and reconnection:
+ * event-stream.ts.
  */
 import { signal } from '@preact/signals';
-import { endSession, renewSession } from './api-client';
 import type { Sample } from './api-types';
+import { openEventStream } from './event-stream';
 
 /** Latest sample per tag path. */
 export const samples = new Map<string, Sample>();
@@ -20,12 +21,10 @@ export const feedTick = signal(0);
 /** Connection state shown to the user. */
 export const feedState = signal<'connecting' | 'live' | 'reconnecting' | 'stopped'>('stopped');
 
-let source: EventSource | undefined;
+let closeStream: (() => void) | undefined;
 let users = 0;
 let frame = 0;
 let pathsChanged = false;
-let retryTimer: ReturnType<typeof setTimeout> | undefined;
-let retryDelayMs = 1_000;
 
 /**
  * Starts the feed (or joins it when already running).
@@ -41,47 +40,19 @@ export function joinFeed(): () => void {
 }
 
 function connect(): void {
-  feedState.value = source ? 'reconnecting' : 'connecting';
-  const stream = new EventSource(`/api/v2/Tags/Stream?pattern=${encodeURIComponent('**')}`);
-  source = stream;
-  stream.onopen = () => {
-    feedState.value = 'live';
-    retryDelayMs = 1_000;
-  };
-  stream.onmessage = (event: MessageEvent<string>) => {
-    let batch: Sample[];
-    try {
-      batch = JSON.parse(event.data) as Sample[];
-    } catch {
-      return;
-    }
-    for (const sample of batch) {
-      if (!samples.has(sample.fullTagId)) pathsChanged = true;
-      samples.set(sample.fullTagId, sample);
-    }
-    if (frame === 0) frame = requestAnimationFrame(publish);
-  };
-  stream.onerror = () => {
-    if (source !== stream) return;
-    // Not live from here until the next open, whatever happens next.
-    feedState.value = 'reconnecting';
-    // EventSource retries a dropped stream by itself; a refused one (401 once the access
-    // cookie expired, a restart) is CLOSED: renew the session, then connect again.
-    if (stream.readyState !== EventSource.CLOSED) return;
-    retryTimer = setTimeout(async () => {
-      retryTimer = undefined;
-      if (users === 0 || source !== stream) return;
-      // Refused: the sign-in is over (signed out elsewhere, disabled, expired): back to sign-in.
-      // Unreachable (a restart): keep trying on the growing delay.
-      if ((await renewSession()) === 'refused') {
-        disconnect();
-        endSession();
-        return;
+  closeStream = openEventStream(`/api/v2/Tags/Stream?pattern=${encodeURIComponent('**')}`, {
+    onData: (data) => {
+      if (!Array.isArray(data)) return;
+      for (const sample of data as Sample[]) {
+        if (!samples.has(sample.fullTagId)) pathsChanged = true;
+        samples.set(sample.fullTagId, sample);
       }
-      if (users > 0 && source === stream) connect();
-    }, retryDelayMs);
-    retryDelayMs = Math.min(retryDelayMs * 2, 10_000);
-  };
+      if (frame === 0) frame = requestAnimationFrame(publish);
+    },
+    onState: (state) => {
+      feedState.value = state;
+    },
+  });
 }
 
 function publish(): void {
@@ -94,10 +65,8 @@ function publish(): void {
 }
 
 function disconnect(): void {
-  source?.close();
-  source = undefined;
-  if (retryTimer) clearTimeout(retryTimer);
-  retryTimer = undefined;
+  closeStream?.();
+  closeStream = undefined;
   feedState.value = 'stopped';
 }
 

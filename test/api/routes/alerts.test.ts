@@ -442,6 +442,14 @@ test('statistics: rates per 10 minutes, floods, most frequent, chattering, stale
     ['Door'],
   );
   t.is((response.json.floodShare as number).toFixed(4), (1 / 156).toFixed(4));
+  // The series of the console's chart: one count per window, summing to the activations.
+  const perWindow = response.json.perWindow as number[];
+  t.is(perWindow.length, 156);
+  t.is(
+    perWindow.reduce((sum, count) => sum + count, 0),
+    13,
+  );
+  t.is(Math.max(...perWindow), 13);
   const reversed = await call('/Statistics?from=now&to=now-1h', { token });
   t.is(reversed.status, 400);
 });
