@@ -231,7 +231,7 @@ function isBreakOrDelimiter(text: string, index: number, delimiter: string): boo
 
 /** Writes records as RFC 4180 CSV: CRLF line ends, fields quoted when they need it. */
 export function serializeCsv(records: readonly (readonly string[])[]): string {
-  return records.map((record) => record.map(quoteField).join(',')).join('\r\n') + '\r\n';
+  return `${records.map((record) => record.map(quoteField).join(',')).join('\r\n')}\r\n`;
 }
 
 function quoteField(field: string): string {
