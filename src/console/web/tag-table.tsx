@@ -80,128 +80,134 @@ export function TagTable({ columns, rows, onChange, errors }: TagTableProps) {
     );
   return (
     <div class="tag-editor">
-      <div class="table-wrap">
-        <table class="tag-table">
-          <caption class="visually-hidden">Tags of the driver, one row per tag</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              {columns.map((column) => (
-                <th scope="col" key={column.key} title={column.hint}>
-                  {column.key}
-                </th>
-              ))}
-              <th scope="col">
-                <span class="visually-hidden">Remove</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((row, offset) => {
-              const index = current * pageSize + offset;
-              const rowError = errors[`tags[${index}]`];
-              const tagName = row.cells.name || `row ${index + 1}`;
-              return (
-                <tr key={row.id} data-row={index}>
-                  <th scope="row">
-                    {index + 1}
-                    {rowError ? (
-                      <p class="field-error" role="alert">
-                        {rowError}
-                      </p>
-                    ) : null}
+      {rows.length === 0 ? (
+        <p>No tags yet: add them one by one or import a CSV file.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="tag-table">
+            <caption class="visually-hidden">Tags of the driver, one row per tag</caption>
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                {columns.map((column) => (
+                  <th scope="col" key={column.key} title={column.hint}>
+                    {column.key}
                   </th>
-                  {columns.map((column) => {
-                    const path = `tags[${index}].${column.key}`;
-                    const error = errors[path];
-                    const id = `tag-${row.id}-${column.key}`;
-                    const common = {
-                      id,
-                      'aria-label': `${column.key} of ${tagName}`,
-                      'aria-invalid': error ? true : undefined,
-                      'aria-describedby': error ? `${id}-error` : undefined,
-                    };
-                    const text = row.cells[column.key] ?? '';
-                    return (
-                      <td key={column.key} class={error ? 'invalid' : undefined}>
-                        {column.kind === 'enum' ? (
-                          <select
-                            {...common}
-                            value={text}
-                            onChange={(event) =>
-                              set(row.id, column.key, (event.target as HTMLSelectElement).value)
-                            }
-                          >
-                            <option value="">
-                              {column.defaultValue === undefined
-                                ? '—'
-                                : `(${String(column.defaultValue)})`}
-                            </option>
-                            {(column.options ?? []).map((option) => (
-                              <option key={option} value={option}>
-                                {option}
+                ))}
+                <th scope="col">
+                  <span class="visually-hidden">Remove</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((row, offset) => {
+                const index = current * pageSize + offset;
+                const rowError = errors[`tags[${index}]`];
+                const tagName = row.cells.name || `row ${index + 1}`;
+                return (
+                  <tr key={row.id} data-row={index}>
+                    <th scope="row">
+                      {index + 1}
+                      {rowError ? (
+                        <p class="field-error" role="alert">
+                          {rowError}
+                        </p>
+                      ) : null}
+                    </th>
+                    {columns.map((column) => {
+                      const path = `tags[${index}].${column.key}`;
+                      const error = errors[path];
+                      const id = `tag-${row.id}-${column.key}`;
+                      const common = {
+                        id,
+                        'aria-label': `${column.key} of ${tagName}`,
+                        'aria-invalid': error ? true : undefined,
+                        'aria-describedby': error ? `${id}-error` : undefined,
+                      };
+                      const text = row.cells[column.key] ?? '';
+                      return (
+                        <td key={column.key} class={error ? 'invalid' : undefined}>
+                          {column.kind === 'enum' ? (
+                            <select
+                              {...common}
+                              value={text}
+                              onChange={(event) =>
+                                set(row.id, column.key, (event.target as HTMLSelectElement).value)
+                              }
+                            >
+                              <option value="">
+                                {column.defaultValue === undefined
+                                  ? '—'
+                                  : `(${String(column.defaultValue)})`}
                               </option>
-                            ))}
-                          </select>
-                        ) : column.kind === 'boolean' ? (
-                          <input
-                            {...common}
-                            type="checkbox"
-                            checked={text === 'true'}
-                            onChange={(event) =>
-                              set(
-                                row.id,
-                                column.key,
-                                (event.target as HTMLInputElement).checked ? 'true' : '',
-                              )
-                            }
-                          />
-                        ) : (
-                          <input
-                            {...common}
-                            class={
-                              column.kind === 'text' || column.kind === 'list'
-                                ? 'cell-text'
-                                : 'cell-number'
-                            }
-                            inputMode={
-                              column.kind === 'int' || column.kind === 'number'
-                                ? 'decimal'
-                                : undefined
-                            }
-                            value={text}
-                            placeholder={
-                              column.defaultValue === undefined
-                                ? undefined
-                                : String(column.defaultValue)
-                            }
-                            onInput={(event) =>
-                              set(row.id, column.key, (event.target as HTMLInputElement).value)
-                            }
-                          />
-                        )}
-                        {error ? (
-                          <p id={`${id}-error`} class="field-error">
-                            {error}
-                          </p>
-                        ) : null}
-                      </td>
-                    );
-                  })}
-                  <td>
-                    <button
-                      type="button"
-                      onClick={() => onChange(rows.filter((candidate) => candidate.id !== row.id))}
-                    >
-                      Remove<span class="visually-hidden"> {tagName}</span>
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+                              {(column.options ?? []).map((option) => (
+                                <option key={option} value={option}>
+                                  {option}
+                                </option>
+                              ))}
+                            </select>
+                          ) : column.kind === 'boolean' ? (
+                            <input
+                              {...common}
+                              type="checkbox"
+                              checked={text === 'true'}
+                              onChange={(event) =>
+                                set(
+                                  row.id,
+                                  column.key,
+                                  (event.target as HTMLInputElement).checked ? 'true' : '',
+                                )
+                              }
+                            />
+                          ) : (
+                            <input
+                              {...common}
+                              class={
+                                column.kind === 'text' || column.kind === 'list'
+                                  ? 'cell-text'
+                                  : 'cell-number'
+                              }
+                              inputMode={
+                                column.kind === 'int' || column.kind === 'number'
+                                  ? 'decimal'
+                                  : undefined
+                              }
+                              value={text}
+                              placeholder={
+                                column.defaultValue === undefined
+                                  ? undefined
+                                  : String(column.defaultValue)
+                              }
+                              onInput={(event) =>
+                                set(row.id, column.key, (event.target as HTMLInputElement).value)
+                              }
+                            />
+                          )}
+                          {error ? (
+                            <p id={`${id}-error`} class="field-error">
+                              {error}
+                            </p>
+                          ) : null}
+                        </td>
+                      );
+                    })}
+                    <td>
+                      <button
+                        type="button"
+                        onClick={() =>
+                          onChange(rows.filter((candidate) => candidate.id !== row.id))
+                        }
+                      >
+                        Remove<span class="visually-hidden"> {tagName}</span>
+                      </button>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
       <div class="actions">
         <button
           type="button"
