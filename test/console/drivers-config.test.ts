@@ -273,7 +273,50 @@ if (skipReason) {
       await card.getByRole('button', { name: 'Confirm: delete Press and its tags' }).click(wait);
       await page.getByText('Press was deleted.').waitFor(wait);
       t.false((await savedDrivers()).some((d) => d.name === 'Press'));
+
+      // An Operator (DriverView, not DriverManage) reads the drivers; each button says why not.
+      const created = (await page.evaluate(
+        `fetch('/api/v2/Users', {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            'X-CSRF-Token': decodeURIComponent(document.cookie.split('tagd_csrf=')[1]?.split(';')[0] ?? ''),
+          },
+          body: JSON.stringify({ username: 'ops', password: 'ops long password', roles: ['Operators'] }),
+        }).then((response) => response.status)`,
+      )) as number;
+      t.is(created, 201);
       await context.close();
+      const opsContext = await (browser as Browser).newContext({
+        viewport: { width: 1366, height: 768 },
+      });
+      const ops = await opsContext.newPage();
+      await ops.goto(`${url}/`, { waitUntil: 'load', ...wait });
+      await ops.getByLabel('Username').fill('ops', wait);
+      await ops.getByLabel('Password', { exact: true }).fill('ops long password', wait);
+      await ops.getByRole('button', { name: 'Sign in' }).click(wait);
+      await ops.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
+      await ops.goto(`${url}/#/drivers`, wait);
+      const reason = 'Changing drivers needs the DriverManage permission (Administrators).';
+      const add = ops.getByRole('button', { name: 'Add driver' });
+      await add.waitFor(wait);
+      t.true(await add.isDisabled());
+      t.is(
+        await ops.locator(`#${await add.getAttribute('aria-describedby')}`).textContent(),
+        reason,
+      );
+      const demoCard = ops.getByRole('article', { name: /^Demo/ });
+      await demoCard.getByText('Running').waitFor(wait);
+      for (const name of ['Edit Demo', 'Stop Demo', 'Delete Demo']) {
+        const button = demoCard.getByRole('button', { name });
+        t.true(await button.isDisabled(), name);
+        const described = await button.getAttribute('aria-describedby');
+        t.is(await ops.locator(`#${described}`).textContent(), reason, name);
+      }
+      // No endpoint for a DriverView account: the API shows it no configuration.
+      t.is(await demoCard.getByTestId('driver-endpoint').count(), 0);
+      await expectAccessible(t, ops, 'the Drivers page of an Operator');
+      await opsContext.close();
     },
   );
 }
