@@ -29,6 +29,7 @@ import {
 } from '../../profile/secret-fields.js';
 import { formatPath, validateProfile } from '../../profile/validate-profile.js';
 import type { ReloadSummary } from '../../reload/profile-reloader.js';
+import { tagColumns, tagsToCsv } from '../../tags/tag-csv.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { refuseStateDirFiles } from '../state-dir-guard.js';
@@ -234,6 +235,35 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       responses: { 200: { description: 'The entry.', schema: driverEntrySchema } },
       problems: [404],
       handle: ({ params }) => maskSecrets(driverConfigSchema, entryOf(params.name)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${basePath}/{name}/Tags.csv`,
+      operationId: 'getDriverTagsCsv',
+      tag,
+      summary: "A driver's tag list as CSV",
+      description:
+        "The tags of a Modbus, OPC UA or simulator driver's entry as `text/csv` (RFC 4180, UTF-8, CRLF): a header row of the type's tag fields, one row per tag, empty for a field not set; text a spreadsheet would run as a formula starts with an apostrophe. The console imports this format (docs/console-configuration.md lists the columns); to change the tags, PUT the entry. A CAN or derived-tag driver has no tag list here (404).",
+      access,
+      params: nameParams,
+      responses: {
+        200: {
+          description: 'The tag list (`text/csv`).',
+          schema: z.string().meta({ id: 'DriverTagsCsv' }),
+        },
+      },
+      problems: [404],
+      handle: ({ context, params }) => {
+        const entry = entryOf(params.name) as { type: string; tags?: unknown };
+        if (!tagColumns[entry.type] || !Array.isArray(entry.tags)) {
+          throw new NotFoundError(
+            `The ${entry.type} driver '${params.name.slice(0, 300)}' has no tag list to give as CSV.`,
+          );
+        }
+        context.type = 'text/csv; charset=utf-8';
+        context.set('Content-Disposition', `attachment; filename="${params.name}-tags.csv"`);
+        return tagsToCsv(entry.type, entry.tags as Record<string, unknown>[]);
+      },
     }),
     defineRoute({
       method: 'put',

@@ -1,4 +1,5 @@
 import { useSignal } from '@preact/signals';
+import { tagColumns } from '../../tags/tag-csv';
 import { ApiError, api } from './api-client';
 import {
   driverSettings,
@@ -9,7 +10,6 @@ import {
 } from './driver-fields';
 import { describedBy, Field } from './field';
 import { fieldErrorsOf, formMessage } from './form-errors';
-import { tagColumns } from './tag-csv';
 import {
   downloadTagsCsv,
   type ImportPreview,

@@ -3,7 +3,7 @@
  * check of the result (POST /api/v2/DriverConfigurations/Check, which saves nothing), and the
  * preview of what would change; and the CSV export of a tag list as a download.
  */
-import { ApiError, api } from './api-client';
+
 import {
   type CsvProblem,
   csvToTags,
@@ -13,7 +13,8 @@ import {
   type TagDiff,
   type TagEntry,
   tagsToCsv,
-} from './tag-csv';
+} from '../../tags/tag-csv';
+import { ApiError, api } from './api-client';
 
 /** What an import would do, before anything is applied. */
 export interface ImportPreview {

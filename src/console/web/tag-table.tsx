@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { cellText, cellValue, type TagColumn, type TagEntry } from './tag-csv';
+import { cellText, cellValue, type TagColumn, type TagEntry } from '../../tags/tag-csv';
 
 /** One row of the tag table: the text of each cell, and the tag it was made from. */
 export interface TagRow {

@@ -310,3 +310,42 @@ test('DriverConfigurations lists every entry, disabled ones too; Check validates
   t.is(await readFile(profileFile, 'utf8'), saved, 'a check saves nothing');
   t.is((await request('/api/v2/Drivers/Stamp')).status, 404, 'and starts nothing');
 });
+
+test("GET Drivers/{name}/Tags.csv answers the tag list as RFC 4180 CSV, the console's import format", async (t) => {
+  const { request, url, admin, operator } = await managedDaemon(t);
+  const line = {
+    type: 'modbus',
+    name: 'Line',
+    enabled: false,
+    transport: { kind: 'tcp', host: '127.0.0.1', port: 1502 },
+    tags: [
+      {
+        name: 'Oven/Temp',
+        table: 'holdingRegister',
+        address: 4,
+        type: 'float32',
+        order: 'CDAB',
+        unit: '°C',
+        description: 'Zone 1, "front"',
+      },
+    ],
+  };
+  t.is((await request('/api/v2/Drivers', { method: 'POST', body: line })).status, 201);
+  const csv = (name: string, token = admin) =>
+    fetch(`${url}/api/v2/Drivers/${name}/Tags.csv`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+  const answer = await csv('Line');
+  t.is(answer.status, 200);
+  t.is(answer.headers.get('content-type'), 'text/csv; charset=utf-8');
+  t.is(
+    await answer.text(),
+    'name,table,address,type,bit,length,order,unitId,scale,offset,unit,description,pollIntervalMs,deadband,writable,writeMin,writeMax\r\n' +
+      'Oven/Temp,holdingRegister,4,float32,,,CDAB,,1,0,°C,"Zone 1, ""front""",,,,,\r\n',
+  );
+  t.is((await csv('Line', operator)).status, 403);
+  const can = await csv('Vehicle');
+  t.is(can.status, 404);
+  t.regex(((await can.json()) as { detail: string }).detail, /has no tag list/);
+  t.is((await csv('Nothing')).status, 404);
+});

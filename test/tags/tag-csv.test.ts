@@ -6,7 +6,7 @@ import {
   parseCsv,
   serializeCsv,
   tagsToCsv,
-} from '../../src/console/web/tag-csv.js';
+} from '../../src/tags/tag-csv.js';
 
 const modbusTags = [
   {
@@ -177,4 +177,24 @@ test('simulator string values are a | list; fields without a column are kept on 
     [{ name: 'A', table: 'coil', address: 2 }],
   );
   t.deepEqual(merged, [{ futureField: 3, name: 'A', table: 'coil', address: 2 }]);
+});
+
+test('text a spreadsheet would run as a formula is exported with an apostrophe, imported without', (t) => {
+  const tags = [
+    { name: 'A', table: 'coil', address: 1, description: '=HYPERLINK("http://x")', unit: '-' },
+    { name: 'B', table: 'holdingRegister', address: 2, offset: -40, description: "'quoted'" },
+  ];
+  const csv = tagsToCsv('modbus', tags);
+  t.true(csv.includes(`"'=HYPERLINK(""http://x"")"`), csv);
+  t.true(csv.includes(",'-,"), 'the unit - too');
+  t.true(csv.includes(',-40,'), 'numbers are not text: no apostrophe');
+  const read = csvToTags('modbus', csv);
+  t.deepEqual(read.problems, []);
+  t.deepEqual(
+    read.tags.map((tag) => [tag.description, tag.unit, tag.offset]),
+    [
+      ['=HYPERLINK("http://x")', '-', undefined],
+      ["'quoted'", undefined, -40],
+    ],
+  );
 });

@@ -5,7 +5,7 @@
  * `;` delimiter (Excel in locales with a decimal comma) are accepted on import. Also the diff
  * between the tags a driver has and the tags a CSV file would give it, for the import preview.
  *
- * Pure (no DOM, no fetch): the console imports it and the unit tests run it in Node.
+ * Pure (no DOM, no I/O): the console and the API (`GET /api/v2/Drivers/{name}/Tags.csv`) share it.
  */
 
 /** How a column's text becomes a value. Empty text always means "not set". */
@@ -238,11 +238,21 @@ function quoteField(field: string): string {
   return /[",\r\n;]|^\s|\s$/.test(field) ? `"${field.replaceAll('"', '""')}"` : field;
 }
 
-/** The text of a value in a cell of a column (empty for not set). */
+// Text a spreadsheet would run as a formula: = + - @, tab or carriage return first.
+const formulaStart = /^[=+\-@\t\r]/;
+
+/**
+ * The text of a value in a cell of a column (empty for not set). Text that a spreadsheet would
+ * run as a formula gets a leading apostrophe (OWASP "CSV injection"), which {@link cellValue}
+ * takes off again: a description typed as `=HYPERLINK(…)` stays text on the way through Excel.
+ */
 export function cellText(column: TagColumn, value: unknown): string {
   if (value === undefined || value === null) return '';
-  if (column.kind === 'list' && Array.isArray(value)) return value.map(String).join('|');
-  return String(value);
+  const text =
+    column.kind === 'list' && Array.isArray(value) ? value.map(String).join('|') : String(value);
+  return (column.kind === 'text' || column.kind === 'list') && formulaStart.test(text)
+    ? `'${text}`
+    : text;
 }
 
 /**
@@ -253,8 +263,15 @@ export function cellValue(
   column: TagColumn,
   raw: string,
 ): { value: unknown } | { message: string } {
-  const text = raw.trim();
-  if (text === '') return { value: undefined };
+  const trimmed = raw.trim();
+  if (trimmed === '') return { value: undefined };
+  // The apostrophe cellText put before formula-like text goes again.
+  const text =
+    (column.kind === 'text' || column.kind === 'list') &&
+    trimmed.startsWith("'") &&
+    formulaStart.test(trimmed.slice(1))
+      ? trimmed.slice(1)
+      : trimmed;
   switch (column.kind) {
     case 'text':
       // Text keeps its inner spaces; only the padding a spreadsheet may add goes.
