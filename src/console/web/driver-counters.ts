@@ -81,3 +81,26 @@ export function counterLines(
     return { key, label, text, total };
   });
 }
+
+/** A driver's counters at its last two polls. */
+export interface CounterHistory {
+  last: CounterSnapshot;
+  before?: CounterSnapshot;
+}
+
+/**
+ * Records one poll of every driver's counters, at `at` (ms): the last snapshot becomes the base
+ * of the rate, so a total that stopped moving reads 0/s at the next poll, not its old rate.
+ * Drivers the poll no longer lists are forgotten.
+ */
+export function recordPoll(
+  history: Map<string, CounterHistory>,
+  counters: ReadonlyMap<string, Record<string, number>>,
+  at: number,
+): void {
+  for (const name of [...history.keys()]) if (!counters.has(name)) history.delete(name);
+  for (const [name, values] of counters) {
+    const known = history.get(name);
+    history.set(name, { last: { at, counters: values }, ...(known ? { before: known.last } : {}) });
+  }
+}

@@ -3,7 +3,7 @@ import { useRef } from 'preact/hooks';
 import { api, encodePath } from './api-client';
 import type { DriverView } from './api-types';
 import { DerivedTagsSection } from './derived-tags';
-import { type CounterSnapshot, counterLines } from './driver-counters';
+import { type CounterHistory, counterLines, recordPoll } from './driver-counters';
 import { driverEndpoint } from './driver-endpoint';
 import { driverTypeNames } from './driver-fields';
 import { commandMessage, DriverForm } from './driver-form';
@@ -87,20 +87,14 @@ function DriverList() {
   const message = useSignal('');
   const confirming = useSignal('');
   const busy = useSignal('');
-  // The previous poll's counters of each driver, for the rates.
-  const snapshots = useRef(new Map<string, { last: CounterSnapshot; before?: CounterSnapshot }>());
-  const now = Date.now();
-  for (const card of drivers.data ?? []) {
-    if (!card.report) continue;
-    const known = snapshots.current.get(card.name);
-    const counters = card.report.counters;
-    if (!known || JSON.stringify(known.last.counters) !== JSON.stringify(counters)) {
-      // A new poll's numbers (or the first): the old ones become the base of the rate.
-      snapshots.current.set(card.name, {
-        last: { at: now, counters },
-        ...(known ? { before: known.last } : {}),
-      });
-    }
+  // Each driver's counters at the last two polls, for the rates; recorded once per poll.
+  const history = useRef(new Map<string, CounterHistory>());
+  const recorded = useRef<DriverCard[] | undefined>(undefined);
+  if (drivers.data && drivers.data !== recorded.current) {
+    recorded.current = drivers.data;
+    const polled = new Map<string, Record<string, number>>();
+    for (const card of drivers.data) if (card.report) polled.set(card.name, card.report.counters);
+    recordPoll(history.current, polled, Date.now());
   }
 
   const run = async (card: DriverCard, what: 'enable' | 'disable' | 'delete') => {
@@ -167,7 +161,7 @@ function DriverList() {
             const disabled = card.entry?.enabled === false;
             const state = disabled ? 'Disabled' : (report?.state ?? 'Stopped');
             const lastError = report?.lastError;
-            const counters = snapshots.current.get(card.name);
+            const counters = history.current.get(card.name);
             const lines = report && counters ? counterLines(counters.last, counters.before) : [];
             const derived = card.type === 'derived';
             // Why a button may not be used here, or '' when it may.
