@@ -8,6 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumSkipReason } from '../helpers/chromium.js';
@@ -68,6 +69,22 @@ async function expectAccessible(t: ExecutionContext, page: Page, where: string):
   await page.setViewportSize({ width: 1366, height: 768 });
 }
 
+let adminSignedIn = false;
+
+/** Signs `admin` in: the first time with the forced password change, then with the new one. */
+async function signInAdmin(page: Page): Promise<void> {
+  if (!adminSignedIn) {
+    await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+    adminSignedIn = true;
+    return;
+  }
+  await page.goto(`${(gateway as ConsoleDaemon).url}/`, { waitUntil: 'load', ...wait });
+  await page.getByLabel('Username').fill('admin', wait);
+  await page.getByLabel('Password', { exact: true }).fill(adminPassword, wait);
+  await page.getByRole('button', { name: 'Sign in' }).click(wait);
+  await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
+}
+
 type DriverEntry = { name: string; tags: { name: string; unit?: string }[] };
 
 /** The drivers of the profile file, as the gateway saved it. */
@@ -112,7 +129,7 @@ if (skipReason) {
         acceptDownloads: true,
       });
       const page = await context.newPage();
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      await signInAdmin(page);
       await page.goto(`${url}/#/drivers`, wait);
       // The demo's simulator: its endpoint and counters as words with units.
       const demo = page.getByRole('article', { name: /^Demo/ });
@@ -317,6 +334,112 @@ if (skipReason) {
       t.is(await demoCard.getByTestId('driver-endpoint').count(), 0);
       await expectAccessible(t, ops, 'the Drivers page of an Operator');
       await opsContext.close();
+    },
+  );
+
+  test.serial(
+    'a simulator with tags typed into the table, a CAN replay and an OPC UA driver: each added, shown with its endpoint, edited, deleted',
+    async (t) => {
+      t.timeout(600_000);
+      const { url, daemon } = gateway as ConsoleDaemon;
+      const context = await (browser as Browser).newContext({
+        viewport: { width: 1366, height: 768 },
+      });
+      const page = await context.newPage();
+      await signInAdmin(page);
+
+      // Simulator: two tags typed into the table.
+      await page.goto(`${url}/#/drivers/new`, wait);
+      const form = page.getByRole('form', { name: 'New driver' });
+      await form.getByLabel('Type').selectOption('simulator');
+      await form.getByLabel('Name', { exact: true }).fill('Sim', wait);
+      await form.getByText('No tags yet').waitFor(wait);
+      await form.getByRole('button', { name: 'Add tag' }).click(wait);
+      await form.getByLabel('name of row 1', { exact: true }).fill('Mixer/Speed', wait);
+      await form.getByLabel('kind of Mixer/Speed').selectOption('ramp');
+      await form.getByLabel('max of Mixer/Speed', { exact: true }).fill('1500', wait);
+      await form.getByLabel('unit of Mixer/Speed').fill('rpm', wait);
+      await form.getByRole('button', { name: 'Add tag' }).click(wait);
+      await form.getByLabel('name of row 2').fill('Mixer/State', wait);
+      await form.getByLabel('kind of Mixer/State').selectOption('string');
+      await form.getByLabel('values of Mixer/State').fill('Idle|Mixing', wait);
+      // A parameter the kind does not have is refused at its cell by the profile's schema.
+      await form.getByLabel('amplitude of Mixer/State').fill('3', wait);
+      await form.getByRole('button', { name: 'Add driver' }).click(wait);
+      await form.getByText("Unknown key 'amplitude'.").waitFor(wait);
+      t.is(await form.getByLabel('amplitude of Mixer/State').getAttribute('aria-invalid'), 'true');
+      await form.getByLabel('amplitude of Mixer/State').fill('', wait);
+      await form.getByRole('button', { name: 'Add driver' }).click(wait);
+      const sim = page.getByRole('article', { name: /^Sim/ });
+      await sim.getByText('Running').waitFor(wait);
+      t.is(await sim.getByTestId('driver-endpoint').textContent(), 'simulated values');
+      t.is(daemon.store?.get('Sim/Mixer/Speed')?.metadata?.unit, 'rpm');
+      t.is(daemon.store?.get('Sim/Mixer/State')?.quality, 'Good');
+
+      // Edit: a removed row is a removed tag.
+      await sim.getByRole('link', { name: 'Edit Sim' }).click(wait);
+      const edit = page.getByRole('form', { name: 'Edit driver Sim' });
+      await edit.getByRole('button', { name: 'Remove Mixer/State' }).click(wait);
+      await edit.getByLabel('Scan interval (ms)').fill('500', wait);
+      await edit.getByRole('button', { name: 'Save' }).click(wait);
+      await page.getByRole('article', { name: /^Sim/ }).waitFor(wait);
+      t.is(daemon.store?.get('Sim/Mixer/State'), undefined);
+      t.is(
+        (await savedDrivers()).find((entry) => entry.name === 'Sim')?.tags.length,
+        1,
+        'one tag left',
+      );
+
+      // CAN: the demo's DBC and candump log, replayed; no tag table (the DBC has the tags).
+      const config = fileURLToPath(new URL('../../config/can/', import.meta.url));
+      await page.goto(`${url}/#/drivers/new`, wait);
+      await form.getByLabel('Type').selectOption('can');
+      await form
+        .getByText('The tags of a CAN driver are the signals of its DBC file')
+        .waitFor(wait);
+      await form.getByLabel('Name', { exact: true }).fill('Bus', wait);
+      await form.getByLabel('DBC file').fill(join(config, 'demo-vehicle.dbc'), wait);
+      await form.getByLabel('Adapter').selectOption('replay');
+      await form.getByLabel('candump log').fill(join(config, 'demo-vehicle.candump'), wait);
+      await form.getByRole('button', { name: 'Add driver' }).click(wait);
+      const bus = page.getByRole('article', { name: /^Bus/ });
+      await bus.getByText('Running').waitFor(wait);
+      t.is(
+        await bus.getByTestId('driver-endpoint').textContent(),
+        `replay of ${join(config, 'demo-vehicle.candump')}`,
+      );
+      await bus
+        .locator('[data-counter="framesReceived"] dt', { hasText: 'Frames received' })
+        .waitFor(wait);
+
+      // OPC UA to a port where no server listens: lost communications, never Good.
+      await page.goto(`${url}/#/drivers/new`, wait);
+      await form.getByLabel('Type').selectOption('opcua');
+      await form.getByLabel('Name', { exact: true }).fill('Plc', wait);
+      await form.getByLabel('Endpoint URL').fill('opc.tcp://127.0.0.1:9', wait);
+      await form.getByRole('button', { name: 'Add tag' }).click(wait);
+      await form.getByLabel('name of row 1', { exact: true }).fill('Oven/Temp', wait);
+      await form.getByLabel('nodeId of Oven/Temp').fill('ns=2;s=Oven.Temp', wait);
+      await form.getByRole('button', { name: 'Add driver' }).click(wait);
+      const plc = page.getByRole('article', { name: /^Plc/ });
+      await plc.getByText('Reconnecting').waitFor(wait);
+      t.is(await plc.getByTestId('driver-endpoint').textContent(), 'opc.tcp://127.0.0.1:9');
+      t.not(daemon.store?.get('Plc/Oven/Temp')?.quality, 'Good');
+      await expectAccessible(t, page, 'the Drivers page with every driver type');
+
+      for (const name of ['Sim', 'Bus', 'Plc']) {
+        const card = page.getByRole('article', { name: new RegExp(`^${name}`) });
+        await card.getByRole('button', { name: `Delete ${name}` }).click(wait);
+        await card
+          .getByRole('button', { name: `Confirm: delete ${name} and its tags` })
+          .click(wait);
+        await page.getByText(`${name} was deleted.`).waitFor(wait);
+      }
+      t.deepEqual(
+        (await savedDrivers()).map((entry) => entry.name),
+        ['Demo', 'Vehicle', 'Derived'],
+      );
+      await context.close();
     },
   );
 }
