@@ -11,6 +11,9 @@ test('counter keys read as words with a rate unit; levels have none', (t) => {
   t.deepEqual(counterLabel('framesReceived'), { label: 'Frames received', rateUnit: 'frames/s' });
   t.deepEqual(counterLabel('connectsFailed'), { label: 'Failed connects', rateUnit: 'connects/s' });
   t.deepEqual(counterLabel('monitoredItems'), { label: 'Monitored items' });
+  // The same key means another thing per driver type.
+  t.is(counterLabel('malformed', 'modbus').label, 'Malformed answers');
+  t.is(counterLabel('malformed', 'can').label, 'Malformed records');
 });
 
 test('rates are the change per second between two polls; a restart (a smaller total) shows —', (t) => {

@@ -15,9 +15,10 @@ export interface CounterLabel {
 // Counters that are how many there are now, not how many happened.
 const levels = new Set(['subscriptions', 'monitoredItems', 'monitoredItemsFailed']);
 
-// Where the words of the key do not read well on their own.
+// Where the words of the key do not read well on their own; `<type>.<key>` for one type's.
 const labels: Record<string, CounterLabel> = {
-  malformed: { label: 'Malformed answers', rateUnit: 'answers/s' },
+  'modbus.malformed': { label: 'Malformed answers', rateUnit: 'answers/s' },
+  'can.malformed': { label: 'Malformed records', rateUnit: 'records/s' },
   connectsFailed: { label: 'Failed connects', rateUnit: 'connects/s' },
   failedAttempts: { label: 'Failed connects', rateUnit: 'connects/s' },
   writesUncertain: { label: 'Uncertain writes', rateUnit: 'writes/s' },
@@ -28,9 +29,12 @@ const labels: Record<string, CounterLabel> = {
   faults: { label: 'Faults', rateUnit: 'faults/s' },
 };
 
-/** The words and unit of a counter key (`framesReceived` → "Frames received", "frames/s"). */
-export function counterLabel(key: string): CounterLabel {
-  const known = labels[key];
+/**
+ * The words and unit of a counter key of a driver type (`framesReceived` → "Frames received",
+ * "frames/s").
+ */
+export function counterLabel(key: string, driverType = ''): CounterLabel {
+  const known = labels[`${driverType}.${key}`] ?? labels[key];
   if (known) return known;
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
@@ -67,11 +71,12 @@ export function counterLines(
   now: CounterSnapshot,
   before: CounterSnapshot | undefined,
   locale?: string,
+  driverType = '',
 ): CounterLine[] {
   const seconds = before ? (now.at - before.at) / 1000 : 0;
   const format = new Intl.NumberFormat(locale, { maximumFractionDigits: 1 });
   return Object.entries(now.counters).map(([key, total]) => {
-    const { label, rateUnit } = counterLabel(key);
+    const { label, rateUnit } = counterLabel(key, driverType);
     if (!rateUnit) return { key, label, text: format.format(total), total };
     const previous = before?.counters[key];
     const text =

@@ -274,8 +274,9 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
       {columns ? (
         <>
           <p class="muted">
-            One row per tag. Import a CSV file (one row per tag under a header of these column
-            names; see the Help) or export the list to edit it in a spreadsheet.
+            One row per tag. A CSV file to import has a header row naming these columns (any order;
+            only name is required) and one row per tag; the file is the whole list, and nothing
+            changes before its preview is applied.
           </p>
           <div class="actions">
             <input

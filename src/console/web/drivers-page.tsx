@@ -145,6 +145,12 @@ function DriverList() {
           {drivers.error}
         </p>
       ) : null}
+      {manage ? (
+        <p class="muted">
+          Stop and Start set the driver's <code>enabled</code> in the profile: a stopped driver
+          serves no tags and stays stopped after a restart of tagd.
+        </p>
+      ) : null}
       {message.value ? (
         <p class="notice" role="status">
           {message.value}
@@ -162,7 +168,10 @@ function DriverList() {
             const state = disabled ? 'Disabled' : (report?.state ?? 'Stopped');
             const lastError = report?.lastError;
             const counters = history.current.get(card.name);
-            const lines = report && counters ? counterLines(counters.last, counters.before) : [];
+            const lines =
+              report && counters
+                ? counterLines(counters.last, counters.before, undefined, card.type)
+                : [];
             const derived = card.type === 'derived';
             // Why a button may not be used here, or '' when it may.
             const denied = !manage
@@ -281,12 +290,7 @@ function DriverList() {
                   <p id={reasonId} class="muted">
                     {editDenied}
                   </p>
-                ) : (
-                  <p class="muted">
-                    Stop and Start change the profile: a stopped driver stays stopped after a
-                    restart.
-                  </p>
-                )}
+                ) : null}
               </article>
             );
           })}
