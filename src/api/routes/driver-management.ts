@@ -6,7 +6,9 @@
  * stops or starts, the others keep reading. Its tags follow: a replaced driver defines its tags
  * anew, a removed one's tags leave the store, its collections and so its history logging.
  * Derived-tag drivers (type `derived`) also need `DerivedTagManage` to be added, replaced or
- * removed.
+ * removed. `GET /api/v2/DriverConfigurations` lists every entry (disabled ones too) and
+ * `POST /api/v2/DriverConfigurations/Check` validates one as a change would, saving nothing
+ * (the console's CSV import previews with it).
  */
 import { z } from 'zod';
 import type { Principal } from '../../auth/account-service.js';
@@ -25,8 +27,9 @@ import {
   secretMask,
   unmaskSecrets,
 } from '../../profile/secret-fields.js';
-import { formatPath } from '../../profile/validate-profile.js';
+import { formatPath, validateProfile } from '../../profile/validate-profile.js';
 import type { ReloadSummary } from '../../reload/profile-reloader.js';
+import { tagColumns, tagsToCsv } from '../../tags/tag-csv.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { refuseStateDirFiles } from '../state-dir-guard.js';
@@ -59,6 +62,25 @@ const nameParams = z.object({
   name: z.string().min(1).max(256).describe('Driver (component) name.'),
 });
 
+/** What a check found: the entry is valid as sent, and whether it replaces a stored one. */
+export const driverCheckSchema = z
+  .object({
+    configuration: driverEntrySchema,
+    replaces: z
+      .boolean()
+      .describe('True when the profile has a driver of that name (a PUT would replace it).'),
+  })
+  .meta({ id: 'DriverCheck' });
+
+const checkQuery = z.object({
+  intent: z
+    .enum(['create', 'replace'])
+    .optional()
+    .describe(
+      '`create`: also answer 409 `already-exists` when the name is in use, as POST would; `replace`: 404 when it is not, as PUT would.',
+    ),
+});
+
 /** Driver management (`DriverManage`). */
 export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
   const access = { kind: 'permission', permission: 'DriverManage' } as const;
@@ -85,6 +107,86 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
   };
 
   return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/DriverConfigurations',
+      operationId: 'listDriverConfigurations',
+      tag,
+      summary: "Every driver's profile entry, disabled ones included, secrets masked",
+      description:
+        'The `drivers[]` of the profile as saved (defaults filled in), in profile order; `GET /api/v2/Drivers` lists only the enabled ones, and no configuration.',
+      access,
+      responses: {
+        200: {
+          description: 'The entries.',
+          schema: z
+            .object({ drivers: z.array(driverEntrySchema) })
+            .meta({ id: 'DriverConfigurationList' }),
+        },
+      },
+      problems: [],
+      handle: () => ({
+        drivers: current().drivers.map((config) => maskSecrets(driverConfigSchema, config)),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v2/DriverConfigurations/Check',
+      operationId: 'checkDriverConfiguration',
+      tag,
+      summary: 'Check a driver entry without saving it',
+      description:
+        "Validates an entry as POST and PUT `/api/v2/Drivers` would (the profile's schema, then the rules of the whole profile with the entry in place of the stored one of its name, or added), and saves nothing: every error is answered at its path in the body, as a 400 `validation-failed`. For a preview before a change (the console's CSV import).",
+      access,
+      query: checkQuery,
+      body: driverEntrySchema,
+      responses: { 200: { description: 'The entry is valid.', schema: driverCheckSchema } },
+      problems: [404, 409],
+      handle: ({ query, body }) => {
+        const drivers = current().drivers;
+        const index = drivers.findIndex((existing) => existing.name === body.name);
+        const stored = drivers[index];
+        if (query.intent === 'create' && stored) {
+          throw new ConflictError(
+            'already-exists',
+            `A driver named '${body.name}' already exists.`,
+          );
+        }
+        if (query.intent === 'replace' && !stored) throw notFound(body.name);
+        if (deps.stateDirGuard) refuseStateDirFiles(body, deps.stateDirGuard);
+        let config: DriverConfig = body;
+        if (stored) {
+          refuseSecretsToNewPeer(body, stored);
+          config = unmaskSecrets(driverConfigSchema, body, stored);
+        }
+        rejectMasks(config);
+        const draft = structuredClone(current()) as ProfileInput;
+        const list = driversOf(draft);
+        const at = index < 0 ? list.length : index;
+        list[at] = config;
+        const validation = validateProfile(draft);
+        if (!validation.ok) {
+          const own = `drivers[${at}]`;
+          throw new ValidationError(
+            'The request body is invalid.',
+            validation.errors.map((found) =>
+              found.path === own ||
+              found.path.startsWith(`${own}.`) ||
+              found.path.startsWith(`${own}[`)
+                ? {
+                    path: found.path.slice(own.length).replace(/^\./, '') || '(root)',
+                    message: found.message,
+                  }
+                : found,
+            ),
+          );
+        }
+        return {
+          configuration: maskSecrets(driverConfigSchema, config),
+          replaces: Boolean(stored),
+        };
+      },
+    }),
     defineRoute({
       method: 'post',
       path: basePath,
@@ -133,6 +235,35 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       responses: { 200: { description: 'The entry.', schema: driverEntrySchema } },
       problems: [404],
       handle: ({ params }) => maskSecrets(driverConfigSchema, entryOf(params.name)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: `${basePath}/{name}/Tags.csv`,
+      operationId: 'getDriverTagsCsv',
+      tag,
+      summary: "A driver's tag list as CSV",
+      description:
+        "The tags of a Modbus, OPC UA or simulator driver's entry as `text/csv` (RFC 4180, UTF-8, CRLF): a header row of the type's tag fields, one row per tag, empty for a field not set; text a spreadsheet would run as a formula starts with an apostrophe. The console imports this format (docs/console-configuration.md lists the columns); to change the tags, PUT the entry. A CAN or derived-tag driver has no tag list here (404).",
+      access,
+      params: nameParams,
+      responses: {
+        200: {
+          description: 'The tag list (`text/csv`).',
+          schema: z.string().meta({ id: 'DriverTagsCsv' }),
+        },
+      },
+      problems: [404],
+      handle: ({ context, params }) => {
+        const entry = entryOf(params.name) as { type: string; tags?: unknown };
+        if (!tagColumns[entry.type] || !Array.isArray(entry.tags)) {
+          throw new NotFoundError(
+            `The ${entry.type} driver '${params.name.slice(0, 300)}' has no tag list to give as CSV.`,
+          );
+        }
+        context.type = 'text/csv; charset=utf-8';
+        context.set('Content-Disposition', `attachment; filename="${params.name}-tags.csv"`);
+        return tagsToCsv(entry.type, entry.tags as Record<string, unknown>[]);
+      },
     }),
     defineRoute({
       method: 'put',

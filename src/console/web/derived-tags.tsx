@@ -55,7 +55,9 @@ export function DerivedTagsSection() {
         <p>No derived tags: add one to compute a value from other tags.</p>
       ) : (
         <div class="table-wrap">
-          <table>
+          {/* Stacked at phone width: an overflowing table with nothing to focus could not be
+              scrolled from the keyboard (an Operator's view has no Edit buttons). */}
+          <table class="stack-table">
             <thead>
               <tr>
                 <th scope="col">Tag</th>
@@ -69,14 +71,14 @@ export function DerivedTagsSection() {
               {tags.data.map((tag) => (
                 <tr key={tag.fullTagId}>
                   <td class="tag-path">{tag.fullTagId}</td>
-                  <td>
+                  <td data-label="Expression">
                     <code>{tag.expression}</code>
                   </td>
-                  <td>
+                  <td data-label="Value">
                     {shown(tag.lastEvaluation)}
                     {tag.unit && tag.lastEvaluation?.value !== undefined ? ` ${tag.unit}` : ''}
                   </td>
-                  <td>
+                  <td data-label="Quality">
                     {tag.lastEvaluation ? (
                       <QualityBadge quality={tag.lastEvaluation.quality} />
                     ) : null}

@@ -225,3 +225,127 @@ test('a derived-tag driver entry needs DerivedTagManage on top of DriverManage',
   // Field drivers need DriverManage alone (the route's own check).
   t.notThrows(() => requireDerivedTagManage(holding('DriverManage'), { type: 'modbus' }));
 });
+
+test('DriverConfigurations lists every entry, disabled ones too; Check validates an entry and saves nothing', async (t) => {
+  const { request, operator, profileFile } = await managedDaemon(t);
+  t.is((await request('/api/v2/DriverConfigurations', { token: operator })).status, 403);
+  t.is(
+    (
+      await request('/api/v2/DriverConfigurations/Check', {
+        method: 'POST',
+        body: press,
+        token: operator,
+      })
+    ).status,
+    403,
+  );
+  await request('/api/v2/Drivers', { method: 'POST', body: { ...press, enabled: false } });
+  const listed = await request('/api/v2/DriverConfigurations');
+  t.is(listed.status, 200);
+  const entries = listed.json.drivers as Json[];
+  t.deepEqual(
+    entries.map((entry) => [entry.name, entry.enabled]),
+    [
+      ['Demo', true],
+      ['Vehicle', true],
+      ['Derived', true],
+      ['Press', false],
+    ],
+  );
+  t.false(
+    ((await request('/api/v2/Drivers')).json.drivers as Json[]).some((d) => d.name === 'Press'),
+  );
+
+  const saved = await readFile(profileFile, 'utf8');
+  const fresh = { ...press, name: 'Stamp' };
+  const ok = await request('/api/v2/DriverConfigurations/Check', { method: 'POST', body: fresh });
+  t.is(ok.status, 200);
+  t.is(ok.json.replaces, false);
+  t.like(ok.json.configuration as Json, { name: 'Stamp', type: 'simulator' });
+  // The whole profile's rules too, at the body's paths: a repeated tag name.
+  const duplicate = await request('/api/v2/DriverConfigurations/Check', {
+    method: 'POST',
+    body: { ...fresh, tags: [press.tags[0], { name: 'Line2/Force', kind: 'ramp' }] },
+  });
+  t.is(duplicate.status, 400);
+  t.deepEqual(
+    (duplicate.json.errors as { path: string }[]).map((error) => error.path),
+    ['tags[1].name'],
+  );
+  const modbusErrors = await request('/api/v2/DriverConfigurations/Check', {
+    method: 'POST',
+    body: {
+      type: 'modbus',
+      name: 'Line',
+      transport: { kind: 'tcp', host: '127.0.0.1', port: 502 },
+      tags: [
+        { name: 'A', table: 'coil', address: 0, type: 'float32' },
+        { name: 'B', table: 'holdingRegister', address: 70_000 },
+      ],
+    },
+  });
+  t.is(modbusErrors.status, 400);
+  t.deepEqual(
+    [
+      ...new Set((modbusErrors.json.errors as { path: string }[]).map((error) => error.path)),
+    ].sort(),
+    ['tags[0].type', 'tags[1].address'],
+  );
+  const taken = await request('/api/v2/DriverConfigurations/Check?intent=create', {
+    method: 'POST',
+    body: press,
+  });
+  t.is(taken.status, 409);
+  const replacing = await request('/api/v2/DriverConfigurations/Check?intent=replace', {
+    method: 'POST',
+    body: press,
+  });
+  t.is(replacing.status, 200);
+  t.is(replacing.json.replaces, true);
+  const missing = await request('/api/v2/DriverConfigurations/Check?intent=replace', {
+    method: 'POST',
+    body: fresh,
+  });
+  t.is(missing.status, 404);
+  t.is(await readFile(profileFile, 'utf8'), saved, 'a check saves nothing');
+  t.is((await request('/api/v2/Drivers/Stamp')).status, 404, 'and starts nothing');
+});
+
+test("GET Drivers/{name}/Tags.csv answers the tag list as RFC 4180 CSV, the console's import format", async (t) => {
+  const { request, url, admin, operator } = await managedDaemon(t);
+  const line = {
+    type: 'modbus',
+    name: 'Line',
+    enabled: false,
+    transport: { kind: 'tcp', host: '127.0.0.1', port: 1502 },
+    tags: [
+      {
+        name: 'Oven/Temp',
+        table: 'holdingRegister',
+        address: 4,
+        type: 'float32',
+        order: 'CDAB',
+        unit: '°C',
+        description: 'Zone 1, "front"',
+      },
+    ],
+  };
+  t.is((await request('/api/v2/Drivers', { method: 'POST', body: line })).status, 201);
+  const csv = (name: string, token = admin) =>
+    fetch(`${url}/api/v2/Drivers/${name}/Tags.csv`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+  const answer = await csv('Line');
+  t.is(answer.status, 200);
+  t.is(answer.headers.get('content-type'), 'text/csv; charset=utf-8');
+  t.is(
+    await answer.text(),
+    'name,table,address,type,bit,length,order,unitId,scale,offset,unit,description,pollIntervalMs,deadband,writable,writeMin,writeMax\r\n' +
+      'Oven/Temp,holdingRegister,4,float32,,,CDAB,,1,0,°C,"Zone 1, ""front""",,,,,\r\n',
+  );
+  t.is((await csv('Line', operator)).status, 403);
+  const can = await csv('Vehicle');
+  t.is(can.status, 404);
+  t.regex(((await can.json()) as { detail: string }).detail, /has no tag list/);
+  t.is((await csv('Nothing')).status, 404);
+});
