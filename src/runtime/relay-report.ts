@@ -59,3 +59,22 @@ export interface RelaySource {
 export function isRelaySource(driver: object): driver is RelaySource {
   return typeof (driver as Partial<RelaySource>).relayNodes === 'function';
 }
+
+/** One relay driver (`sparkplug` or `mqtt`) in the Relay API's list. */
+export interface RelayDriverSummary {
+  name: string;
+  type: string;
+  /** The driver's state in the words of the Drivers API. */
+  state: 'Running' | 'Reconnecting' | 'Stopped' | 'Failed';
+  since: string;
+  message?: string;
+  tagCount: number;
+  /** Edge nodes seen (Sparkplug): in all, online, stale, forwarding stored data. */
+  nodes?: { total: number; online: number; stale: number; catchingUp: number };
+  /** Sequence errors and rebirth requests over every node (Sparkplug). */
+  sequenceErrors?: number;
+  rebirthsRequested?: number;
+}
+
+/** Driver types the Relay API lists. */
+export const relayDriverTypes: readonly string[] = ['sparkplug', 'mqtt'];
