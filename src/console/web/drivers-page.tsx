@@ -2,6 +2,7 @@ import { api, encodePath } from './api-client';
 import type { DriverView } from './api-types';
 import { DerivedTagsSection } from './derived-tags';
 import { formatTime } from './format';
+import { RelayNodesTable } from './relay-nodes';
 import { href } from './router';
 import { can } from './session';
 import { usePoll } from './use-poll';
@@ -85,6 +86,7 @@ export function DriversPage() {
                     </div>
                   ))}
                 </dl>
+                {driver.type === 'sparkplug' ? <RelayNodesTable driver={driver.name} /> : null}
                 <a href={`${href('tags')}?filter=${encodePath(`${driver.name}/`)}`}>
                   Show the tags of {driver.name}
                 </a>
