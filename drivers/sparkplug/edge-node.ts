@@ -76,6 +76,8 @@ export interface EdgeNodeState {
   devices: Map<string, DeviceState>;
   /** Alias → metric, for the node and all its devices (Sparkplug aliases are per node). */
   aliases: Map<string, MetricSlot>;
+  /** Aliases of the births' metrics that are not tags (bdSeq): known, so never a rebirth. */
+  ignoredAliases: Set<string>;
 }
 
 /** A new edge node, offline, never born. */
@@ -100,6 +102,7 @@ export function newEdgeNode(groupId: string, edgeNodeId: string, now: number): E
     metrics: new Map(),
     devices: new Map(),
     aliases: new Map(),
+    ignoredAliases: new Set(),
   };
 }
 

@@ -378,6 +378,7 @@ export class SparkplugDriver implements Driver, RelaySource {
     this.deps.clock.clearTimer(node.rebirthTimer);
     node.rebirthTimer = undefined;
     node.aliases.clear();
+    node.ignoredAliases.clear();
     // A new session: devices are born again after it, their aliases anew.
     for (const device of node.devices.values()) {
       if (device.online) device.since = now;
@@ -428,8 +429,10 @@ export class SparkplugDriver implements Driver, RelaySource {
     for (const metric of metrics) {
       const name = metric.name;
       if (typeof name !== 'string' || name === '') continue;
-      if (deviceId === undefined && (name === 'bdSeq' || name === rebirthMetric)) {
-        // The session's own metrics: bdSeq is in the Relay API, Rebirth is the host's command.
+      if (deviceId === undefined && name === 'bdSeq') {
+        // The session's number: in the Relay API, not a tag.
+        const alias = aliasKey(metric.alias);
+        if (alias !== undefined) node.ignoredAliases.add(alias);
         continue;
       }
       const type = metric.type;
@@ -513,7 +516,11 @@ export class SparkplugDriver implements Driver, RelaySource {
       let slot = alias !== undefined ? node.aliases.get(alias) : undefined;
       if (slot === undefined && typeof metric.name === 'string') slot = known.get(metric.name);
       if (slot === undefined || !slot.born || slot.deviceId !== deviceId) {
-        if (deviceId === undefined && metric.name === 'bdSeq') continue;
+        if (
+          deviceId === undefined &&
+          (metric.name === 'bdSeq' || node.ignoredAliases.has(alias ?? ''))
+        )
+          continue;
         unknown = true;
         continue;
       }

@@ -63,7 +63,7 @@ if (skipReason) {
     await row.getByText('Online').waitFor(wait);
     const cells = await row.locator('td').allInnerTexts();
     t.is(cells[0], 'Hall2/line1');
-    t.deepEqual(cells.slice(2), ['1/1', '2', '0', '0']);
+    t.deepEqual(cells.slice(2), ['1/1', '3', '0', '0']);
     const violations = await seriousAxeViolations(page);
     t.is(describeViolations(t, 'drivers page with relay nodes', violations), '');
 

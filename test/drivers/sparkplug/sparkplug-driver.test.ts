@@ -168,7 +168,14 @@ test('births declare tags with Sparkplug types, units, quality; data updates the
   await edge.ddata('Boiler', [{ alias: 2, type: 'Double', value: 72.25 } as never]);
   await sampleWhere(store, 'central/Plant1/Line1/Boiler/Water/Temperature', good(72.25));
   const [node] = driver.relayNodes();
-  t.like(node, { groupId: 'Plant1', edgeNodeId: 'Line1', online: true, bdSeq: 7, tagCount: 6 });
+  t.like(node, { groupId: 'Plant1', edgeNodeId: 'Line1', online: true, bdSeq: 7, tagCount: 7 });
+  // Node Control metrics are tags like the others (a space becomes _); bdSeq is not a tag.
+  t.is(store.get('central/Plant1/Line1/Node_Control/Rebirth')?.value, false);
+  t.false(store.has('central/Plant1/Line1/bdSeq'));
+  await edge.ndata([{ name: 'Node Control/Rebirth', type: 'Boolean', value: false }]);
+  await edge.ndata([{ name: 'bdSeq', type: 'UInt64', value: 7 }]);
+  await edge.ndata([{ alias: 1, type: 'UInt32', value: 5 } as never]);
+  await sampleWhere(store, 'central/Plant1/Line1/Uptime', good(5));
   t.is(node?.sequenceErrors, 0);
   t.like(node?.devices[0], { deviceId: 'Boiler', online: true, tagCount: 5 });
   t.is(edge.rebirthRequests(), 0);
