@@ -84,6 +84,24 @@ test('a real tagd edge relays its tags to the central gateway; killed, they go U
   };
   t.like(nodes.relayNodes()[0], { edgeNodeId: 'line1', online: true });
 
+  // The driver's series, like every driver's.
+  const metrics = await (await fetch(`${central.url}/metrics`)).text();
+  const messages =
+    /^tagd_driver_relay_messages_total\{driver="site",type="sparkplug"\} (\d+)$/m.exec(metrics);
+  t.true(Number(messages?.[1]) > 0, metrics.slice(0, 300));
+
+  // A reload that changes the driver restarts it: its tags go and come back once the host,
+  // seeing DATA of a node it has no birth of, asked the real edge for a rebirth.
+  centralProfile.drivers[0].staleAfterMs = 30_000;
+  await writeFile(central.profileFile, JSON.stringify(centralProfile));
+  await central.daemon.reload('cli');
+  t.not(store.get(temperature)?.quality, 'Good');
+  await until(() => store.get(temperature)?.quality === 'Good');
+  const site = (
+    central.daemon as unknown as { drivers: { get(name: string): unknown } }
+  ).drivers.get('site') as { relayNodes(): { rebirthsRequested: number }[] };
+  t.true((site.relayNodes()[0]?.rebirthsRequested ?? 0) >= 1);
+
   edge.child.kill('SIGKILL');
   // The broker notices the dead connection (its socket closed) and publishes the NDEATH Will.
   await until(() => store.get(temperature)?.quality === 'Unavailable');
