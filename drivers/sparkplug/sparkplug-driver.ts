@@ -219,6 +219,8 @@ export class SparkplugDriver implements Driver, RelaySource {
       `${namespace}/${group}/+/+`,
       `${namespace}/${group}/+/+/+`,
     ]);
+    // Messages are handled from the first one the subscriptions bring (a birth is sent once).
+    this.client = client;
     try {
       const granted = await client.subscribeAsync(filters, { qos: 1 });
       const refused = granted.filter((grant) => grant.qos >= 128).map((grant) => grant.topic);
@@ -229,7 +231,6 @@ export class SparkplugDriver implements Driver, RelaySource {
         );
       }
       if (this.connection?.connected !== client || !this.lifecycle.isCurrent(run)) return;
-      this.client = client;
       await client.publishAsync(this.stateTopic(), this.statePayload(true), {
         qos: 1,
         retain: true,
