@@ -345,6 +345,8 @@ test('is_historical metrics go to history at their own timestamps, never over th
     { alias: 1, type: 'Double', value: 1, isHistorical: true, timestamp: past } as never,
     { alias: 1, type: 'Double', value: 2, isHistorical: true, timestamp: past + 1000 } as never,
   ]);
+  while (historical.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.like(store.get('central/G/N/D/x'), { quality: 'Good', value: 10 }, 'the live value stays');
   await edge.ddata('D', [{ alias: 1, type: 'Double', value: 11 } as never]);
   await sampleWhere(store, 'central/G/N/D/x', good(11));
   t.deepEqual(
