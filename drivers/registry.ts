@@ -11,6 +11,7 @@ import type { Driver, DriverDeps, DriverFactory } from './driver.js';
 import { modbusDriverSchema } from './modbus/schema.js';
 import { opcuaDriverSchema } from './opcua/schema.js';
 import { simulatorDriverSchema } from './simulator/schema.js';
+import { sparkplugDriverSchema } from './sparkplug/schema.js';
 
 /** Every driver entry a profile may hold, told apart by `type`. */
 export const driverConfigSchema = z.discriminatedUnion('type', [
@@ -19,6 +20,7 @@ export const driverConfigSchema = z.discriminatedUnion('type', [
   modbusDriverSchema,
   opcuaDriverSchema,
   derivedDriverSchema,
+  sparkplugDriverSchema,
 ]);
 
 /** A validated driver entry. */
@@ -37,6 +39,7 @@ const loaders: Loaders = {
   modbus: async () => (await import('./modbus/index.js')).createModbusDriver,
   opcua: async () => (await import('./opcua/index.js')).createOpcuaDriver,
   derived: async () => (await import('./derived/index.js')).createDerivedDriver,
+  sparkplug: async () => (await import('./sparkplug/index.js')).createSparkplugDriver,
 };
 
 /** The names of every known driver type. */

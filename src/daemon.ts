@@ -40,6 +40,7 @@ import {
   type ReloadSummary,
 } from './reload/profile-reloader.js';
 import { DriverReports } from './runtime/driver-reports.js';
+import { RelayReports } from './runtime/relay-reports.js';
 import { RunningDrivers } from './runtime/running-drivers.js';
 import { checkStartup, type StartupCheckOptions, type StartupProblem } from './startup-checks.js';
 import { StateDirLock } from './state/state-dir-lock.js';
@@ -414,6 +415,7 @@ export class Daemon {
         license: () => this.license ?? unlicensed,
         dbc,
         drivers: driverReports,
+        relay: new RelayReports({ drivers: () => drivers.list(), reports: driverReports }),
         derivedTags: {
           list: () =>
             drivers

@@ -212,3 +212,35 @@ test("an MQTT publisher's caFile and client certificate files are checked; it is
     `Cannot read the client certificate ${join(folder, 'gw1.pem')}: no such file.`,
   );
 });
+
+test("a Sparkplug host driver's caFile and client certificate files are checked; the driver is left out", async (t) => {
+  const folder = await tempDir(t);
+  const profile = await demoWith((demo) => {
+    demo.drivers.push({
+      type: 'sparkplug',
+      name: 'site',
+      brokerUrl: 'mqtts://broker.example:8883',
+      hostId: 'central',
+      caFile: 'missing-ca.pem',
+      authentication: { mode: 'Client certificate', certFile: 'gw1.pem', keyFile: 'gw1.key' },
+    });
+  });
+  const index = profile.drivers.length - 1;
+  const problems = await checkStartup(profile, { profileFolder: folder });
+  t.deepEqual(
+    problems.map(({ path, effect, driver }) => ({ path, effect, driver })),
+    [
+      { path: `drivers[${index}].caFile`, effect: 'driver-left-out', driver: index },
+      {
+        path: `drivers[${index}].authentication.certFile`,
+        effect: 'driver-left-out',
+        driver: index,
+      },
+      {
+        path: `drivers[${index}].authentication.keyFile`,
+        effect: 'driver-left-out',
+        driver: index,
+      },
+    ],
+  );
+});

@@ -15,6 +15,7 @@ import type { RecentEvents } from '../recent-events.js';
 import type { ProfileReloader } from '../reload/profile-reloader.js';
 import type { DerivedTagReport } from '../runtime/derived-tag-report.js';
 import type { DriverReports } from '../runtime/driver-reports.js';
+import type { RelayDriverSummary, RelayNodeReport } from '../runtime/relay-report.js';
 import type { Collections } from '../tags/collections.js';
 import type { DbcSignalCatalog } from '../tags/dbc-signal-catalog.js';
 import type { TagStore } from '../tags/tag-store.js';
@@ -52,6 +53,13 @@ export interface ApiMetrics {
 export interface DerivedTagsView {
   /** Every derived tag of every running derived-tag driver, in profile order. */
   list(): DerivedTagReport[];
+}
+
+/** The relay drivers and their edge nodes, as the Relay routes read them. */
+export interface RelayView {
+  list(): RelayDriverSummary[];
+  /** The nodes of a relay driver; undefined when no relay driver has that name. */
+  nodes(driver: string): RelayNodeReport[] | undefined;
 }
 
 /** What the API reads and writes. */
@@ -104,6 +112,8 @@ export interface ApiDeps {
   drivers?: DriverReports;
   /** The running derived tags, for the DerivedTags routes. Absent: none is listed. */
   derivedTags?: DerivedTagsView;
+  /** The relay drivers, for the Relay routes. Absent: none is listed (every Nodes is 404). */
+  relay?: RelayView;
   /**
    * The open tag streams, with their caps and timings. Absent: the API makes its own with the
    * defaults (then nothing closes the streams before the listeners at a stop).

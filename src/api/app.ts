@@ -18,6 +18,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { profileRoutes } from './routes/profile.js';
 import { publisherRoutes } from './routes/publishers.js';
+import { relayRoutes } from './routes/relay.js';
 import { statusRoutes } from './routes/status.js';
 import { tagBrowseRoutes } from './routes/tag-browse.js';
 import { tagQuerySetsRoutes } from './routes/tag-query-sets.js';
@@ -57,6 +58,7 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...driverRoutes(deps),
     ...driverManagementRoutes(deps),
     ...derivedTagRoutes(deps),
+    ...relayRoutes(deps),
     ...publisherRoutes(deps),
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),

@@ -147,6 +147,7 @@ export class HistoryLogger {
   /** Per interval entry: the tags it sampled last time (they count toward the bound). */
   private readonly intervalTags: number[] = [];
   private unsubscribe: (() => void) | undefined;
+  private unsubscribeHistorical: (() => void) | undefined;
   private timers: TimerHandle[] = [];
   /** Per tag the store wrote: its onChange rule and last logged sample. */
   private readonly tagLogs = new Map<string, TagLog>();
@@ -197,6 +198,7 @@ export class HistoryLogger {
       }
     }
     this.unsubscribe = store.subscribe((updates) => this.onUpdates(updates));
+    this.unsubscribeHistorical = store.onHistorical((samples) => this.onHistorical(samples));
     this.timers.push(clock.setInterval(() => this.flushSoon(), this.flushIntervalMs));
     this.options.entries.forEach((entry, index) => {
       if (entry.mode !== 'interval' || entry.intervalSeconds === undefined) return;
@@ -222,6 +224,8 @@ export class HistoryLogger {
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.unsubscribeHistorical?.();
+    this.unsubscribeHistorical = undefined;
     const { clock } = this.options;
     for (const timer of this.timers) clock.clearTimer(timer);
     this.timers = [];
@@ -322,6 +326,30 @@ export class HistoryLogger {
       queued = true;
     }
     if (queued) this.queued();
+  }
+
+  /**
+   * Samples of the past (Sparkplug `is_historical`): each one of a tag that an entry logs is
+   * stored at its own timestamp, whatever the deadband (it is not a change of the current
+   * value) and without becoming the last logged sample the on-change rule compares with.
+   */
+  private onHistorical(samples: readonly Sample[]): void {
+    this.refreshRules();
+    let queued = false;
+    for (const sample of samples) {
+      if (!this.logs(sample.fullTagId)) continue;
+      this.push(toLogged(sample, Date.parse(sample.utcTimestamp)));
+      queued = true;
+    }
+    if (queued) this.queued();
+  }
+
+  /** Whether any entry (on change or interval) covers the tag. */
+  private logs(fullTagId: string): boolean {
+    if (this.tagLog(fullTagId).rule !== null) return true;
+    return this.options.entries.some(
+      (entry, index) => entry.mode === 'interval' && this.covers(entry, index, fullTagId),
+    );
   }
 
   /** The tag's log entry, its rule computed (again, after a collection change) when needed. */

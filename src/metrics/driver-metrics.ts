@@ -40,6 +40,10 @@ const counterSources = {
   reconnects: ['disconnects'],
   malformed: ['malformed', 'malformedFrames'],
   connectFailures: ['connectsFailed', 'failedAttempts'],
+  relayMessages: ['messages'],
+  sequenceErrors: ['sequenceErrors'],
+  rebirths: ['rebirthsRequested'],
+  historical: ['historicalSamples'],
 } as const satisfies Record<string, readonly string[]>;
 
 /**
@@ -128,18 +132,38 @@ export class DriverMetricsCollector {
     );
     counter(
       'tagd_driver_reconnects_total',
-      'Connections lost or given up, each followed by reconnecting (Modbus, OPC UA, CAN).',
+      'Connections lost or given up, each followed by reconnecting (Modbus, OPC UA, CAN, Sparkplug host).',
       counterSources.reconnects,
     );
     counter(
       'tagd_driver_malformed_frames_total',
-      'Answers, frames or log lines that could not be decoded: a wrong CRC or MBAP header, an answer not fitting its request (Modbus), an unparsable transport line (CAN).',
+      'Answers, frames or log lines that could not be decoded: a wrong CRC or MBAP header, an answer not fitting its request (Modbus), an unparsable transport line (CAN), a payload that is not Sparkplug (Sparkplug host).',
       counterSources.malformed,
     );
     counter(
       'tagd_driver_connect_failures_total',
-      'Connection attempts that failed (Modbus, OPC UA).',
+      'Connection attempts that failed (Modbus, OPC UA, Sparkplug host).',
       counterSources.connectFailures,
+    );
+    counter(
+      'tagd_driver_relay_messages_total',
+      'Sparkplug messages received (births, data, deaths) by a Sparkplug host driver.',
+      counterSources.relayMessages,
+    );
+    counter(
+      'tagd_driver_sequence_errors_total',
+      'Sparkplug messages whose seq was not the one expected (Sparkplug host).',
+      counterSources.sequenceErrors,
+    );
+    counter(
+      'tagd_driver_rebirths_requested_total',
+      'Rebirth requests (NCMD Node Control/Rebirth) sent to edge nodes (Sparkplug host).',
+      counterSources.rebirths,
+    );
+    counter(
+      'tagd_driver_historical_samples_total',
+      'Metrics flagged is_historical received and handed to history (Sparkplug host).',
+      counterSources.historical,
     );
     this.pollDuration = new Histogram({
       name: 'tagd_driver_poll_duration_seconds',

@@ -41,6 +41,11 @@ export interface TagUpdate {
 export type UpdateListener = (updates: readonly TagUpdate[]) => void;
 /** Receives the ids of tags that appeared in the store. */
 export type TagsAddedListener = (fullTagIds: readonly string[]) => void;
+/**
+ * Receives samples of the past that a driver relays (Sparkplug metrics flagged `is_historical`):
+ * for history only, never the tags' current samples.
+ */
+export type HistoricalListener = (samples: readonly Sample[]) => void;
 /** Called with the fullTagIds removed from the store (a driver removed or reconfigured). */
 export type TagsRemovedListener = (fullTagIds: readonly string[]) => void;
 
@@ -75,6 +80,7 @@ export class TagStore {
   private readonly updateListeners = new Set<UpdateListener>();
   private readonly addedListeners = new Set<TagsAddedListener>();
   private readonly removedListeners = new Set<TagsRemovedListener>();
+  private readonly historicalListeners = new Set<HistoricalListener>();
   private readonly clock: Clock;
   private readonly sweepIntervalMs: number;
   private readonly logger: Logger | undefined;
@@ -200,6 +206,26 @@ export class TagStore {
     this.updatesTotal += count;
     if (added !== undefined) this.emitAdded(added);
     if (updates !== undefined) this.emitUpdates(updates);
+  }
+
+  /**
+   * Hands samples of the past to history (the {@link onHistorical} listeners), each at its own
+   * timestamp: a tag's current sample is left as it is, so a sample that arrives late (a
+   * Sparkplug edge forwarding what it stored during an outage) never overwrites a newer live
+   * value. Samples of tags the store does not hold are dropped.
+   */
+  writeHistorical(samples: readonly Sample[]): void {
+    const known = samples.filter((sample) => this.entries.has(sample.fullTagId));
+    if (known.length === 0) return;
+    for (const listener of this.historicalListeners) {
+      callSafely(() => listener(known), this.logger, 'tag store subscriber failed');
+    }
+  }
+
+  /** Subscribes to samples of the past ({@link writeHistorical}). Returns the unsubscriber. */
+  onHistorical(listener: HistoricalListener): () => void {
+    this.historicalListeners.add(listener);
+    return () => this.historicalListeners.delete(listener);
   }
 
   /** The latest sample of a tag, or undefined. */

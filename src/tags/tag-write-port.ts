@@ -16,6 +16,12 @@ export interface TagWritePort {
    */
   writableTags?(): readonly WritableTag[];
   /**
+   * For a driver whose tags come and go while it runs (a Sparkplug host learns them from the
+   * edges' births): calls `listener` whenever {@link writableTags} would answer differently, so
+   * the TagWriter routes the new list. Optional; returns the function that unsubscribes.
+   */
+  onWritableTagsChanged?(listener: () => void): () => void;
+  /**
    * Checks that need the device but write nothing (an OPC UA node's DataType, read once and
    * cached), for values that passed {@link WritableTag.check}: one message per request that
    * cannot be written, undefined for the others. Optional; a request it refuses is never

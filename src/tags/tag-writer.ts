@@ -82,6 +82,8 @@ interface Route {
 /** Routes writes to the owning drivers, after checking, limiting and before auditing them. */
 export class TagWriter {
   private readonly routes = new Map<string, Route>();
+  /** Unsubscribers of the drivers whose writable tags change while they run. */
+  private readonly followed = new Map<TagWritePort, () => void>();
   private readonly limiter: WriteRateLimiter;
 
   constructor(private readonly options: TagWriterOptions) {
@@ -96,9 +98,27 @@ export class TagWriter {
    * false is registered too, so a write names the switch that refuses it; it is logged once.
    */
   register(driver: TagWritePort): void {
+    if (driver.onWritableTagsChanged !== undefined && !this.followed.has(driver)) {
+      this.followed.set(
+        driver,
+        driver.onWritableTagsChanged(() => this.reroute(driver)),
+      );
+    }
+    this.route(driver, true);
+  }
+
+  /** Routes the driver's writable tags as it lists them now, replacing its earlier routes. */
+  private reroute(driver: TagWritePort): void {
+    if (!this.followed.has(driver)) return;
+    for (const [id, route] of this.routes) if (route.driver === driver) this.routes.delete(id);
+    this.route(driver, false);
+  }
+
+  private route(driver: TagWritePort, warn: boolean): void {
     const tags = driver.writableTags?.() ?? [];
     if (tags.length === 0 || driver.write === undefined) return;
     for (const tag of tags) this.routes.set(tag.fullTagId, { driver, tag });
+    if (!warn) return;
     const disabled = tags.filter((tag) => !tag.allowWrites).length;
     if (disabled > 0) {
       this.options.logger.warn(
@@ -110,6 +130,8 @@ export class TagWriter {
 
   /** Removes a driver's tags (before it stops): writes to them are refused as not writable. */
   unregister(driver: TagWritePort): void {
+    this.followed.get(driver)?.();
+    this.followed.delete(driver);
     for (const [id, route] of this.routes) if (route.driver === driver) this.routes.delete(id);
   }
 

@@ -221,6 +221,34 @@ test('deadband: a number logs when it moved more than the deadband from the last
   );
 });
 
+test('samples of the past (Sparkplug is_historical) are logged at their own timestamps, whatever the deadband, and leave the live value and its deadband alone', async (t) => {
+  const s = await setup(t, [onChange('Line1/**', 5)]);
+  s.write(['Line1/temp', 100]);
+  await s.tick(10);
+  const past = (ms: number, value: number): Sample => ({
+    fullTagId: 'Line1/temp',
+    utcTimestamp: new Date(t0 - ms).toISOString(),
+    quality: 'Good',
+    value,
+  });
+  s.store.writeHistorical([past(60_000, 1), past(59_000, 1.5)]);
+  // Not logged: not covered, or not in the store.
+  s.store.writeHistorical([{ ...past(1000, 3), fullTagId: 'Other/x' }]);
+  s.store.writeHistorical([{ ...past(1000, 3), fullTagId: 'Line1/unknown' }]);
+  t.is(s.store.get('Line1/temp')?.value, 100);
+  s.write(['Line1/temp', 103]); // within the deadband of 100, the last live value logged
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/temp')).map((x) => [x.epochMs - t0, x.value]),
+    [
+      [-60_000, 1],
+      [-59_000, 1.5],
+      [0, 100],
+    ],
+  );
+  t.deepEqual(await s.stored('Line1/unknown'), []);
+});
+
 test('several entries covering a tag: the finest deadband wins', async (t) => {
   const s = await setup(t, [onChange('Line1/**', 5), onChange('Line1/fine', 0.1)]);
   for (const value of [1, 1.2, 1.25]) {

@@ -81,6 +81,18 @@ test('driver series come from the reports, and a driver no longer listed has non
       tagsByQuality: { Good: 7, Stale: 1, Unavailable: 2, Bad: 0 },
     }),
     report({ name: 'Demo', type: 'simulator' }),
+    report({
+      name: 'central',
+      type: 'sparkplug',
+      counters: {
+        messages: 900,
+        sequenceErrors: 3,
+        rebirthsRequested: 2,
+        historicalSamples: 50,
+        disconnects: 1,
+        failedAttempts: 4,
+      },
+    }),
   ];
   source.watchDrivers({ list: () => reports });
   let body = await scrape(source);
@@ -102,6 +114,14 @@ test('driver series come from the reports, and a driver no longer listed has non
   t.is(seriesValue(body, 'tagd_driver_tags', { driver: 'Demo', quality: 'Good' }), 0);
   // The simulator keeps no request counter: no series rather than a misleading 0.
   t.is(seriesValue(body, 'tagd_driver_requests_total', { driver: 'Demo' }), undefined);
+  const central = { driver: 'central', type: 'sparkplug' };
+  t.is(seriesValue(body, 'tagd_driver_relay_messages_total', central), 900);
+  t.is(seriesValue(body, 'tagd_driver_sequence_errors_total', central), 3);
+  t.is(seriesValue(body, 'tagd_driver_rebirths_requested_total', central), 2);
+  t.is(seriesValue(body, 'tagd_driver_historical_samples_total', central), 50);
+  t.is(seriesValue(body, 'tagd_driver_reconnects_total', central), 1);
+  t.is(seriesValue(body, 'tagd_driver_connect_failures_total', central), 4);
+  t.is(seriesValue(body, 'tagd_driver_relay_messages_total', boiler), undefined);
 
   reports = [reports[1] as DriverReport];
   body = await scrape(source);

@@ -125,6 +125,24 @@ export interface DriverView {
   tagsByQuality?: Partial<Record<Quality, number>>;
 }
 
+/** An edge node as `GET /api/v2/Relay/{driver}/Nodes` lists it (RelayNode). */
+export interface RelayNodeView {
+  groupId: string;
+  edgeNodeId: string;
+  online: boolean;
+  since: string;
+  stale: boolean;
+  lastBirth?: string;
+  lastMessage?: string;
+  bdSeq?: number;
+  sequenceErrors: number;
+  rebirthsRequested: number;
+  historicalSamples: number;
+  catchUp: boolean;
+  tagCount: number;
+  devices: { deviceId: string; online: boolean; since: string; tagCount: number }[];
+}
+
 /** An account as `GET /api/v2/Users` lists it (UserAccount). */
 export interface UserView {
   id: string;

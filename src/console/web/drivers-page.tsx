@@ -8,6 +8,7 @@ import { driverEndpoint } from './driver-endpoint';
 import { driverTypeNames } from './driver-fields';
 import { commandMessage, DriverForm } from './driver-form';
 import { formatTime } from './format';
+import { RelayNodesTable } from './relay-nodes';
 import { href, navigate, route } from './router';
 import { can } from './session';
 import { usePoll } from './use-poll';
@@ -240,6 +241,7 @@ function DriverList() {
                     </div>
                   ))}
                 </dl>
+                {card.type === 'sparkplug' ? <RelayNodesTable driver={card.name} /> : null}
                 <p>
                   <a href={`${href('tags')}?filter=${encodePath(`${card.name}/`)}`}>
                     Show the tags of {card.name}

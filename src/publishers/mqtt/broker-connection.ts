@@ -61,6 +61,8 @@ export interface BrokerConnectionOptions {
   log: Logger;
   /** The publisher's name, for the messages. */
   name: string;
+  /** What the owner is, as the log lines name it. Default `MQTT publisher`. */
+  role?: string;
 }
 
 /** One publisher's broker connection. */
@@ -74,12 +76,14 @@ export class BrokerConnection {
   /** Set while an outage lasts: since when, attempts, the reason last logged. */
   private outage: { since: number; attempts: number; logged: string; loggedAt: number } | undefined;
   private lastError: { text: string; code?: number } | undefined;
+  private readonly role: string;
 
   constructor(
     private readonly options: BrokerConnectionOptions,
     private readonly handlers: ConnectionHandlers,
   ) {
     this.url = new URL(options.brokerUrl);
+    this.role = options.role ?? 'MQTT publisher';
   }
 
   /** The connected client, or undefined while not connected. */
@@ -159,7 +163,7 @@ export class BrokerConnection {
     }
     if (this.outage !== undefined) {
       this.options.log.info(
-        `MQTT publisher '${this.options.name}' stopped while the broker was unreachable ` +
+        `${this.role} '${this.options.name}' stopped while the broker was unreachable ` +
           `(${this.outage.attempts} failed attempts since ${iso(this.outage.since)}).`,
       );
       this.outage = undefined;
@@ -215,11 +219,11 @@ export class BrokerConnection {
       if (outage !== undefined) {
         this.options.log.info(
           { attempts: outage.attempts, since: iso(outage.since) },
-          `MQTT publisher '${this.options.name}' connected to the broker again after ` +
+          `${this.role} '${this.options.name}' connected to the broker again after ` +
             `${outage.attempts} failed attempts since ${iso(outage.since)}.`,
         );
       } else {
-        this.options.log.info(`MQTT publisher '${this.options.name}' connected to the broker.`);
+        this.options.log.info(`${this.role} '${this.options.name}' connected to the broker.`);
       }
       this.handlers.connected(client);
     });
@@ -285,7 +289,7 @@ export class BrokerConnection {
     const now = this.options.clock.now();
     const name = this.options.name;
     const hint = isCredentialRefusal(code)
-      ? ' Check the publisher’s authentication settings and the broker’s ACL.'
+      ? ` Check the ${this.role === 'MQTT publisher' ? 'publisher' : 'driver'}’s authentication settings and the broker’s ACL.`
       : '';
     const outage = this.outage;
     if (outage === undefined) {
@@ -293,8 +297,8 @@ export class BrokerConnection {
       this.options.log.error(
         { reasonCode: code },
         wasLive
-          ? `MQTT publisher '${name}' lost the broker connection (${reason}); reconnecting.${hint}`
-          : `MQTT publisher '${name}' cannot connect to the broker (${reason}); retrying.${hint}`,
+          ? `${this.role} '${name}' lost the broker connection (${reason}); reconnecting.${hint}`
+          : `${this.role} '${name}' cannot connect to the broker (${reason}); retrying.${hint}`,
       );
       return;
     }
@@ -305,7 +309,7 @@ export class BrokerConnection {
       outage.loggedAt = now;
       this.options.log.warn(
         { reasonCode: code, attempts: outage.attempts, since: iso(outage.since) },
-        `MQTT publisher '${name}' ${what} cannot connect to the broker (${reason}): ` +
+        `${this.role} '${name}' ${what} cannot connect to the broker (${reason}): ` +
           `${outage.attempts} failed attempts since ${iso(outage.since)}.${hint}`,
       );
     } else {

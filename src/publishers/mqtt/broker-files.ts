@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import type { FieldError } from '../../errors.js';
 import { readCertificateAndKey } from '../../profile/certificate-files.js';
 import { readCaFile } from '../webhook/webhook-publisher.js';
+import type { BrokerTlsAndAuth } from './broker-connection.js';
 import type { MqttConfig } from './schema.js';
 
 /** The contents of an MQTT publisher's files, or what is wrong with them. */
@@ -26,7 +27,10 @@ export interface BrokerFiles {
  * Reads and checks every file of an MQTT publisher's configuration.
  * @param baseDir folder a relative file name is resolved against (the profile's).
  */
-export async function readBrokerFiles(config: MqttConfig, baseDir: string): Promise<BrokerFiles> {
+export async function readBrokerFiles(
+  config: Pick<MqttConfig, 'caFile' | 'authentication'>,
+  baseDir: string,
+): Promise<BrokerFiles> {
   const files: BrokerFiles = { problems: [] };
   if (config.caFile !== undefined) {
     try {
@@ -57,4 +61,33 @@ export async function readBrokerFiles(config: MqttConfig, baseDir: string): Prom
     } else files.problems.push(...pair.problems);
   }
   return files;
+}
+
+/**
+ * The credentials and trust of a broker connection, from the configuration and its files
+ * (for a Sparkplug host driver, which names its broker as a publisher does).
+ * @throws Error naming every field whose file cannot be used.
+ */
+export async function readBrokerAuth(
+  config: Pick<MqttConfig, 'caFile' | 'authentication'>,
+  baseDir: string,
+): Promise<BrokerTlsAndAuth> {
+  const files = await readBrokerFiles(config, baseDir);
+  if (files.problems.length > 0) {
+    throw new Error(
+      files.problems.map((problem) => `${problem.path}: ${problem.message}`).join(' '),
+    );
+  }
+  const auth: BrokerTlsAndAuth = {};
+  if (files.extraCa !== undefined) auth.extraCa = files.extraCa;
+  const authentication = config.authentication;
+  if (authentication.mode === 'Username password') {
+    auth.username = authentication.username;
+    auth.password = authentication.password;
+  } else if (authentication.mode === 'Client certificate') {
+    if (files.cert !== undefined) auth.cert = files.cert;
+    if (files.key !== undefined) auth.key = files.key;
+    if (authentication.keyPassphrase !== undefined) auth.passphrase = authentication.keyPassphrase;
+  }
+  return auth;
 }
