@@ -9,6 +9,7 @@ import { canDriverSchema } from './can/schema.js';
 import { derivedDriverSchema } from './derived/schema.js';
 import type { Driver, DriverDeps, DriverFactory } from './driver.js';
 import { modbusDriverSchema } from './modbus/schema.js';
+import { mqttDriverSchema } from './mqtt/schema.js';
 import { opcuaDriverSchema } from './opcua/schema.js';
 import { simulatorDriverSchema } from './simulator/schema.js';
 
@@ -19,6 +20,7 @@ export const driverConfigSchema = z.discriminatedUnion('type', [
   modbusDriverSchema,
   opcuaDriverSchema,
   derivedDriverSchema,
+  mqttDriverSchema,
 ]);
 
 /** A validated driver entry. */
@@ -37,6 +39,7 @@ const loaders: Loaders = {
   modbus: async () => (await import('./modbus/index.js')).createModbusDriver,
   opcua: async () => (await import('./opcua/index.js')).createOpcuaDriver,
   derived: async () => (await import('./derived/index.js')).createDerivedDriver,
+  mqtt: async () => (await import('./mqtt/index.js')).createMqttDriver,
 };
 
 /** The names of every known driver type. */

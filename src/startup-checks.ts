@@ -204,6 +204,11 @@ export async function checkStartup(
       });
       if (!pair.ok) found.push(...pair.problems);
     }
+    if (driver.type === 'mqtt') {
+      const files = await readBrokerFiles(driver, options.profileFolder);
+      for (const problem of files.problems)
+        found.push({ ...problem, path: `${at}.${problem.path}` });
+    }
     for (const problem of found) {
       if (problem) problems.push({ ...problem, effect: 'driver-left-out', driver: index });
     }

@@ -128,17 +128,17 @@ export class DriverMetricsCollector {
     );
     counter(
       'tagd_driver_reconnects_total',
-      'Connections lost or given up, each followed by reconnecting (Modbus, OPC UA, CAN).',
+      'Connections lost or given up, each followed by reconnecting (Modbus, OPC UA, CAN, MQTT).',
       counterSources.reconnects,
     );
     counter(
       'tagd_driver_malformed_frames_total',
-      'Answers, frames or log lines that could not be decoded: a wrong CRC or MBAP header, an answer not fitting its request (Modbus), an unparsable transport line (CAN).',
+      'Answers, frames, log lines or payloads that could not be decoded: a wrong CRC or MBAP header, an answer not fitting its request (Modbus), an unparsable transport line (CAN), a payload that cannot be read (MQTT).',
       counterSources.malformed,
     );
     counter(
       'tagd_driver_connect_failures_total',
-      'Connection attempts that failed (Modbus, OPC UA).',
+      'Connection attempts that failed (Modbus, OPC UA, MQTT).',
       counterSources.connectFailures,
     );
     this.pollDuration = new Histogram({

@@ -23,10 +23,14 @@ export interface BrokerFiles {
 }
 
 /**
- * Reads and checks every file of an MQTT publisher's configuration.
+ * Reads and checks every file of an MQTT publisher's configuration (or of an MQTT driver's,
+ * which names the same fields).
  * @param baseDir folder a relative file name is resolved against (the profile's).
  */
-export async function readBrokerFiles(config: MqttConfig, baseDir: string): Promise<BrokerFiles> {
+export async function readBrokerFiles(
+  config: Pick<MqttConfig, 'caFile' | 'authentication'>,
+  baseDir: string,
+): Promise<BrokerFiles> {
   const files: BrokerFiles = { problems: [] };
   if (config.caFile !== undefined) {
     try {
