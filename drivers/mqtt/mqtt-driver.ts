@@ -271,6 +271,12 @@ export class MqttDriver implements Driver {
 
   private async begin(): Promise<void> {
     const { logger, store } = this.deps;
+    if (!URL.canParse(this.config.brokerUrl)) {
+      // Only the API's mask gets past the schema: a profile written with it by hand.
+      const message = 'The broker URL is not set (it holds the mask of a secret).';
+      this.lifecycle.setState('Error', message);
+      throw new Error(message);
+    }
     const files = await readBrokerFiles(this.config, this.deps.profileDir ?? process.cwd());
     if (files.problems.length > 0) {
       const fields = files.problems.map((problem) => problem.path).join(', ');

@@ -4,7 +4,7 @@
  * must not import the mqtt client.
  */
 import { z } from 'zod';
-import { secret } from '../../src/profile/secret-fields.js';
+import { secret, secretMask } from '../../src/profile/secret-fields.js';
 import { brokerProtocols, mqttAuthenticationSchema } from '../../src/publishers/mqtt/schema.js';
 import { tagPathProblem } from '../../src/tags/tag-path.js';
 import { allowWritesField, componentNameSchema } from '../common-schema.js';
@@ -51,7 +51,8 @@ const brokerUrlSchema = secret(
     .string()
     .min(1)
     .max(2048)
-    .refine(isBrokerUrl, {
+    // The mask is what the API answers for it: sent back, it keeps the stored URL.
+    .refine((text) => text === secretMask || isBrokerUrl(text), {
       error: 'The broker URL must be an mqtt://, mqtts://, ws:// or wss:// address.',
     })
     .describe(
