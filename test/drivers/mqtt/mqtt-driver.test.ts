@@ -467,6 +467,7 @@ test('writes publish on writeTopic only with allowWrites; the tag waits for the 
       ['dev/j/set', '{"cmd":{"v":9007199254740993}}'],
     ],
   );
+  t.is(store.require('Mq/Setpoint').reason, 'NeverRead', 'the tag shows what the device publishes');
   const off = setup(t, { ...settings(false), name: 'Off' });
   await off.driver.start();
   t.true(off.driver.writableTags().every((tag) => !tag.allowWrites));
@@ -474,6 +475,45 @@ test('writes publish on writeTopic only with allowWrites; the tag waits for the 
   await sampleWhen(store, 'Mq/Setpoint', (s) => s.reason === 'Disconnected');
   const refused = await driver.write([{ fullTagId: 'Mq/Setpoint', value: 1 }]);
   t.like(refused[0], { status: 'Bad', reason: 'Disconnected' });
+});
+
+test('username and password: a refused password is retried and reported with a hint, never logged', async (t) => {
+  const broker = await startMosquitto(t, {
+    users: { central: 'right-pw', device: 'device-pw' },
+    acl: 'user central\ntopic read ok/#\nuser device\ntopic write ok/#\n',
+  });
+  const clock = new ManualClock();
+  const settings = (password: string) =>
+    config(broker, {
+      authentication: { mode: 'Username password', username: 'central', password },
+      subscriptions: [
+        { topic: 'ok/a', tag: 'A' },
+        { topic: 'secret/#', tag: 'S/{1}' },
+      ],
+    });
+  const wrong = setup(t, { ...settings('wrong-pw'), name: 'Wrong' }, clock);
+  await wrong.driver.start();
+  await sampleWhen(wrong.store, 'Wrong/A', (s) => s.reason === 'Disconnected');
+  t.is(wrong.driver.status().state, 'Reconnecting');
+  t.regex(
+    wrong.driver.status().message ?? '',
+    /not authorized by the broker \(MQTT reason 135\)\. Check the driver’s authentication/,
+  );
+  t.false(wrong.logs.text().includes('wrong-pw'), 'no password in the log');
+  t.is(wrong.driver.status().counters?.failedAttempts, 1);
+  const { driver, store } = setup(t, settings('right-pw'), clock);
+  await driver.start();
+  await running(driver);
+  // Mosquitto grants a subscription its ACL denies (and delivers nothing on it).
+  t.is(driver.status().counters?.subscriptionsRefused, 0);
+  const device = await connectAsync(broker.url, {
+    reconnectPeriod: 0,
+    username: 'device',
+    password: 'device-pw',
+  });
+  t.teardown(() => device.endAsync(true));
+  await device.publishAsync('ok/a', '1', { qos: 1 });
+  await sampleWhen(store, 'Mq/A', good(1));
 });
 
 test('the registry builds the driver from a profile entry; the broker URL is a secret', async (t) => {
