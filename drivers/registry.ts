@@ -9,6 +9,7 @@ import { canDriverSchema } from './can/schema.js';
 import { derivedDriverSchema } from './derived/schema.js';
 import type { Driver, DriverDeps, DriverFactory } from './driver.js';
 import { modbusDriverSchema } from './modbus/schema.js';
+import { mqttDriverSchema } from './mqtt/schema.js';
 import { opcuaDriverSchema } from './opcua/schema.js';
 import { simulatorDriverSchema } from './simulator/schema.js';
 import { sparkplugDriverSchema } from './sparkplug/schema.js';
@@ -21,6 +22,7 @@ export const driverConfigSchema = z.discriminatedUnion('type', [
   opcuaDriverSchema,
   derivedDriverSchema,
   sparkplugDriverSchema,
+  mqttDriverSchema,
 ]);
 
 /** A validated driver entry. */
@@ -40,6 +42,7 @@ const loaders: Loaders = {
   opcua: async () => (await import('./opcua/index.js')).createOpcuaDriver,
   derived: async () => (await import('./derived/index.js')).createDerivedDriver,
   sparkplug: async () => (await import('./sparkplug/index.js')).createSparkplugDriver,
+  mqtt: async () => (await import('./mqtt/index.js')).createMqttDriver,
 };
 
 /** The names of every known driver type. */

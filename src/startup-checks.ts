@@ -204,7 +204,7 @@ export async function checkStartup(
       });
       if (!pair.ok) found.push(...pair.problems);
     }
-    if (driver.type === 'sparkplug') {
+    if (driver.type === 'sparkplug' || driver.type === 'mqtt') {
       const files = await readBrokerFiles(driver, options.profileFolder);
       for (const problem of files.problems)
         found.push({ ...problem, path: `${at}.${problem.path}` });

@@ -185,6 +185,33 @@ test("tagd start's depth ('files') reads nothing its users read right after: DBC
   );
 });
 
+test("an MQTT driver's caFile and client certificate files are checked; it is left out", async (t) => {
+  const folder = await tempDir(t);
+  const profile = await demoWith((demo) => {
+    demo.drivers = [
+      {
+        type: 'mqtt',
+        name: 'Remote',
+        brokerUrl: 'mqtts://broker.example:8883',
+        caFile: 'missing-ca.pem',
+        authentication: { mode: 'Client certificate', certFile: 'gw1.pem', keyFile: 'gw1.key' },
+        subscriptions: [{ topic: 'plant/#', tag: '{1}', format: 'tagd' }],
+      },
+    ];
+    demo.collections = [];
+    demo.publishers = {};
+  });
+  const problems = await checkStartup(profile, { profileFolder: folder });
+  t.deepEqual(
+    problems.map(({ path, effect }) => ({ path, effect })),
+    [
+      { path: 'drivers[0].caFile', effect: 'driver-left-out' },
+      { path: 'drivers[0].authentication.certFile', effect: 'driver-left-out' },
+      { path: 'drivers[0].authentication.keyFile', effect: 'driver-left-out' },
+    ],
+  );
+});
+
 test("an MQTT publisher's caFile and client certificate files are checked; it is Error", async (t) => {
   const folder = await tempDir(t);
   const profile = await demoWith((demo) => {

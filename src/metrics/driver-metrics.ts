@@ -132,17 +132,17 @@ export class DriverMetricsCollector {
     );
     counter(
       'tagd_driver_reconnects_total',
-      'Connections lost or given up, each followed by reconnecting (Modbus, OPC UA, CAN, Sparkplug host).',
+      'Connections lost or given up, each followed by reconnecting (Modbus, OPC UA, CAN, Sparkplug host, MQTT).',
       counterSources.reconnects,
     );
     counter(
       'tagd_driver_malformed_frames_total',
-      'Answers, frames or log lines that could not be decoded: a wrong CRC or MBAP header, an answer not fitting its request (Modbus), an unparsable transport line (CAN), a payload that is not Sparkplug (Sparkplug host).',
+      'Answers, frames, log lines or payloads that could not be decoded: a wrong CRC or MBAP header, an answer not fitting its request (Modbus), an unparsable transport line (CAN), a payload that is not Sparkplug (Sparkplug host) or cannot be read (MQTT).',
       counterSources.malformed,
     );
     counter(
       'tagd_driver_connect_failures_total',
-      'Connection attempts that failed (Modbus, OPC UA, Sparkplug host).',
+      'Connection attempts that failed (Modbus, OPC UA, Sparkplug host, MQTT).',
       counterSources.connectFailures,
     );
     counter(

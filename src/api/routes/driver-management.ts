@@ -271,7 +271,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       operationId: 'replaceDriver',
       tag,
       summary: 'Replace a driver',
-      description: `Replaces the whole entry and restarts that driver alone with it: its tags are defined anew (Unavailable until first read; tags it no longer has leave the store). \`name\` must be the path's (a driver cannot be renamed: delete and add). A secret sent as \`${secretMask}\` keeps the stored one, unless the driver now points at another server (\`endpointUrl\`, \`host\`), which needs the secret again.`,
+      description: `Replaces the whole entry and restarts that driver alone with it: its tags are defined anew (Unavailable until first read; tags it no longer has leave the store). \`name\` must be the path's (a driver cannot be renamed: delete and add). A secret sent as \`${secretMask}\` keeps the stored one, unless the driver now points at another server (\`endpointUrl\`, \`host\`, an MQTT driver's \`brokerUrl\` host or port), which needs the secret again.`,
       access,
       params: nameParams,
       body: driverEntrySchema,
@@ -407,9 +407,18 @@ function rejectMasks(config: DriverConfig): void {
  * @throws ValidationError naming each masked secret.
  */
 function refuseSecretsToNewPeer(incoming: DriverConfig, stored: DriverConfig): void {
+  const storedBroker = (stored as unknown as Record<string, unknown>).brokerUrl;
   const peer = (config: DriverConfig) => {
     const record = config as unknown as Record<string, unknown>;
-    return JSON.stringify([record.type, record.endpointUrl, record.transport, record.host]);
+    // An MQTT broker URL is itself a secret: the mask stands for the stored one.
+    const broker = record.brokerUrl === secretMask ? storedBroker : record.brokerUrl;
+    return JSON.stringify([
+      record.type,
+      record.endpointUrl,
+      record.transport,
+      record.host,
+      brokerOrigin(broker),
+    ]);
   };
   if (peer(incoming) === peer(stored)) return;
   const masked = findSecrets(driverConfigSchema, incoming).filter(
@@ -423,4 +432,15 @@ function refuseSecretsToNewPeer(incoming: DriverConfig, stored: DriverConfig): v
       message: 'Enter this secret again: the driver now connects elsewhere.',
     })),
   );
+}
+
+/** Scheme, host and port of a broker URL (its credentials left out), or the value itself. */
+function brokerOrigin(url: unknown): unknown {
+  if (typeof url !== 'string') return url;
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return url;
+  }
 }

@@ -24,7 +24,8 @@ export interface BrokerFiles {
 }
 
 /**
- * Reads and checks every file of an MQTT publisher's configuration.
+ * Reads and checks every file of an MQTT publisher's configuration (or of an MQTT driver's,
+ * which names the same fields).
  * @param baseDir folder a relative file name is resolved against (the profile's).
  */
 export async function readBrokerFiles(

@@ -349,3 +349,42 @@ test("GET Drivers/{name}/Tags.csv answers the tag list as RFC 4180 CSV, the cons
   t.regex(((await can.json()) as { detail: string }).detail, /has no tag list/);
   t.is((await csv('Nothing')).status, 404);
 });
+
+test('an MQTT driver: broker URL and password sealed and masked; kept only for the same broker', async (t) => {
+  const { request, profileFile } = await managedDaemon(t);
+  const entry = {
+    type: 'mqtt',
+    name: 'Remote',
+    brokerUrl: 'mqtt://gw:pw-in-url@127.0.0.1:1',
+    authentication: { mode: 'Username password', username: 'central', password: 'broker-pw' },
+    subscriptions: [{ topic: 'plant/gw1/#', tag: '{1}', format: 'tagd' }],
+  };
+  const created = await request('/api/v2/Drivers', { method: 'POST', body: entry });
+  t.is(created.status, 201, JSON.stringify(created.json));
+  const saved = await readFile(profileFile, 'utf8');
+  t.false(saved.includes('pw-in-url'));
+  t.false(saved.includes('broker-pw'));
+  const read = await request('/api/v2/Drivers/Remote/Configuration');
+  t.like(read.json, {
+    type: 'mqtt',
+    brokerUrl: '********',
+    authentication: { username: 'central', password: '********' },
+  });
+  const masked = read.json as Json;
+  const elsewhere = await request('/api/v2/Drivers/Remote', {
+    method: 'PUT',
+    body: { ...masked, brokerUrl: 'mqtt://broker.elsewhere.example:1883' },
+  });
+  t.is(elsewhere.status, 400);
+  t.deepEqual(
+    (elsewhere.json.errors as { path: string }[]).map((error) => error.path),
+    ['authentication.password'],
+  );
+  const same = await request('/api/v2/Drivers/Remote', {
+    method: 'PUT',
+    body: { ...masked, staleAfterMs: 5000 },
+  });
+  t.is(same.status, 200, JSON.stringify(same.json));
+  const report = await request('/api/v2/Drivers/Remote');
+  t.like(report.json, { type: 'mqtt', state: 'Reconnecting' });
+});
