@@ -312,6 +312,7 @@ export class Daemon {
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
         stateDir,
+        alarms,
         metrics: metrics.publisherKind('webhook', (): WebhookPublishers => publishers),
       });
 
@@ -323,6 +324,7 @@ export class Daemon {
         license: () => this.license ?? unlicensed,
         baseDir: profileFolder,
         stateDir,
+        alarms,
         metrics: metrics.publisherKind('mqtt', (): MqttPublishers => mqttPublishers),
       });
 
