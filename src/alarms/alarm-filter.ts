@@ -18,7 +18,8 @@ export const areaSchema = z
   .max(256)
   .superRefine((area, context) => {
     const problem = tagPathProblem(area);
-    if (problem !== undefined) context.addIssue({ code: 'custom', message: `Invalid area: ${problem}` });
+    if (problem !== undefined)
+      context.addIssue({ code: 'custom', message: `Invalid area: ${problem}` });
   });
 
 /** The filter fields, shared by the publishers' `alarms` and the e-mail rules. */
@@ -33,7 +34,9 @@ export const alarmFilterFields = {
   minPriority: z
     .enum(alarmPriorities)
     .optional()
-    .describe('Only alarms of this priority or a higher one (Low < Medium < High < Urgent). Default: Low.'),
+    .describe(
+      'Only alarms of this priority or a higher one (Low < Medium < High < Urgent). Default: Low.',
+    ),
 };
 
 /** A publisher's `alarms`: also send the transitions of these alarms. */
@@ -64,7 +67,9 @@ export function alarmFilterTakes(
     return false;
   }
   const areas = filter.areas;
-  return areas === undefined || areas.length === 0 || areas.some((area) => inArea(alarm.area, area));
+  return (
+    areas === undefined || areas.length === 0 || areas.some((area) => inArea(alarm.area, area))
+  );
 }
 
 /**
@@ -73,7 +78,9 @@ export function alarmFilterTakes(
  */
 export interface AlarmFeed {
   /** Hears each batch of transitions. Returns the function that unsubscribes. */
-  subscribe(listener: (transitions: readonly (AlarmTransition & { seq?: number })[]) => void): () => void;
+  subscribe(
+    listener: (transitions: readonly (AlarmTransition & { seq?: number })[]) => void,
+  ): () => void;
   /** Every running alarm's current view. */
   list(): AlarmView[];
   /** One running alarm's current view, or undefined. */
@@ -84,7 +91,9 @@ export interface AlarmFeed {
  * A transition as the publishers send it: the journal's record (`AlertTransition` of the API),
  * with `time` in epoch ms and, when the journal numbered it, its `seq`.
  */
-export function transitionDocument(transition: AlarmTransition & { seq?: number }): Record<string, unknown> {
+export function transitionDocument(
+  transition: AlarmTransition & { seq?: number },
+): Record<string, unknown> {
   const { seq, time, name, event, from, to, active, acknowledged } = transition;
   return {
     ...(seq !== undefined ? { seq } : {}),

@@ -845,7 +845,9 @@ export class MqttPublisher {
       this.messages++;
     });
     this.track(
-      sent.catch((error) => this.failed(describeBrokerError(error, new URL(this.current.brokerUrl)))),
+      sent.catch((error) =>
+        this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))),
+      ),
     );
   }
 

@@ -165,7 +165,7 @@ export const mqttConfigFields = z.strictObject({
   alarms: alarmFilterSchema
     .optional()
     .describe(
-      'Also publish alarm transitions of the alarms these filters take: json formats on <topicPrefix>/alarms/<name> (through the outbox, at the publisher\'s qos and retain); sparkplugB as node metrics Alarms/<name>/State, Active, Acknowledged in NBIRTH and NDATA.',
+      "Also publish alarm transitions of the alarms these filters take: json formats on <topicPrefix>/alarms/<name> (through the outbox, at the publisher's qos and retain); sparkplugB as node metrics Alarms/<name>/State, Active, Acknowledged in NBIRTH and NDATA.",
     ),
 });
 

@@ -171,7 +171,11 @@ test('without storeAndForward a refused document is dropped and counted as a fai
     await delay(5);
   }
   await publisher.idle();
-  t.true(receiver.requests.every((request) => (request.json as { type?: string }).type === alarmDocumentType));
+  t.true(
+    receiver.requests.every(
+      (request) => (request.json as { type?: string }).type === alarmDocumentType,
+    ),
+  );
   t.is(publisher.state().counters.failures, 1);
   t.is(publisher.state().lastDelivery?.error, 'HTTP 503 Service Unavailable');
   t.is(rig.service.get('Oven1High')?.state, 'Unacknowledged');
