@@ -22,6 +22,7 @@ import { ExtensionsServer, type ExtensionsServerOptions } from './extensions/ext
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, unlicensed, vendorPublicKey } from './license/license.js';
 import { TagdMetrics } from './metrics/tagd-metrics.js';
+import { EmailNotifier } from './notifications/email-notifier.js';
 import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
@@ -265,6 +266,14 @@ export class Daemon {
         start: () => alarms.start(),
         stop: () => alarms.stop(),
       });
+      // E-mail of alarms: follows the alarms' transitions; its failures never stop anything.
+      const notifier = new EmailNotifier({ alarms, clock, logger, store });
+      metrics.watchNotifications(notifier);
+      await this.startComponent({
+        name: 'notifications',
+        start: async () => notifier.apply(inForce().notifications),
+        stop: async () => notifier.stop(),
+      });
 
       const now = () => clock.now();
       const users = new UserStore({
@@ -380,6 +389,7 @@ export class Daemon {
           publishers,
           mqttPublishers,
           applyAlarms: (next) => alarms.apply(next.alarms),
+          applyNotifications: (next) => notifier.apply(next.notifications),
           check: (next) => checkStartup(next, this.checkOptions(profileFolder, clock)),
         },
       });
