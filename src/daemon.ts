@@ -261,18 +261,19 @@ export class Daemon {
         retentionDays: () => inForce().alarmJournal?.retentionDays,
       });
       this.alarms = alarms;
-      await this.startComponent({
-        name: 'alarms',
-        start: () => alarms.start(),
-        stop: () => alarms.stop(),
-      });
       // E-mail of alarms: follows the alarms' transitions; its failures never stop anything.
+      // Before the alarms, so an alarm that trips at their start is heard too.
       const notifier = new EmailNotifier({ alarms, clock, logger, store });
       metrics.watchNotifications(notifier);
       await this.startComponent({
         name: 'notifications',
         start: async () => notifier.apply(inForce().notifications),
         stop: async () => notifier.stop(),
+      });
+      await this.startComponent({
+        name: 'alarms',
+        start: () => alarms.start(),
+        stop: () => alarms.stop(),
       });
 
       const now = () => clock.now();

@@ -117,7 +117,8 @@ export class EmailNotifier {
   /**
    * Puts a `notifications` section in force (daemon start, reload), or none. A changed section
    * restarts the rules: pending delays and open windows of the old one are dropped (logged);
-   * messages already composed are still sent, through the new server settings. Never throws.
+   * messages already composed are still sent, through the new server settings (one waiting for
+   * its retry is tried at once). Never throws.
    */
   apply(config: NotificationsConfig | undefined): void {
     this.stopRules();
@@ -138,6 +139,9 @@ export class EmailNotifier {
       this.setStatus('Off', 'no notifications section in the profile');
       return;
     }
+    // A message waiting for its retry is tried again at once: the new settings may be the fix.
+    this.deps.clock.clearTimer(this.retryTimer);
+    this.retryTimer = undefined;
     const transport = createTransport(config.smtp);
     this.transport = transport;
     if (this.status === 'Off') this.setStatus('On', undefined);

@@ -20,7 +20,7 @@ import {
 import { startAlarmRig } from '../helpers/alarm-rig.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { type SmtpServer, startSmtpServer } from '../helpers/smtp-server.js';
+import { startSmtpServer } from '../helpers/smtp-server.js';
 
 const password = 'Sup3r-s3cret-pw';
 
