@@ -5,6 +5,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import type { AlarmFilter } from '../../../src/alarms/alarm-filter.js';
+import { alarmDefinitionSchema } from '../../../src/alarms/alarm-schema.js';
 import { MqttPublisher, mqttHealthTagIds } from '../../../src/publishers/mqtt/mqtt-publisher.js';
 import { mqttConfigSchema } from '../../../src/publishers/mqtt/schema.js';
 import { decode } from '../../../src/publishers/mqtt/sparkplug-payloads.js';
@@ -196,4 +197,39 @@ test('sparkplugB: alarm states are node metrics in the NBIRTH and, at a transiti
     ],
   );
   t.true(ndata.seq > 0);
+});
+
+test('sparkplugB: an alarm added later (not in the NBIRTH) is announced by new births with its state', async (t) => {
+  const broker = await startMosquitto(t);
+  const sub = await subscribe(t, broker.url, 'spBv1.0/Plant1/NBIRTH/#');
+  const { rig } = await setup(t, broker, {
+    format: 'sparkplugB',
+    groupId: 'Plant1',
+    edgeNodeId: 'gw1',
+    alarms: { areas: ['Hall2'] },
+  });
+  await sub.waitForCount(1);
+  rig.service.apply([
+    ...rig.service.definitions(),
+    alarmDefinitionSchema.parse({
+      name: 'Oven1Cold',
+      source: 'Hall2/Oven1/Temp',
+      condition: 'Low',
+      limit: 250,
+      priority: 'Medium',
+      area: 'Hall2/Ovens',
+    }),
+  ]);
+  const births = await sub.waitForCount(2);
+  const names = (message: ReceivedMessage | undefined) =>
+    metricsOf(message).metrics.map((m) => [m.name, m.value]);
+  t.false(names(births[0]).some(([name]) => name === 'Alarms/Oven1Cold/State'));
+  t.deepEqual(
+    names(births[1]).filter(([name]) => String(name).startsWith('Alarms/Oven1Cold/')),
+    [
+      ['Alarms/Oven1Cold/State', 'Unacknowledged'],
+      ['Alarms/Oven1Cold/Active', true],
+      ['Alarms/Oven1Cold/Acknowledged', false],
+    ],
+  );
 });
