@@ -102,6 +102,26 @@ test('real time: a tripping alarm is e-mailed at once, in plant-readable words',
   t.deepEqual(health(), { status: 'On', lastError: '' });
 });
 
+test('real time: delay then consolidation window, one message for both alarms, never before delay + window', async (t) => {
+  const server = await startSmtpServer(t);
+  const { rig } = await setup(
+    t,
+    systemClock,
+    settings(server, [
+      { name: 'both', delayMs: 300, consolidationMs: 500, recipients: ['a@plant.example'] },
+    ]),
+  );
+  const started = Date.now();
+  rig.write('Hall2/Oven1/Temp', 300);
+  rig.write('Hall20/Oven/Temp', 300);
+  const [mail] = await server.waitForMails(1);
+  t.true(Date.now() - started >= 800);
+  t.is(mail?.headers.subject, '[Urgent] 2 alarms: Hall20High, Oven1High');
+  // Nothing else follows: both were in the one window.
+  await delay(1_000);
+  t.is(server.mails.length, 1);
+});
+
 test('filter: areas by whole-segment prefix and minPriority; one message per alarm without consolidation', async (t) => {
   const server = await startSmtpServer(t);
   const { rig, notifier } = await setup(
