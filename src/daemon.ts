@@ -24,6 +24,7 @@ import { ExtensionsServer, type ExtensionsServerOptions } from './extensions/ext
 import { createHistoryBackend, HistoryService } from './history/history-service.js';
 import { type LicenseState, loadLicense, unlicensed, vendorPublicKey } from './license/license.js';
 import { TagdMetrics } from './metrics/tagd-metrics.js';
+import { EmailNotifier } from './notifications/email-notifier.js';
 import { packageRoot } from './package-root.js';
 import { ProfileService } from './profile/profile-service.js';
 import { ProfileStore } from './profile/profile-store.js';
@@ -271,6 +272,15 @@ export class Daemon {
         retentionDays: () => inForce().alarmJournal?.retentionDays,
       });
       this.alarms = alarms;
+      // E-mail of alarms: follows the alarms' transitions; its failures never stop anything.
+      // Before the alarms, so an alarm that trips at their start is heard too.
+      const notifier = new EmailNotifier({ alarms, clock, logger, store });
+      metrics.watchNotifications(notifier);
+      await this.startComponent({
+        name: 'notifications',
+        start: async () => notifier.apply(inForce().notifications),
+        stop: async () => notifier.stop(),
+      });
       await this.startComponent({
         name: 'alarms',
         start: () => alarms.start(),
@@ -323,6 +333,7 @@ export class Daemon {
         // A relative caFile is resolved like the HTTPS certificate files: from the profile's folder.
         baseDir: profileFolder,
         stateDir,
+        alarms,
         metrics: metrics.publisherKind('webhook', (): WebhookPublishers => publishers),
       });
 
@@ -334,6 +345,7 @@ export class Daemon {
         license: () => this.license ?? unlicensed,
         baseDir: profileFolder,
         stateDir,
+        alarms,
         metrics: metrics.publisherKind('mqtt', (): MqttPublishers => mqttPublishers),
       });
 
@@ -389,6 +401,7 @@ export class Daemon {
           publishers,
           mqttPublishers,
           applyAlarms: (next) => alarms.apply(next.alarms),
+          applyNotifications: (next) => notifier.apply(next.notifications),
           check: (next) => checkStartup(next, this.checkOptions(profileFolder, clock)),
         },
       });

@@ -18,6 +18,7 @@ import {
 } from './driver-metrics.js';
 import { type HistoryStatsSource, registerHistoryMetrics } from './history-metrics.js';
 import { type Exposition, MetricsRegistry } from './metrics-registry.js';
+import { type NotificationSource, registerNotificationMetrics } from './notification-metrics.js';
 import { PublisherMetricsCollector, type PublisherSource } from './publisher-metrics.js';
 import { registerSignInMetrics } from './sign-in-metrics.js';
 import { registerStoreMetrics } from './store-metrics.js';
@@ -44,6 +45,7 @@ export class TagdMetrics {
   /** The tag writer's port. */
   readonly writes: TagWriteMetrics;
   private driverSource: DriverReportSource | undefined;
+  private notificationSource: NotificationSource | undefined;
 
   constructor(options: TagdMetricsOptions) {
     this.base = new MetricsRegistry({
@@ -59,6 +61,12 @@ export class TagdMetrics {
       list: () => this.driverSource?.list() ?? [],
     });
     this.publishers = new PublisherMetricsCollector(registry, options.now);
+    registerNotificationMetrics(registry, () => this.notificationSource);
+  }
+
+  /** Alarm e-mail series, read from `source` at each scrape. */
+  watchNotifications(source: NotificationSource): void {
+    this.notificationSource = source;
   }
 
   /** Store series, read from `store` at each scrape. */

@@ -7,6 +7,7 @@ import { driverConfigSchema } from '../../drivers/registry.js';
 import { alarmDefinitionSchema } from '../alarms/alarm-schema.js';
 import { extensionsSchema } from '../extensions/extensions-config.js';
 import { historyConfigSchema } from '../history/history-config.js';
+import { notificationsSchema } from '../notifications/notifications-schema.js';
 import { mqttConfigSchema } from '../publishers/mqtt/schema.js';
 import { webhookConfigSchema } from '../publishers/webhook/schema.js';
 import { queryLimitsSchema } from '../queries/query-limits.js';
@@ -151,6 +152,7 @@ export const profileSchema = z
       .default([])
       .describe('Alarm definitions: conditions on tags, with the ISA-18.2 life cycle.'),
     alarmJournal: alarmJournalSchema.optional(),
+    notifications: notificationsSchema.optional(),
   })
   .describe('tagd profile');
 

@@ -40,6 +40,8 @@ export interface ProfileDiff {
   alarms: EntryChange<AlarmDefinition>[];
   /** The `alarmJournal` section (its retention). */
   alarmJournal: ChangeKind;
+  /** The `notifications` section (alarm e-mail). */
+  notifications: ChangeKind;
   history: ChangeKind;
   extensions: ChangeKind;
   /** The `license` section itself; the file's content is re-read at every reload anyway. */
@@ -60,6 +62,7 @@ export function diffProfiles(before: Profile, after: Profile): ProfileDiff {
     mqtt: diffEntries(before.publishers.mqtt, after.publishers.mqtt),
     alarms: diffEntries(before.alarms, after.alarms),
     alarmJournal: diffSection(before.alarmJournal, after.alarmJournal),
+    notifications: diffSection(before.notifications, after.notifications),
     history: diffSection(before.history, after.history),
     extensions: diffSection(before.extensions, after.extensions),
     license: diffSection(before.license, after.license),

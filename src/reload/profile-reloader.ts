@@ -15,7 +15,8 @@
  * its section changed; last, publishers that were added or changed start, and those whose
  * conditions changed (the license, a collection they select appeared or went) are restarted;
  * webhook and MQTT publishers alike. Alarm definitions are applied after the drivers (their
- * sources exist then), each alarm keeping its state unless removed or disabled.
+ * sources exist then), each alarm keeping its state unless removed or disabled; then a changed
+ * `notifications` section (alarm e-mail) is put in force.
  * A component that fails to start is reported in `failed`; the others go on.
  */
 import type { Logger } from 'pino';
@@ -86,6 +87,11 @@ export interface ReloadTargets {
    * parts): alarm changes are not applied.
    */
   applyAlarms?(profile: Profile): void;
+  /**
+   * Puts the profile's `notifications` section in force (EmailNotifier.apply). Absent (tests of
+   * other parts): changes there are not applied.
+   */
+  applyNotifications?(profile: Profile): void;
 }
 
 /** Options of {@link ProfileReloader}. */
@@ -299,6 +305,15 @@ export class ProfileReloader {
       }
     } else {
       for (const change of diff.alarms) summary.unchanged.push(`alarms/${change.name}`);
+    }
+
+    if (diff.notifications === 'unchanged') {
+      if (profile.notifications) summary.unchanged.push('notifications');
+    } else if (targets.applyNotifications) {
+      const applyNotifications = targets.applyNotifications;
+      if (await attempt('notifications', async () => applyNotifications(profile))) {
+        listFor(summary, diff.notifications).push('notifications');
+      }
     }
 
     if (diff.extensions === 'unchanged') {

@@ -2,6 +2,7 @@ import test from 'ava';
 import { SignInLimiter } from '../../src/auth/sign-in-limiter.js';
 import type { HistoryLoggerStats } from '../../src/history/history-logger.js';
 import { TagdMetrics } from '../../src/metrics/tagd-metrics.js';
+import type { EmailNotifierState } from '../../src/notifications/email-notifier.js';
 import type { PublisherQueue, PublisherState } from '../../src/publishers/publisher.js';
 import type { DriverReport } from '../../src/runtime/driver-reports.js';
 import { TagStore } from '../../src/tags/tag-store.js';
@@ -295,4 +296,25 @@ test('outbox series for publishers that keep one (MQTT)', async (t) => {
   t.is(seriesValue(body, 'tagd_outbox_messages', labels), 3);
   t.is(seriesValue(body, 'tagd_outbox_bytes', labels), 420);
   t.is(seriesValue(body, 'tagd_outbox_dropped_messages_total', labels), 7);
+});
+
+test('alarm e-mail series are read from the notifier when scraped; none before it exists', async (t) => {
+  const source = metrics();
+  t.false((await scrape(source)).includes('tagd_notification_email_status{'));
+  const state: EmailNotifierState = {
+    status: 'Error',
+    reason: 'e-mail could not be sent: EAUTH: Invalid login',
+    sent: 4,
+    failed: 2,
+    retries: 9,
+    queued: 1,
+  };
+  source.watchNotifications({ state: () => state });
+  const body = await scrape(source);
+  t.is(seriesValue(body, 'tagd_notification_email_status', { status: 'Error' }), 1);
+  t.is(seriesValue(body, 'tagd_notification_email_status', { status: 'On' }), 0);
+  t.is(seriesValue(body, 'tagd_notification_emails_total', { outcome: 'sent' }), 4);
+  t.is(seriesValue(body, 'tagd_notification_emails_total', { outcome: 'failed' }), 2);
+  t.is(seriesValue(body, 'tagd_notification_email_retries_total'), 9);
+  t.is(seriesValue(body, 'tagd_notification_email_queue_depth'), 1);
 });

@@ -64,3 +64,25 @@ test('alarms are compared by name after defaults; the journal section as a whole
   );
   t.is(diff.alarmJournal, 'added');
 });
+
+test('the notifications section is compared as a whole, after defaults', (t) => {
+  const notifications = (password: string) => ({
+    smtp: { host: 'mail.plant.example', username: 'tagd', password, from: 'tagd@plant.example' },
+    rules: [{ name: 'shift', recipients: ['a@plant.example'] }],
+  });
+  const before = profileSchema.parse({ notifications: notifications('one') });
+  const same = profileSchema.parse({
+    notifications: {
+      ...notifications('one'),
+      rules: [{ ...notifications('one').rules[0], delayMs: 0 }],
+    },
+  });
+  t.is(diffProfiles(before, same).notifications, 'unchanged');
+  t.is(
+    diffProfiles(before, profileSchema.parse({ notifications: notifications('two') }))
+      .notifications,
+    'changed',
+  );
+  t.is(diffProfiles(before, profileSchema.parse({})).notifications, 'removed');
+  t.is(diffProfiles(profileSchema.parse({}), before).notifications, 'added');
+});

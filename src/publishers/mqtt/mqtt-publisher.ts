@@ -12,10 +12,17 @@
  * Sparkplug B does not use the outbox (a host application discards DDATA of an older session):
  * while the broker is unreachable nothing is selected, and the births of the next connection
  * carry every current value; On Change then continues from there.
+ *
+ * With `alarms`, the transitions of the alarms the filter takes go out as they happen: json
+ * formats one message per transition on `<topicPrefix>/alarms/<name>` (through the outbox, so
+ * in order and at least once, at the publisher's QoS and retain); Sparkplug B as node metrics
+ * (sparkplug-payloads.ts) in an NDATA, and in every NBIRTH.
  */
 import { join } from 'node:path';
 import type { MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
+import { type AlarmFeed, alarmFilterTakes, transitionDocument } from '../../alarms/alarm-filter.js';
+import type { AlarmTransition } from '../../alarms/alarm-state.js';
 import type { Clock, TimerHandle } from '../../clock.js';
 import { Outbox, type OutboxMessage } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
@@ -35,6 +42,7 @@ import { describeBrokerError } from './broker-errors.js';
 import { readBrokerFiles } from './broker-files.js';
 import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
+import type { AlarmNodeState } from './sparkplug-payloads.js';
 import { SparkplugPublishing } from './sparkplug-publishing.js';
 
 /** Dependencies of an {@link MqttPublisher}. */
@@ -53,6 +61,8 @@ export interface MqttPublisherDeps {
   stateDir: string;
   /** Delivery durations for the metrics. Default: not measured. */
   metrics?: PublisherMetrics;
+  /** The running alarms, for a publisher with `alarms`. Absent: no alarm events are sent. */
+  alarms?: AlarmFeed;
 }
 
 /** Fixed text of the LastDeliveryError health tag after a failed delivery. */
@@ -140,6 +150,9 @@ export class MqttPublisher {
   private droppedAtLastTick = 0;
   private topicPrefix = '';
   private retain = false;
+  private stopAlarms: (() => void) | undefined;
+  /** json formats: alarm messages joined the outbox while a batch was in flight. */
+  private alarmsWaiting = false;
 
   constructor(
     config: MqttConfig,
@@ -279,6 +292,7 @@ export class MqttPublisher {
         log: this.log,
         stateDir: this.deps.stateDir,
         currentSamples: () => this.currentSamples(),
+        currentAlarms: () => this.currentAlarms(),
       });
     }
     const connection = new BrokerConnection(
@@ -299,6 +313,7 @@ export class MqttPublisher {
       },
     );
     this.connection = connection;
+    this.followAlarms();
     this.timer = this.deps.clock.setInterval(() => this.tick(), config.updateIntervalMs);
     // Error until the broker accepts: the publisher runs, but nothing is delivered yet.
     this.reason = 'connecting to the broker';
@@ -354,6 +369,9 @@ export class MqttPublisher {
     this.deps.clock.clearTimer(this.timer);
     this.timer = undefined;
     this.tickMissed = false;
+    this.alarmsWaiting = false;
+    this.stopAlarms?.();
+    this.stopAlarms = undefined;
     this.stopMembersAdded?.();
     this.stopMembersAdded = undefined;
     this.stopTagsRemoved?.();
@@ -516,6 +534,11 @@ export class MqttPublisher {
       if (this.tickMissed) {
         this.tickMissed = false;
         this.tick();
+      }
+      // Alarm messages that joined the outbox meanwhile go now, not at the next tick.
+      if (this.alarmsWaiting && this.inFlight === undefined) {
+        this.alarmsWaiting = false;
+        if (this.outboxFault === undefined) this.pump();
       }
     });
     this.inFlight = tracked;
@@ -756,6 +779,94 @@ export class MqttPublisher {
       this.log.debug(`MQTT batch not delivered (${text}).`);
     }
     this.setStatus('Error');
+  }
+
+  /** `alarms`: hears the alarm transitions while running and sends those the filter takes. */
+  private followAlarms(): void {
+    const filter = this.current.alarms;
+    const feed = this.deps.alarms;
+    if (filter === undefined || feed === undefined) return;
+    this.stopAlarms = feed.subscribe((transitions) => {
+      const taken = transitions.filter((transition) => alarmFilterTakes(filter, transition));
+      if (taken.length === 0) return;
+      if (this.sparkplug !== undefined) this.sparkplugAlarms(this.sparkplug, taken);
+      else this.jsonAlarms(taken);
+    });
+  }
+
+  /**
+   * json formats: one message per transition, `<topicPrefix>/alarms/<name>`, payload the
+   * transition's JSON, through the outbox (kept while the broker is away, in order).
+   */
+  private jsonAlarms(transitions: readonly (AlarmTransition & { seq?: number })[]): void {
+    if (this.outbox === undefined) return;
+    this.enqueue(
+      transitions.map((transition) => ({
+        topic: `${this.topicPrefix}/alarms/${transition.name}`,
+        payload: JSON.stringify(transitionDocument(transition)),
+        samples: 0,
+      })),
+    );
+    if (this.inFlight !== undefined) this.alarmsWaiting = true;
+    else this.pump();
+    this.updateQueueHealth();
+  }
+
+  /**
+   * Sparkplug B: an NDATA with each alarm's state after the batch, after whatever is in flight
+   * (births reset `seq`). Not connected, nothing is sent: the next NBIRTH carries the states.
+   */
+  private sparkplugAlarms(
+    sparkplug: SparkplugPublishing,
+    transitions: readonly AlarmTransition[],
+  ): void {
+    const latest = new Map<string, AlarmNodeState>();
+    for (const transition of transitions) {
+      latest.set(transition.name, {
+        name: transition.name,
+        state: transition.to,
+        active: transition.active,
+        acknowledged: transition.acknowledged,
+        time: transition.time,
+      });
+    }
+    const states = [...latest.values()];
+    if (this.connection?.connected === undefined) return;
+    const previous = this.inFlight ?? Promise.resolve();
+    const sent = previous.then(async () => {
+      const client = this.connection?.connected;
+      if (client === undefined || this.sparkplug !== sparkplug) return;
+      const data = sparkplug.alarmData(states);
+      if (data === 'rebirth') {
+        await sparkplug.births(client, this.current.qos);
+        return;
+      }
+      await client.publishAsync(data.topic, data.payload, { qos: this.current.qos });
+      this.messages++;
+    });
+    this.track(
+      sent.catch((error) =>
+        this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))),
+      ),
+    );
+  }
+
+  /** The alarms the filter takes, as Sparkplug node metrics (for the NBIRTH). */
+  private currentAlarms(): AlarmNodeState[] {
+    const filter = this.current.alarms;
+    const feed = this.deps.alarms;
+    if (filter === undefined || feed === undefined) return [];
+    const now = this.deps.clock.now();
+    return feed
+      .list()
+      .filter((alarm) => alarmFilterTakes(filter, alarm))
+      .map((alarm) => ({
+        name: alarm.name,
+        state: alarm.state,
+        active: alarm.active,
+        acknowledged: alarm.acknowledged,
+        time: alarm.changedAt !== undefined ? Date.parse(alarm.changedAt) : now,
+      }));
   }
 
   /** Samples of every member now, for Sparkplug births. */

@@ -3,6 +3,7 @@
  * through `PublisherManager`, under the webhook publishers' run conditions; the shared
  * handling is {@link PublisherSet}'s.
  */
+import type { AlarmFeed } from '../../alarms/alarm-filter.js';
 import type { Clock } from '../../clock.js';
 import type { FieldError } from '../../errors.js';
 import type { TagStore } from '../../tags/tag-store.js';
@@ -21,6 +22,8 @@ export interface MqttPublishersDeps extends PublisherSetDeps {
   baseDir?: string;
   /** The state directory (Sparkplug's bdSeq). */
   stateDir: string;
+  /** The running alarms, for publishers with `alarms`. */
+  alarms?: AlarmFeed;
 }
 
 /** The MQTT publishers, in configuration order. */
@@ -30,7 +33,7 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
   }
 
   protected build(config: MqttConfig): MqttPublisher {
-    const { store, collections, clock, logger, baseDir, stateDir, metrics } = this.deps;
+    const { store, collections, clock, logger, baseDir, stateDir, metrics, alarms } = this.deps;
     return new MqttPublisher(config, {
       store,
       collections,
@@ -39,6 +42,7 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
       stateDir,
       ...(baseDir !== undefined ? { baseDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
+      ...(alarms !== undefined ? { alarms } : {}),
     });
   }
 

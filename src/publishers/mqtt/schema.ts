@@ -4,6 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { alarmFilterSchema } from '../../alarms/alarm-filter.js';
 import { secret } from '../../profile/secret-fields.js';
 import { segmentPattern } from '../../tags/tag-path.js';
 import { loggingModes } from '../trigger/logging-mode.js';
@@ -161,6 +162,11 @@ export const mqttConfigFields = z.strictObject({
     .max(10_000_000)
     .default(100_000)
     .describe('Everything mode: updates kept between publishes; beyond, the oldest are dropped.'),
+  alarms: alarmFilterSchema
+    .optional()
+    .describe(
+      "Also publish alarm transitions of the alarms these filters take: json formats on <topicPrefix>/alarms/<name> (through the outbox, at the publisher's qos and retain); sparkplugB as node metrics Alarms/<name>/State, Active, Acknowledged in NBIRTH and NDATA.",
+    ),
 });
 
 /** An MQTT publisher's configuration. */

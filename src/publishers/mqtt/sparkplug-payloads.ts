@@ -12,6 +12,9 @@
  *   the last value is kept), Bad and Unavailable 0 (Bad; the metric is null, `is_null`).
  * - Types: a number is Double, a boolean Boolean, a string String; a tag never read is born as
  *   Double. A tag whose type changes, or a member not in the births, needs a rebirth.
+ * - Alarms (a publisher with `alarms`): metrics of the node itself, `Alarms/<name>/State`
+ *   (String), `Alarms/<name>/Active` and `Alarms/<name>/Acknowledged` (Boolean), in the NBIRTH
+ *   and, at each transition, in an NDATA. An alarm not in the NBIRTH needs a rebirth.
  */
 import sparkplug from 'sparkplug-payload';
 import type { UMetric, UPayload } from 'sparkplug-payload/lib/sparkplugbpayload.js';
@@ -35,13 +38,36 @@ export const qualityCodes: Record<Quality, number> = {
   Unavailable: 0,
 };
 
+/** An alarm as a node metric shows it. */
+export interface AlarmNodeState {
+  name: string;
+  state: string;
+  active: boolean;
+  acknowledged: boolean;
+  /** When it took this state, epoch ms. */
+  time: number;
+}
+
+/** The names of an alarm's node metrics. */
+export function alarmMetricNames(name: string): {
+  state: string;
+  active: string;
+  acknowledged: string;
+} {
+  return {
+    state: `Alarms/${name}/State`,
+    active: `Alarms/${name}/Active`,
+    acknowledged: `Alarms/${name}/Acknowledged`,
+  };
+}
+
 /** Sparkplug types used for tag values. */
 export type MetricType = 'Double' | 'Boolean' | 'String';
 
 /** The topic of a message type of this edge node (a device id for the D messages). */
 export function sparkplugTopic(
   groupId: string,
-  type: 'NBIRTH' | 'NDEATH' | 'NCMD' | 'DBIRTH' | 'DDATA' | 'DDEATH' | 'DCMD',
+  type: 'NBIRTH' | 'NDATA' | 'NDEATH' | 'NCMD' | 'DBIRTH' | 'DDATA' | 'DDEATH' | 'DCMD',
   edgeNodeId: string,
   deviceId?: string,
 ): string {
@@ -93,6 +119,8 @@ export class SparkplugPayloads {
   /** Tag → type announced in the current births. */
   private born = new Map<string, MetricType>();
   private devices: string[] = [];
+  /** Alarms announced in the current NBIRTH. */
+  private bornAlarms = new Set<string>();
 
   constructor(
     private readonly groupId: string,
@@ -108,8 +136,14 @@ export class SparkplugPayloads {
    * NBIRTH then one DBIRTH per device, holding every member's current sample. Resets `seq`.
    * @param bdSeq the bdSeq of the connection's Will.
    */
-  births(bdSeq: number, samples: readonly Sample[], now: number): OutgoingMessage[] {
+  births(
+    bdSeq: number,
+    samples: readonly Sample[],
+    now: number,
+    alarms: readonly AlarmNodeState[] = [],
+  ): OutgoingMessage[] {
     this.seq = 0;
+    this.bornAlarms = new Set(alarms.map((alarm) => alarm.name));
     const messages: OutgoingMessage[] = [
       {
         topic: sparkplugTopic(this.groupId, 'NBIRTH', this.edgeNodeId),
@@ -119,6 +153,7 @@ export class SparkplugPayloads {
           metrics: [
             { name: 'bdSeq', type: 'UInt64', value: bdSeq, timestamp: now },
             { name: rebirthMetric, type: 'Boolean', value: false, timestamp: now },
+            ...alarms.flatMap((alarm) => this.alarmMetrics(alarm, true)),
           ],
         }),
         samples: 0,
@@ -210,6 +245,51 @@ export class SparkplugPayloads {
     return { deaths, rebirth: [...touched].some((device) => remaining.has(device)) };
   }
 
+  /**
+   * An NDATA with the node metrics of these alarms (their states after a batch of
+   * transitions), or `rebirth` when one was not in the NBIRTH (the caller publishes births,
+   * which carry every alarm's state).
+   */
+  alarmData(alarms: readonly AlarmNodeState[], now: number): OutgoingMessage | 'rebirth' {
+    if (alarms.some((alarm) => !this.bornAlarms.has(alarm.name))) return 'rebirth';
+    return {
+      topic: sparkplugTopic(this.groupId, 'NDATA', this.edgeNodeId),
+      payload: encode({
+        timestamp: now,
+        seq: this.nextSeq(),
+        metrics: alarms.flatMap((alarm) => this.alarmMetrics(alarm, false)),
+      }),
+      samples: 0,
+    };
+  }
+
+  private alarmMetrics(alarm: AlarmNodeState, withName: boolean): UMetric[] {
+    const names = alarmMetricNames(alarm.name);
+    const metric = (name: string, type: MetricType, value: string | boolean): UMetric => ({
+      ...(withName ? { name } : {}),
+      // Node metrics share the alias space with device metrics; the key keeps them apart from a
+      // tag of the same path.
+      alias: this.aliasOf(`node:${name}`),
+      timestamp: alarm.time,
+      type,
+      value,
+    });
+    return [
+      metric(names.state, 'String', alarm.state),
+      metric(names.active, 'Boolean', alarm.active),
+      metric(names.acknowledged, 'Boolean', alarm.acknowledged),
+    ];
+  }
+
+  private aliasOf(key: string): number {
+    let alias = this.aliases.get(key);
+    if (alias === undefined) {
+      alias = this.aliases.size + 1;
+      this.aliases.set(key, alias);
+    }
+    return alias;
+  }
+
   /** One DDEATH per born device (a clean stop). */
   deaths(now: number): OutgoingMessage[] {
     return this.devices.map((device) => ({
@@ -226,11 +306,7 @@ export class SparkplugPayloads {
   }
 
   private metric(sample: Sample, type: MetricType, withName: boolean): UMetric {
-    let alias = this.aliases.get(sample.fullTagId);
-    if (alias === undefined) {
-      alias = this.aliases.size + 1;
-      this.aliases.set(sample.fullTagId, alias);
-    }
+    const alias = this.aliasOf(sample.fullTagId);
     const quality = sample.quality;
     const hasValue =
       (quality === 'Good' || quality === 'Stale') &&

@@ -18,6 +18,7 @@ import type { Sample } from '../../tags/sample.js';
 import type { OutgoingMessage } from './json-messages.js';
 import type { MqttConfig } from './schema.js';
 import {
+  type AlarmNodeState,
   deathPayload,
   decode,
   rebirthMetric,
@@ -33,6 +34,8 @@ export interface SparkplugDeps {
   stateDir: string;
   /** Every member's current sample, for the births. */
   currentSamples: () => Sample[];
+  /** The alarms the publisher sends (`alarms`), their current states, for the NBIRTH. */
+  currentAlarms?: () => AlarmNodeState[];
 }
 
 /** The Sparkplug side of one running publisher. */
@@ -121,6 +124,7 @@ export class SparkplugPublishing {
       this.bdSeq,
       this.deps.currentSamples(),
       this.deps.clock.now(),
+      this.deps.currentAlarms?.() ?? [],
     );
     await publishAll(client, messages, qos);
   }
@@ -128,6 +132,11 @@ export class SparkplugPublishing {
   /** DDATA messages of a batch, or `rebirth` (see {@link SparkplugPayloads.data}). */
   data(samples: readonly Sample[]): OutgoingMessage[] | 'rebirth' {
     return this.payloads.data(samples, this.deps.clock.now());
+  }
+
+  /** The NDATA of alarm states, or `rebirth` (see {@link SparkplugPayloads.alarmData}). */
+  alarmData(alarms: readonly AlarmNodeState[]): OutgoingMessage | 'rebirth' {
+    return this.payloads.alarmData(alarms, this.deps.clock.now());
   }
 
   /** Tags removed from the store: see {@link SparkplugPayloads.removed}. */

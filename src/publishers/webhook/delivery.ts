@@ -26,6 +26,7 @@ import type { Response } from 'got';
 import type { Clock } from '../../clock.js';
 import { replaceUrls, replaceWholeTokens } from '../../whole-tokens.js';
 import type { PayloadEntry } from '../trigger/payload.js';
+import type { AlarmDocument } from './alarm-document.js';
 import type { WebhookConfig } from './schema.js';
 
 const gzipAsync = promisify(gzip);
@@ -126,12 +127,12 @@ export class WebhookDelivery {
   }
 
   /**
-   * Delivers one batch: serializes it once (and gzips it once when configured), then tries up
+   * Delivers one batch (or one alarm document): serializes it once (and gzips it once when configured), then tries up
    * to {@link deliveryAttempts} times. Never throws; cancelling through `options.signal` ends it
    * early with `aborted` set.
    */
   async send(
-    entries: readonly PayloadEntry[],
+    entries: readonly PayloadEntry[] | AlarmDocument,
     options: SendOptions = {},
   ): Promise<DeliveryOutcome> {
     const { signal, onRetry } = options;

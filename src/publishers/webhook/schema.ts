@@ -4,6 +4,7 @@
  * used word for word.
  */
 import { z } from 'zod';
+import { alarmFilterSchema } from '../../alarms/alarm-filter.js';
 import { secret } from '../../profile/secret-fields.js';
 import { segmentPattern } from '../../tags/tag-path.js';
 import { loggingModes } from '../trigger/logging-mode.js';
@@ -119,6 +120,11 @@ export const webhookConfigSchema = z
       .optional()
       .describe(
         'storeAndForward: most megabytes the outbox keeps (default 64); beyond, the oldest batches are dropped and counted.',
+      ),
+    alarms: alarmFilterSchema
+      .optional()
+      .describe(
+        'Beyond the spec: also POST alarm transitions of the alarms these filters take, as soon as they happen, to the same URL (a JSON object of type tagd.alarm.transitions; docs/alarm-notifications.md).',
       ),
   })
   .meta({ id: 'WebhookPublisherConfig' });

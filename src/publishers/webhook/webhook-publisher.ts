@@ -7,6 +7,8 @@
 import { X509Certificate } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { type AlarmFeed, alarmFilterTakes } from '../../alarms/alarm-filter.js';
+import type { AlarmTransition } from '../../alarms/alarm-state.js';
 import type { Clock, TimerHandle } from '../../clock.js';
 import { Outbox } from '../../outbox/outbox.js';
 import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
@@ -24,6 +26,7 @@ import {
 } from '../publisher.js';
 import { buildPayload, type PayloadEntry } from '../trigger/payload.js';
 import { type BatchSelector, createSelector, EverythingSelector } from '../trigger/selection.js';
+import { type AlarmDocument, alarmDocument, maxTransitionsPerDocument } from './alarm-document.js';
 import { type DeliveryOutcome, WebhookDelivery } from './delivery.js';
 import { OutageLog } from './outage-log.js';
 import type { WebhookConfig } from './schema.js';
@@ -46,6 +49,30 @@ export interface WebhookPublisherDeps {
   stateDir?: string;
   /** Delivery durations for the metrics. Default: not measured. */
   metrics?: PublisherMetrics;
+  /** The running alarms, for a publisher with `alarms`. Absent: no alarm events are sent. */
+  alarms?: AlarmFeed;
+}
+
+/**
+ * Most alarm transitions waiting for their POST (the receiver is slow or away); beyond, the
+ * oldest are dropped, logged and counted as failures. With storeAndForward a failed document
+ * goes to the outbox instead, bounded by bufferLimitMB.
+ */
+export const maxQueuedAlarmTransitions = 10_000;
+
+/** What one delivery carries: a batch of samples, or an alarm document. */
+interface Outgoing {
+  /** The outbox topic it is kept under. */
+  topic: 'batch' | 'alarms';
+  body: PayloadEntry[] | AlarmDocument;
+  /** Samples it carries (0 for an alarm document), for the last delivery and counters. */
+  samples: number;
+  /** True when there is nothing to send (stored batches may still be forwarded). */
+  empty: boolean;
+  /** The receiver has it, or the outbox keeps it. */
+  delivered(): void;
+  /** It is lost. */
+  dropped(): void;
 }
 
 /** The reason a publisher gives (Error, not running) when its caFile cannot be used; the log says why. */
@@ -109,6 +136,9 @@ export class WebhookPublisher {
   /** When the Everything buffer was last drained (start or tick), clock ms. */
   private drainedAt = 0;
   private missingWarned = new Set<string>();
+  /** `alarms`: transitions waiting for their POST, oldest first. */
+  private alarmQueue: (AlarmTransition & { seq?: number })[] = [];
+  private stopAlarms: (() => void) | undefined;
 
   constructor(
     config: WebhookConfig,
@@ -255,6 +285,7 @@ export class WebhookPublisher {
       everythingBufferSize: config.everythingBufferSize,
     });
     this.selector.start();
+    this.followAlarms();
     // A (re)start begins with status On: an outage of the previous run is not continued.
     this.outageLog.reset();
     this.droppedAtLastTick = this.counters.droppedSamples;
@@ -329,11 +360,26 @@ export class WebhookPublisher {
   private async teardown(): Promise<void> {
     this.deps.clock.clearTimer(this.timer);
     this.timer = undefined;
+    this.stopAlarms?.();
+    this.stopAlarms = undefined;
     this.stopMembersAdded?.();
     this.stopMembersAdded = undefined;
     this.selector?.stop();
     this.abort?.abort();
     await this.idle();
+    // Alarm transitions not yet sent: kept with storeAndForward, else lost (and said so).
+    if (this.alarmQueue.length > 0) {
+      const waiting = this.alarmQueue;
+      this.alarmQueue = [];
+      const outbox = this.outbox;
+      const kept = outbox !== undefined && this.keep(outbox, this.alarmOutgoing(waiting));
+      if (!kept) {
+        this.log.warn(
+          { transitions: waiting.length },
+          `Webhook publisher '${this.name}' stopped with alarm transitions not yet sent; they are not sent.`,
+        );
+      }
+    }
     this.delivery?.close();
     this.selector = undefined;
     this.delivery = undefined;
@@ -365,8 +411,67 @@ export class WebhookPublisher {
       // Nothing new, but stored batches (storeAndForward) still wait for the receiver.
       if (this.outbox === undefined || this.outbox.depth === 0) return;
     }
+    const outgoing: Outgoing = {
+      topic: 'batch',
+      body: entries,
+      samples: entries.length,
+      empty: entries.length === 0,
+      delivered: () => selector.delivered(),
+      dropped: () => selector.dropped(),
+    };
+    this.launch(delivery, outgoing);
+  }
+
+  /**
+   * `alarms`: hears the alarm transitions while running; those the filter takes wait in the
+   * alarm queue and are POSTed at once, one delivery in flight at a time.
+   */
+  private followAlarms(): void {
+    const filter = this.current.alarms;
+    const feed = this.deps.alarms;
+    if (filter === undefined || feed === undefined) return;
+    this.stopAlarms = feed.subscribe((transitions) => {
+      const taken = transitions.filter((transition) => alarmFilterTakes(filter, transition));
+      if (taken.length === 0) return;
+      this.alarmQueue.push(...taken);
+      const excess = this.alarmQueue.length - maxQueuedAlarmTransitions;
+      if (excess > 0) {
+        this.alarmQueue.splice(0, excess);
+        this.counters.failures++;
+        this.log.warn(
+          { dropped: excess },
+          `Webhook publisher '${this.name}': ${excess} alarm transitions were dropped, the oldest, while the receiver was behind.`,
+        );
+      }
+      this.sendAlarms();
+    });
+  }
+
+  /** POSTs the waiting alarm transitions unless a delivery is in flight (it follows that one). */
+  private sendAlarms(): void {
+    const delivery = this.delivery;
+    if (delivery === undefined || this.inFlight !== undefined || this.alarmQueue.length === 0) {
+      return;
+    }
+    const transitions = this.alarmQueue.splice(0, maxTransitionsPerDocument);
+    this.launch(delivery, this.alarmOutgoing(transitions));
+  }
+
+  private alarmOutgoing(transitions: readonly (AlarmTransition & { seq?: number })[]): Outgoing {
+    return {
+      topic: 'alarms',
+      body: alarmDocument(this.current.name, transitions),
+      samples: 0,
+      empty: false,
+      delivered: () => undefined,
+      dropped: () => undefined,
+    };
+  }
+
+  /** Starts a delivery; when it ends, alarm transitions that came meanwhile follow. */
+  private launch(delivery: WebhookDelivery, outgoing: Outgoing): void {
     const signal = (this.abort as AbortController).signal;
-    const flight = this.deliver(delivery, selector, entries, signal)
+    const flight = this.deliver(delivery, outgoing, signal)
       .catch((error: unknown) => {
         // The outbox's SQLite calls throw synchronously (a full disk: SQLITE_FULL); a tick must
         // never turn that into an unhandled rejection, which would stop the whole daemon.
@@ -374,15 +479,16 @@ export class WebhookPublisher {
         this.setStatus('Error');
       })
       .finally(() => {
-        if (this.inFlight === flight) this.inFlight = undefined;
+        if (this.inFlight !== flight) return;
+        this.inFlight = undefined;
+        if (this.running) this.sendAlarms();
       });
     this.inFlight = flight;
   }
 
   private async deliver(
     delivery: WebhookDelivery,
-    selector: BatchSelector,
-    entries: PayloadEntry[],
+    outgoing: Outgoing,
     signal: AbortSignal,
   ): Promise<void> {
     const outbox = this.outbox;
@@ -391,19 +497,19 @@ export class WebhookPublisher {
       const drained = await this.forward(delivery, outbox, signal);
       if (signal.aborted) {
         // Stopped meanwhile: the new batch joins the stored ones instead of being lost.
-        if (entries.length > 0 && this.keep(outbox, entries)) selector.delivered();
+        if (!outgoing.empty && this.keep(outbox, outgoing)) outgoing.delivered();
         return;
       }
       if (!drained) {
-        if (entries.length > 0) this.keep(outbox, entries);
-        selector.delivered();
+        if (!outgoing.empty) this.keep(outbox, outgoing);
+        outgoing.delivered();
         return;
       }
     }
-    if (entries.length === 0) return;
+    if (outgoing.empty) return;
     let outcome: DeliveryOutcome;
     try {
-      outcome = await delivery.send(entries, {
+      outcome = await delivery.send(outgoing.body, {
         signal,
         onRetry: (attempt, failure, waitMs) =>
           this.outageLog.retrying(attempt, failure.error, failure.httpStatus, waitMs),
@@ -415,7 +521,12 @@ export class WebhookPublisher {
     }
     if (outcome.aborted) {
       // Stopped before the receiver answered: stored, the batch is sent after the next start.
-      if (outbox !== undefined && this.keep(outbox, entries)) selector.delivered();
+      if (outbox !== undefined && this.keep(outbox, outgoing)) outgoing.delivered();
+      else if (outgoing.topic === 'alarms') {
+        this.log.warn(
+          `Webhook publisher '${this.name}' stopped while sending alarm transitions; they may not have arrived.`,
+        );
+      }
       return;
     }
     const record: DeliveryRecord = {
@@ -424,14 +535,14 @@ export class WebhookPublisher {
       ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
       attempts: outcome.attempts,
       durationMs: outcome.endedAt - outcome.startedAt,
-      samples: entries.length,
+      samples: outgoing.samples,
     };
     this.reportDelivery(record);
     if (outcome.ok) {
       this.lastDelivery = record;
       this.counters.batches++;
-      this.counters.samples += entries.length;
-      selector.delivered();
+      this.counters.samples += outgoing.samples;
+      outgoing.delivered();
       this.writeHealth(this.health.lastDeliverySuccess, true);
       this.writeHealth(this.health.lastDeliveryError, '');
       this.setStatus('On');
@@ -442,9 +553,9 @@ export class WebhookPublisher {
     const error = last?.error ?? 'unknown error';
     this.lastDelivery = { ...record, error };
     this.counters.failures++;
-    const kept = outbox !== undefined && this.keep(outbox, entries);
-    if (kept) selector.delivered();
-    else selector.dropped();
+    const kept = outbox !== undefined && this.keep(outbox, outgoing);
+    if (kept) outgoing.delivered();
+    else outgoing.dropped();
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
     this.setStatus('Error');
@@ -454,7 +565,7 @@ export class WebhookPublisher {
       error,
       ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
       errors: outcome.failures.map((failure) => failure.error),
-      samples: entries.length,
+      samples: outgoing.samples,
       batchId: outcome.batchId,
       kept,
     });
@@ -473,13 +584,13 @@ export class WebhookPublisher {
    * @returns false when the outbox could not be written (a full or failing disk): the batch is
    *   then lost like one without storeAndForward, and the failure is logged.
    */
-  private keep(outbox: Outbox, entries: PayloadEntry[]): boolean {
+  private keep(outbox: Outbox, outgoing: Outgoing): boolean {
     let dropped: number;
     try {
-      dropped = outbox.append([{ topic: 'batch', payload: JSON.stringify(entries) }]);
+      dropped = outbox.append([{ topic: outgoing.topic, payload: JSON.stringify(outgoing.body) }]);
     } catch (error) {
       this.log.error(
-        { err: error, samples: entries.length },
+        { err: error, samples: outgoing.samples },
         `Webhook publisher '${this.name}': the outbox could not be written; this batch is lost.`,
       );
       return false;
@@ -506,8 +617,10 @@ export class WebhookPublisher {
     while (outbox.depth > 0) {
       const [stored] = outbox.peek(1);
       if (stored === undefined) return true;
-      const entries = JSON.parse(stored.payload.toString('utf8')) as PayloadEntry[];
-      const outcome = await delivery.send(entries, { signal });
+      // A stored alarm document (topic `alarms`) is sent as it was; a batch is an array.
+      const body = JSON.parse(stored.payload.toString('utf8')) as PayloadEntry[] | AlarmDocument;
+      const samples = Array.isArray(body) ? body.length : 0;
+      const outcome = await delivery.send(body, { signal });
       if (outcome.aborted) return false;
       const record: DeliveryRecord = {
         at: new Date(outcome.endedAt).toISOString(),
@@ -515,7 +628,7 @@ export class WebhookPublisher {
         ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
         attempts: outcome.attempts,
         durationMs: outcome.endedAt - outcome.startedAt,
-        samples: entries.length,
+        samples,
       };
       this.reportDelivery(record);
       if (!outcome.ok) {
@@ -531,7 +644,7 @@ export class WebhookPublisher {
           error,
           ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
           errors: outcome.failures.map((failure) => failure.error),
-          samples: entries.length,
+          samples,
           batchId: outcome.batchId,
           kept: true,
         });
@@ -540,7 +653,7 @@ export class WebhookPublisher {
       outbox.remove([stored.id]);
       this.lastDelivery = record;
       this.counters.batches++;
-      this.counters.samples += entries.length;
+      this.counters.samples += samples;
       this.writeHealth(this.health.lastDeliverySuccess, true);
       this.writeHealth(this.health.lastDeliveryError, '');
       this.setStatus('On');

@@ -3,6 +3,7 @@
  * through `PublisherManager`; the shared handling is {@link PublisherSet}'s.
  */
 import { resolve } from 'node:path';
+import type { AlarmFeed } from '../../alarms/alarm-filter.js';
 import type { Clock } from '../../clock.js';
 import type { FieldError } from '../../errors.js';
 import type { TagStore } from '../../tags/tag-store.js';
@@ -25,6 +26,8 @@ export interface WebhookPublishersDeps extends PublisherSetDeps {
   baseDir?: string;
   /** The state directory (the storeAndForward outbox). */
   stateDir?: string;
+  /** The running alarms, for publishers with `alarms`. */
+  alarms?: AlarmFeed;
 }
 
 /** The webhook publishers, in configuration order. */
@@ -38,7 +41,8 @@ export class WebhookPublishers extends PublisherSet<
   }
 
   protected build(config: WebhookConfig): WebhookPublisher {
-    const { store, collections, clock, logger, version, baseDir, stateDir, metrics } = this.deps;
+    const { store, collections, clock, logger, version, baseDir, stateDir, metrics, alarms } =
+      this.deps;
     return new WebhookPublisher(config, {
       store,
       collections,
@@ -48,6 +52,7 @@ export class WebhookPublishers extends PublisherSet<
       ...(baseDir !== undefined ? { baseDir } : {}),
       ...(stateDir !== undefined ? { stateDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
+      ...(alarms !== undefined ? { alarms } : {}),
     });
   }
 
