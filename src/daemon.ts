@@ -324,6 +324,8 @@ export class Daemon {
         baseDir: profileFolder,
         stateDir,
         metrics: metrics.publisherKind('mqtt', (): MqttPublishers => mqttPublishers),
+        // Sparkplug DCMD writes (acceptWrites) take the path and checks of the REST writes.
+        writer,
       });
 
       const consoleBundle = await this.loadConsole();

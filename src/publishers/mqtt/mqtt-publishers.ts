@@ -10,6 +10,7 @@ import { PublisherSet, type PublisherSetDeps } from '../publisher-set.js';
 import { readBrokerFiles } from './broker-files.js';
 import { MqttPublisher, type MqttPublisherState } from './mqtt-publisher.js';
 import type { MqttConfig } from './schema.js';
+import type { CommandWriter } from './sparkplug-commands.js';
 
 /** Dependencies of {@link MqttPublishers}. */
 export interface MqttPublishersDeps extends PublisherSetDeps {
@@ -21,6 +22,8 @@ export interface MqttPublishersDeps extends PublisherSetDeps {
   baseDir?: string;
   /** The state directory (Sparkplug's bdSeq). */
   stateDir: string;
+  /** The tag writer Sparkplug write commands go through (`acceptWrites`). Default: none. */
+  writer?: CommandWriter;
 }
 
 /** The MQTT publishers, in configuration order. */
@@ -30,7 +33,7 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
   }
 
   protected build(config: MqttConfig): MqttPublisher {
-    const { store, collections, clock, logger, baseDir, stateDir, metrics } = this.deps;
+    const { store, collections, clock, logger, baseDir, stateDir, metrics, writer } = this.deps;
     return new MqttPublisher(config, {
       store,
       collections,
@@ -39,6 +42,7 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
       stateDir,
       ...(baseDir !== undefined ? { baseDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
+      ...(writer !== undefined ? { writer } : {}),
     });
   }
 

@@ -12,6 +12,9 @@
  *   the last value is kept), Bad and Unavailable 0 (Bad; the metric is null, `is_null`).
  * - Types: a number is Double, a boolean Boolean, a string String; a tag never read is born as
  *   Double. A tag whose type changes, or a member not in the births, needs a rebirth.
+ * - Stored data (store-and-forward) goes after the births as DDATA whose metrics are flagged
+ *   `is_historical`, each with its own timestamp, at most {@link historicalMetricsPerPayload}
+ *   metrics and about {@link historicalPayloadBytes} bytes per payload.
  */
 import sparkplug from 'sparkplug-payload';
 import type { UMetric, UPayload } from 'sparkplug-payload/lib/sparkplugbpayload.js';
@@ -34,6 +37,11 @@ export const qualityCodes: Record<Quality, number> = {
   Bad: 0,
   Unavailable: 0,
 };
+
+/** Most metrics in one historical DDATA payload. */
+export const historicalMetricsPerPayload = 2_000;
+/** Rough bound of a historical DDATA payload, bytes (estimated before encoding). */
+export const historicalPayloadBytes = 256 * 1024;
 
 /** Sparkplug types used for tag values. */
 export type MetricType = 'Double' | 'Boolean' | 'String';
@@ -93,11 +101,25 @@ export class SparkplugPayloads {
   /** Tag → type announced in the current births. */
   private born = new Map<string, MetricType>();
   private devices: string[] = [];
+  private tagsByAlias: Map<number, string> | undefined;
 
   constructor(
     private readonly groupId: string,
     private readonly edgeNodeId: string,
   ) {}
+
+  /** The tag a metric alias stands for (the aliases of this run), or undefined. */
+  tagOfAlias(alias: number): string | undefined {
+    if (this.tagsByAlias === undefined || this.tagsByAlias.size !== this.aliases.size) {
+      this.tagsByAlias = new Map([...this.aliases].map(([tag, number]) => [number, tag]));
+    }
+    return this.tagsByAlias.get(alias);
+  }
+
+  /** The type a tag was born with in the current births, or undefined when it was not born. */
+  bornTypeOf(fullTagId: string): MetricType | undefined {
+    return this.born.get(fullTagId);
+  }
 
   /** The devices of the current births. */
   get bornDevices(): readonly string[] {
@@ -181,6 +203,62 @@ export class SparkplugPayloads {
       });
     }
     return messages;
+  }
+
+  /**
+   * Stored samples as DDATA after the births, in order per device, every metric flagged
+   * `is_historical` with its own timestamp, at most {@link historicalMetricsPerPayload} metrics
+   * (and about {@link historicalPayloadBytes} bytes) per payload. A sample of a tag the births
+   * do not hold, or whose type differs from the born one, cannot be sent (the host could not
+   * place it): it is skipped and counted.
+   */
+  historical(
+    samples: readonly Sample[],
+    now: number,
+  ): { messages: OutgoingMessage[]; skipped: number } {
+    const byDevice = new Map<string, UMetric[][]>();
+    const bytesOf = new Map<UMetric[], number>();
+    let skipped = 0;
+    for (const sample of samples) {
+      const bornType = this.born.get(sample.fullTagId);
+      const type = metricTypeOf(sample);
+      if (bornType === undefined || (type !== undefined && type !== bornType)) {
+        skipped++;
+        continue;
+      }
+      const { device } = splitTagId(sample.fullTagId);
+      let payloads = byDevice.get(device);
+      if (payloads === undefined) {
+        payloads = [[]];
+        byDevice.set(device, payloads);
+      }
+      let metrics = payloads[payloads.length - 1] as UMetric[];
+      // Alias, timestamp, type, value, quality property and flags: about 40 bytes besides a string.
+      const size = 40 + (typeof sample.value === 'string' ? sample.value.length * 3 : 0);
+      const bytes = bytesOf.get(metrics) ?? 0;
+      if (
+        metrics.length >= historicalMetricsPerPayload ||
+        (metrics.length > 0 && bytes + size > historicalPayloadBytes)
+      ) {
+        metrics = [];
+        payloads.push(metrics);
+      }
+      bytesOf.set(metrics, (bytesOf.get(metrics) ?? 0) + size);
+      const metric = this.metric(sample, bornType, false);
+      metric.isHistorical = true;
+      metrics.push(metric);
+    }
+    const messages: OutgoingMessage[] = [];
+    for (const [device, payloads] of byDevice) {
+      for (const metrics of payloads) {
+        messages.push({
+          topic: sparkplugTopic(this.groupId, 'DDATA', this.edgeNodeId, device),
+          payload: encode({ timestamp: now, seq: this.nextSeq(), metrics }),
+          samples: metrics.length,
+        });
+      }
+    }
+    return { messages, skipped };
   }
 
   /**
