@@ -186,10 +186,11 @@ export class PublisherMetricsCollector {
         }
       },
     });
-    const sparkplugGauge = (
+    // Publishers with a primaryHostId only.
+    const hostGauge = (
       name: string,
       help: string,
-      read: (sparkplug: NonNullable<PublisherQueue['sparkplug']>) => number,
+      read: (sparkplug: NonNullable<PublisherQueue['sparkplug']>) => boolean | undefined,
     ) =>
       new Gauge({
         name,
@@ -199,19 +200,20 @@ export class PublisherMetricsCollector {
         collect() {
           this.reset();
           for (const { type, queue } of queues()) {
-            if (queue.sparkplug) this.set({ publisher: queue.name, type }, read(queue.sparkplug));
+            const value = queue.sparkplug ? read(queue.sparkplug) : undefined;
+            if (value !== undefined) this.set({ publisher: queue.name, type }, value ? 1 : 0);
           }
         },
       });
-    sparkplugGauge(
+    hostGauge(
       'tagd_sparkplug_primary_host_online',
       "1 while the Sparkplug primary host's latest STATE says online (publishers with a primaryHostId).",
-      (sparkplug) => (sparkplug.primaryHostOnline ? 1 : 0),
+      (sparkplug) => sparkplug.primaryHostOnline,
     );
-    sparkplugGauge(
+    hostGauge(
       'tagd_sparkplug_catching_up',
       '1 while stored samples are forwarded to the primary host as historical data.',
-      (sparkplug) => (sparkplug.catchingUp ? 1 : 0),
+      (sparkplug) => sparkplug.catchingUp,
     );
     new Counter({
       name: 'tagd_sparkplug_commands_total',

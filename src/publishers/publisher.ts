@@ -74,10 +74,10 @@ export interface PublisherQueue {
     /** Sparkplug store-and-forward: samples dropped since the outbox was opened. */
     droppedSamples?: number;
   };
-  /** Sparkplug with a primaryHostId: the host's STATE, the catch-up and write commands. */
+  /** Sparkplug: write commands; with a primaryHostId, the host's STATE and the catch-up. */
   sparkplug?: {
-    catchingUp: boolean;
-    primaryHostOnline: boolean;
+    catchingUp?: boolean;
+    primaryHostOnline?: boolean;
     /** DCMD metrics written through the tag writer since the publisher started. */
     commandsWritten: number;
     /** Write command metrics refused since the publisher started. */

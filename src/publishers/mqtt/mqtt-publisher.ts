@@ -90,26 +90,26 @@ export interface MqttPublisherState extends PublisherState {
   queueDepth: number;
   /** Age of the oldest of them, whole seconds; 0 when none waits. */
   oldestQueuedAgeSeconds: number;
-  /** Sparkplug B with a primaryHostId, while running: store-and-forward and write commands. */
+  /** Sparkplug B, while running: write commands, and store-and-forward with a primaryHostId. */
   sparkplug?: SparkplugState;
 }
 
-/** Store-and-forward and write commands of a running Sparkplug publisher. */
+/** Write commands (and, with a primaryHostId, store-and-forward) of a running Sparkplug publisher. */
 export interface SparkplugState {
-  /** The primary host's latest STATE said online. */
-  primaryHostOnline: boolean;
-  /** Samples stored in the outbox, waiting to be forwarded. */
-  storedSamples: number;
-  /** Stored samples dropped (the oldest first) because the outbox was full, since started. */
-  droppedSamples: number;
-  /** Stored samples forwarded as historical data since started. */
-  forwardedSamples: number;
-  /** True while stored samples are being forwarded after the births. */
-  catchingUp: boolean;
   /** DCMD metrics written through the tag writer since started. */
   commandsWritten: number;
-  /** Write commands refused (metrics) since started. */
+  /** Write command metrics refused since started. */
   commandsRefused: number;
+  /** With a primaryHostId: the primary host's latest STATE said online. */
+  primaryHostOnline?: boolean;
+  /** With a primaryHostId: samples stored in the outbox, waiting to be forwarded. */
+  storedSamples?: number;
+  /** With a primaryHostId: stored samples dropped (the oldest first) from a full outbox, since started. */
+  droppedSamples?: number;
+  /** With a primaryHostId: stored samples forwarded as historical data since started. */
+  forwardedSamples?: number;
+  /** With a primaryHostId: true while stored samples are being forwarded after the births. */
+  catchingUp?: boolean;
 }
 
 /** The ids of an MQTT publisher's health tags. */
@@ -276,19 +276,23 @@ export class MqttPublisher {
       messages: this.messages,
       queueDepth: this.queueDepth(),
       oldestQueuedAgeSeconds: this.oldestAgeSeconds(),
-      ...(this.storeAndForward ? { sparkplug: this.sparkplugState() } : {}),
+      ...(this.commands !== undefined ? { sparkplug: this.sparkplugState() } : {}),
     };
   }
 
   private sparkplugState(): SparkplugState {
+    const commands = {
+      commandsWritten: this.commands?.counters.written ?? 0,
+      commandsRefused: this.commands?.counters.refused ?? 0,
+    };
+    if (!this.storeAndForward) return commands;
     return {
+      ...commands,
       primaryHostOnline: this.hostState?.online ?? false,
       storedSamples: this.outbox?.samples ?? 0,
       droppedSamples: (this.outbox?.droppedSamples ?? 0) - this.droppedStoredAtStart,
       forwardedSamples: this.forwardedTotal,
       catchingUp: this.catchUp !== undefined,
-      commandsWritten: this.commands?.counters.written ?? 0,
-      commandsRefused: this.commands?.counters.refused ?? 0,
     };
   }
 
@@ -475,6 +479,7 @@ export class MqttPublisher {
     this.bornOn = undefined;
     this.hostState = undefined;
     this.catchUp = undefined;
+    this.commands = undefined;
     if (this.storeAndForward) this.writeHealth(this.health.catchingUp, false);
     this.updateQueueHealth();
     const outbox = this.outbox;
@@ -1207,13 +1212,17 @@ export class MqttPublisher {
             },
           }
         : {}),
-      ...(this.storeAndForward
+      ...(this.commands !== undefined
         ? {
             sparkplug: {
-              catchingUp: this.catchUp !== undefined,
-              primaryHostOnline: this.hostState?.online ?? false,
-              commandsWritten: this.commands?.counters.written ?? 0,
-              commandsRefused: this.commands?.counters.refused ?? 0,
+              commandsWritten: this.commands.counters.written,
+              commandsRefused: this.commands.counters.refused,
+              ...(this.storeAndForward
+                ? {
+                    catchingUp: this.catchUp !== undefined,
+                    primaryHostOnline: this.hostState?.online ?? false,
+                  }
+                : {}),
             },
           }
         : {}),
