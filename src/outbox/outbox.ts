@@ -188,6 +188,36 @@ export class Outbox {
     }));
   }
 
+  /**
+   * The oldest messages, oldest first, as many as carry at most `maxSamples` samples together
+   * (at least one message), and at most `maxMessages`. Only the messages returned are read in
+   * full: a window of a few large messages does not copy a thousand.
+   */
+  peekSamples(maxSamples: number, maxMessages: number): OutboxMessage[] {
+    const db = this.require();
+    const heads = db
+      .prepare('SELECT id, samples FROM messages ORDER BY id LIMIT ?')
+      .all(maxMessages) as { id: number; samples: number }[];
+    let last: number | undefined;
+    let count = 0;
+    for (const head of heads) {
+      if (last !== undefined && count + head.samples > maxSamples) break;
+      last = head.id;
+      count += head.samples;
+    }
+    if (last === undefined) return [];
+    const rows = db
+      .prepare('SELECT id, topic, payload, t, samples FROM messages WHERE id <= ? ORDER BY id')
+      .all(last) as { id: number; topic: string; payload: Buffer; t: number; samples: number }[];
+    return rows.map((row) => ({
+      id: row.id,
+      topic: row.topic,
+      payload: row.payload,
+      queuedAt: row.t,
+      samples: row.samples,
+    }));
+  }
+
   /** When the oldest message was queued, epoch ms; undefined when empty. */
   oldestQueuedAt(): number | undefined {
     if (this.count === 0) return undefined;

@@ -47,7 +47,7 @@ import { PrimaryHostState } from './primary-host-state.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
 import { type CommandWriter, SparkplugCommands } from './sparkplug-commands.js';
 import { SparkplugPublishing } from './sparkplug-publishing.js';
-import { storedEntries, storedSamplesOf } from './stored-samples.js';
+import { type StoredSample, storedEntries, storedSamplesOf } from './stored-samples.js';
 
 /** Dependencies of an {@link MqttPublisher}. */
 export interface MqttPublisherDeps {
@@ -658,16 +658,9 @@ export class MqttPublisher {
       this.caughtUp();
       return;
     }
-    const rows = this.guarded(() => outbox.peek(forwardRows), false);
-    if (rows === undefined) return;
-    const window: typeof rows = [];
-    let count = 0;
-    for (const row of rows) {
-      if (window.length > 0 && count + row.samples > forwardSamples) break;
-      window.push(row);
-      count += row.samples;
-    }
-    const samples: Sample[] = [];
+    const window = this.guarded(() => outbox.peekSamples(forwardSamples, forwardRows), false);
+    if (window === undefined) return;
+    const samples: StoredSample[] = [];
     let unreadable = 0;
     for (const row of window) {
       const stored = storedSamplesOf(row.topic, row.payload);

@@ -17,9 +17,10 @@
  *   metrics and about {@link historicalPayloadBytes} bytes per payload.
  */
 import sparkplug from 'sparkplug-payload';
-import type { UMetric, UPayload } from 'sparkplug-payload/lib/sparkplugbpayload.js';
-import type { Quality, Sample } from '../../tags/sample.js';
+import type { UMetric, UPayload, UPropertySet } from 'sparkplug-payload/lib/sparkplugbpayload.js';
+import type { Quality, Sample, TagValue } from '../../tags/sample.js';
 import type { OutgoingMessage } from './json-messages.js';
+import type { StoredSample } from './stored-samples.js';
 
 const codec = sparkplug.get('spBv1.0') as NonNullable<ReturnType<typeof sparkplug.get>>;
 
@@ -36,6 +37,14 @@ export const qualityCodes: Record<Quality, number> = {
   Stale: 64,
   Bad: 0,
   Unavailable: 0,
+};
+
+/** The `Quality` property set of each quality, shared by the historical metrics. */
+const qualityPropertySets: Record<Quality, UPropertySet> = {
+  Good: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Good } },
+  Stale: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Stale } },
+  Bad: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Bad } },
+  Unavailable: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Unavailable } },
 };
 
 /** Most metrics in one historical DDATA payload. */
@@ -82,7 +91,12 @@ export function splitTagId(fullTagId: string): { device: string; metric: string 
 
 /** The Sparkplug type of a sample's value; undefined when it has none. */
 export function metricTypeOf(sample: Sample): MetricType | undefined {
-  switch (typeof sample.value) {
+  return sample.value === undefined ? undefined : typeOfValue(sample.value);
+}
+
+/** The Sparkplug type of a value. */
+function typeOfValue(value: TagValue): MetricType | undefined {
+  switch (typeof value) {
     case 'number':
       return 'Double';
     case 'boolean':
@@ -102,6 +116,8 @@ export class SparkplugPayloads {
   private born = new Map<string, MetricType>();
   private devices: string[] = [];
   private tagsByAlias: Map<number, string> | undefined;
+  /** Tag → device id, for the historical data (many samples of the same tags). */
+  private readonly deviceOfTag = new Map<string, string>();
 
   constructor(
     private readonly groupId: string,
@@ -213,20 +229,26 @@ export class SparkplugPayloads {
    * place it): it is skipped and counted.
    */
   historical(
-    samples: readonly Sample[],
+    samples: readonly StoredSample[],
     now: number,
   ): { messages: OutgoingMessage[]; skipped: number } {
     const byDevice = new Map<string, UMetric[][]>();
     const bytesOf = new Map<UMetric[], number>();
     let skipped = 0;
     for (const sample of samples) {
-      const bornType = this.born.get(sample.fullTagId);
-      const type = metricTypeOf(sample);
+      const id = sample.fullTagId;
+      const bornType = this.born.get(id);
+      const value = sample.value;
+      const type = value === undefined ? undefined : typeOfValue(value);
       if (bornType === undefined || (type !== undefined && type !== bornType)) {
         skipped++;
         continue;
       }
-      const { device } = splitTagId(sample.fullTagId);
+      let device = this.deviceOfTag.get(id);
+      if (device === undefined) {
+        device = splitTagId(id).device;
+        this.deviceOfTag.set(id, device);
+      }
       let payloads = byDevice.get(device);
       if (payloads === undefined) {
         payloads = [[]];
@@ -234,7 +256,7 @@ export class SparkplugPayloads {
       }
       let metrics = payloads[payloads.length - 1] as UMetric[];
       // Alias, timestamp, type, value, quality property and flags: about 40 bytes besides a string.
-      const size = 40 + (typeof sample.value === 'string' ? sample.value.length * 3 : 0);
+      const size = 40 + (typeof value === 'string' ? value.length * 3 : 0);
       const bytes = bytesOf.get(metrics) ?? 0;
       if (
         metrics.length >= historicalMetricsPerPayload ||
@@ -244,8 +266,18 @@ export class SparkplugPayloads {
         payloads.push(metrics);
       }
       bytesOf.set(metrics, (bytesOf.get(metrics) ?? 0) + size);
-      const metric = this.metric(sample, bornType, false);
-      metric.isHistorical = true;
+      const quality = sample.quality;
+      const hasValue = (quality === 'Good' || quality === 'Stale') && type !== undefined;
+      const metric: UMetric = {
+        alias: this.aliases.get(id) as number,
+        timestamp: sample.timestamp,
+        type: bornType,
+        value: hasValue ? (value as TagValue) : null,
+        // One shared property set per quality: the encoder only reads it.
+        properties: qualityPropertySets[quality],
+        isHistorical: true,
+      };
+      if (!hasValue) metric.isNull = true;
       metrics.push(metric);
     }
     const messages: OutgoingMessage[] = [];

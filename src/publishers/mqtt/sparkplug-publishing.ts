@@ -29,6 +29,7 @@ import {
   SparkplugPayloads,
   sparkplugTopic,
 } from './sparkplug-payloads.js';
+import type { StoredSample } from './stored-samples.js';
 
 /** Dependencies of {@link SparkplugPublishing}. */
 export interface SparkplugDeps {
@@ -154,7 +155,7 @@ export class SparkplugPublishing {
   }
 
   /** Historical DDATA of stored samples (see {@link SparkplugPayloads.historical}). */
-  historical(samples: readonly Sample[]): { messages: OutgoingMessage[]; skipped: number } {
+  historical(samples: readonly StoredSample[]): { messages: OutgoingMessage[]; skipped: number } {
     return this.payloads.historical(samples, this.deps.clock.now());
   }
 

@@ -4,16 +4,26 @@
  * births they would refer to belong to a session that is over by the time they are sent, so
  * they are encoded only when forwarded (after the new births). One outbox message holds up to
  * {@link storedSamplesPerMessage} samples as a compact JSON array of
- * `[fullTagId, utcTimestamp, quality, value?]`.
+ * `[fullTagId, timestamp (epoch ms), quality, value?]`: the timestamp is parsed once, when
+ * stored, not when a catch-up has to be fast.
  */
-import { type Quality, qualities, type Sample } from '../../tags/sample.js';
+import { type Quality, qualities, type Sample, type TagValue } from '../../tags/sample.js';
 
 /** The label (outbox topic) of a message of stored Sparkplug samples. */
 export const storedSamplesTopic = 'sparkplug-samples';
 /** Most samples in one outbox message: the bound is dropped whole, so it stays fine-grained. */
 export const storedSamplesPerMessage = 500;
 
-type Row = [string, string, Quality] | [string, string, Quality, Sample['value']];
+/** A stored sample as read back: its tag, timestamp, quality and value. */
+export interface StoredSample {
+  fullTagId: string;
+  /** When the value was read, epoch ms. */
+  timestamp: number;
+  quality: Quality;
+  value?: TagValue;
+}
+
+type Row = [string, number, Quality] | [string, number, Quality, TagValue];
 
 /** Outbox entries holding the samples, in order. */
 export function storedEntries(
@@ -23,10 +33,11 @@ export function storedEntries(
   for (let start = 0; start < samples.length; start += storedSamplesPerMessage) {
     const rows: Row[] = [];
     for (const sample of samples.slice(start, start + storedSamplesPerMessage)) {
+      const timestamp = Date.parse(sample.utcTimestamp);
       rows.push(
         sample.value === undefined
-          ? [sample.fullTagId, sample.utcTimestamp, sample.quality]
-          : [sample.fullTagId, sample.utcTimestamp, sample.quality, sample.value],
+          ? [sample.fullTagId, timestamp, sample.quality]
+          : [sample.fullTagId, timestamp, sample.quality, sample.value],
       );
     }
     entries.push({
@@ -42,7 +53,7 @@ export function storedEntries(
  * The samples of an outbox message, in order; undefined when it is not one of stored samples
  * (another format's message, or a damaged one).
  */
-export function storedSamplesOf(topic: string, payload: Buffer): Sample[] | undefined {
+export function storedSamplesOf(topic: string, payload: Buffer): StoredSample[] | undefined {
   if (topic !== storedSamplesTopic) return undefined;
   let rows: unknown;
   try {
@@ -51,13 +62,13 @@ export function storedSamplesOf(topic: string, payload: Buffer): Sample[] | unde
     return undefined;
   }
   if (!Array.isArray(rows)) return undefined;
-  const samples: Sample[] = [];
+  const samples: StoredSample[] = [];
   for (const row of rows) {
     if (!Array.isArray(row)) return undefined;
-    const [fullTagId, utcTimestamp, quality, value] = row as unknown[];
-    if (typeof fullTagId !== 'string' || typeof utcTimestamp !== 'string') return undefined;
+    const [fullTagId, timestamp, quality, value] = row as unknown[];
+    if (typeof fullTagId !== 'string' || typeof timestamp !== 'number') return undefined;
     if (!qualities.includes(quality as Quality)) return undefined;
-    const sample: Sample = { fullTagId, utcTimestamp, quality: quality as Quality };
+    const sample: StoredSample = { fullTagId, timestamp, quality: quality as Quality };
     if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'string') {
       sample.value = value;
     }

@@ -140,6 +140,8 @@ test('host offline after the births: NDEATH and a new session; a stale STATE is 
   await until(() => publisher.state().connected, 'reconnected', 20_000);
   change(2);
   change(3);
+  // A tick while the new session's subscription is in flight stores right after it.
+  await publisher.idle();
   t.is(publisher.state().sparkplug?.storedSamples, 2);
   // An online STATE older than the offline one followed: a retained message of an old session.
   await host.state(true, 500);

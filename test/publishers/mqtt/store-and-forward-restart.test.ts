@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import Database from 'better-sqlite3';
 import { demoProfileDocument } from '../../../src/demo-profile.js';
-import { storedSamplesOf } from '../../../src/publishers/mqtt/stored-samples.js';
-import type { Sample } from '../../../src/tags/sample.js';
+import { type StoredSample, storedSamplesOf } from '../../../src/publishers/mqtt/stored-samples.js';
 import { startMosquitto } from '../../helpers/mosquitto.js';
 import { subscribe } from '../../helpers/mqtt-subscriber.js';
 import { decodeSparkplug, scriptedHost } from '../../helpers/sparkplug-host.js';
@@ -56,7 +55,7 @@ test('tagd killed (kill -9) while storing: after the restart every stored sample
   t.teardown(() => first.child.kill('SIGKILL'));
   await first.waitForLog('tagd ready');
   const outboxFile = join(stateDir, 'outbox', 'mqtt-edge.db');
-  const read = (): Sample[] => {
+  const read = (): StoredSample[] => {
     try {
       const db = new Database(outboxFile, { readonly: true, fileMustExist: true });
       try {
@@ -89,7 +88,7 @@ test('tagd killed (kill -9) while storing: after the restart every stored sample
   await second.waitForLog('tagd ready');
   await host.state(true, 2_000);
   const key = (tag: string, timestamp: number) => `${tag}@${timestamp}`;
-  const keptKeys = kept.map((sample) => key(sample.fullTagId, Date.parse(sample.utcTimestamp)));
+  const keptKeys = kept.map((sample) => key(sample.fullTagId, sample.timestamp));
   const historical = () =>
     decodeSparkplug(sub.messages)
       .filter((m) => m.type === 'DDATA')
