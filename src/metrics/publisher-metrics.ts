@@ -168,11 +168,19 @@ export class PublisherMetricsCollector {
       },
     });
     // Sparkplug store-and-forward (a primaryHostId): samples, not messages, are what the host gets.
-    outboxGauge(
-      'tagd_outbox_samples',
-      'Sparkplug store-and-forward: samples stored in the outbox, waiting for the primary host.',
-      (outbox) => outbox.samples ?? 0,
-    );
+    new Gauge({
+      name: 'tagd_outbox_samples',
+      help: 'Sparkplug store-and-forward: samples stored in the outbox, waiting for the primary host.',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const { type, queue } of queues()) {
+          const samples = queue.outbox?.samples;
+          if (samples !== undefined) this.set({ publisher: queue.name, type }, samples);
+        }
+      },
+    });
     new Counter({
       name: 'tagd_outbox_dropped_samples_total',
       help: 'Sparkplug store-and-forward: stored samples dropped from a full outbox (the oldest first), since it was opened.',
