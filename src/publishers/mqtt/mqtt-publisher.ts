@@ -469,10 +469,25 @@ export class MqttPublisher {
     this.stopTagsRemoved = undefined;
     const sparkplug = this.sparkplug;
     await this.connection?.stop(
-      sparkplug ? (client) => sparkplug.farewell(client, this.current.qos) : undefined,
+      sparkplug
+        ? (client) =>
+            sparkplug.farewell(
+              client,
+              this.current.qos,
+              !this.storeAndForward || this.bornOn === client,
+            )
+        : undefined,
     );
     await this.idle();
-    this.selector?.stop();
+    // Store-and-forward: the changes since the last tick are kept for the next start (a reload
+    // or a restart), not lost with the selector.
+    const selector = this.selector;
+    if (this.storeAndForward && selector !== undefined && this.outbox !== undefined) {
+      const pending = selector.select(this.members);
+      if (pending.length > 0) this.store(pending);
+      selector.delivered();
+    }
+    selector?.stop();
     this.selector = undefined;
     this.connection = undefined;
     this.sparkplug = undefined;

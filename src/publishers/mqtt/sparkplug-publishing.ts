@@ -169,11 +169,15 @@ export class SparkplugPublishing {
     return this.payloads.removed(fullTagIds, this.deps.clock.now());
   }
 
-  /** A clean stop: DDEATH per device, then NDEATH with this connection's bdSeq. */
-  async farewell(client: MqttClient, qos: 0 | 1): Promise<void> {
+  /**
+   * A clean stop: DDEATH per device, then NDEATH with this connection's bdSeq.
+   * @param born whether this connection's births went out (else only the NDEATH).
+   */
+  async farewell(client: MqttClient, qos: 0 | 1, born = true): Promise<void> {
     const now = this.deps.clock.now();
     const messages = [
-      ...this.payloads.deaths(now),
+      // Devices never born in this session (waiting for the primary host) get no DDEATH.
+      ...(born ? this.payloads.deaths(now) : []),
       {
         topic: sparkplugTopic(this.groupId, 'NDEATH', this.edgeNodeId),
         payload: deathPayload(this.bdSeq, now),

@@ -295,3 +295,35 @@ test('broker killed (kill -9) and restarted: data stored meanwhile arrives after
     .flatMap((m) => m.metrics.map((x) => x.value));
   t.deepEqual(firstValues, [1, 2, 3]);
 });
+
+test('a reload while storing keeps the stored samples and the changes since the last tick', async (t) => {
+  const broker = await startMosquitto(t);
+  const host = await scriptedHost(t, broker.url);
+  await host.state(false, 1_000);
+  const { publisher, change, clock, store } = await setup(t, broker);
+  await publisher.start();
+  await until(() => publisher.state().connected, 'connected', 20_000);
+  await publisher.idle();
+  change(1);
+  clock.advance(10);
+  store.write([sample(clock, 'Boiler1/Temperature', 2)]);
+  t.is(publisher.state().sparkplug?.storedSamples, 1);
+  await publisher.reconfigure(
+    mqttConfigSchema.parse({ ...publisher.config, updateIntervalMs: 200 }),
+  );
+  t.is(publisher.state().sparkplug?.storedSamples, 2);
+  const sub = await subscribe(t, broker.url, 'spBv1.0/Plant1/DDATA/#');
+  const births = await subscribe(t, broker.url, 'spBv1.0/Plant1/DBIRTH/#');
+  await host.state(true, 2_000);
+  await births.waitForCount(1);
+  const got = await sub.waitForCount(1);
+  t.deepEqual(
+    decodeSparkplug([...births.messages, ...got])
+      .filter((m) => m.type === 'DDATA')
+      .flatMap((m) => m.metrics.map((x) => [x.value, x.historical])),
+    [
+      [1, true],
+      [2, true],
+    ],
+  );
+});
