@@ -5,7 +5,7 @@
  * `POST /api/v2/Tags/Write` (the tag writable, its driver allowing writes, the value's type,
  * writeMin/writeMax, the write rate of the account `sparkplug:<publisher>`) and are audited with
  * the topic, the publisher and the primary host. All or nothing, as a REST request: one metric
- * refused refuses the command. Everything else is refused: counted, and logged at most once per
+ * refused refuses the command, and so does a command of more metrics than a request may hold. Everything else is refused: counted, and logged at most once per
  * {@link refusalLogIntervalMs} (a host repeating a bad command must not flood the log).
  *
  * Nothing is echoed: the tag's next DATA carries what the driver reads back from the device.
@@ -13,7 +13,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import { TagdError, ValidationError } from '../../errors.js';
-import type { TagWriteItem, TagWriter } from '../../tags/tag-writer.js';
+import { maxWritesPerRequest, type TagWriteItem, type TagWriter } from '../../tags/tag-writer.js';
 import { decode, type SparkplugPayloads, splitTagId } from './sparkplug-payloads.js';
 
 /** Least time between two log lines about refused commands, ms. */
@@ -69,6 +69,10 @@ export class SparkplugCommands {
       return;
     }
     if (metrics.length === 0) return;
+    if (metrics.length > maxWritesPerRequest) {
+      this.refuse(topic, metrics.length, `more than ${maxWritesPerRequest} metrics in one command`);
+      return;
+    }
     if (!this.deps.acceptWrites) {
       this.refuse(topic, metrics.length, 'acceptWrites is false on this publisher');
       return;

@@ -130,7 +130,7 @@ peerTest(
 );
 
 peerTest(
-  'refused DCMDs (not writable, unknown metric, out of range, wrong type) change nothing, are counted and logged at most once a minute',
+  'refused DCMDs (not writable, unknown metric, out of range, wrong type, too many metrics) change nothing, are counted and logged at most once a minute',
   async (t) => {
     const { clock, logs, audit, publisher, dcmd, register } = await setup(t, true);
     await dcmd([{ name: 'Counter', type: 'Int16', value: 9 }]);
@@ -158,6 +158,12 @@ peerTest(
     await dcmd([{ name: 'Counter', type: 'Int16', value: 9 }]);
     await until(() => refusedLines().length === 2, 'the next line a minute later', 20_000);
     t.is(refusedLines()[1]?.refusedSinceLastLine, 3);
+    // More metrics than a REST request may hold: refused whole, before any check.
+    await dcmd(
+      Array.from({ length: 101 }, () => ({ name: 'Setpoint', type: 'Double', value: 20 })),
+    );
+    await until(() => publisher.state().sparkplug?.commandsRefused === 106, 'refused', 20_000);
+    t.is(await register(0), 100);
     t.is(publisher.state().sparkplug?.commandsWritten, 0);
   },
 );
