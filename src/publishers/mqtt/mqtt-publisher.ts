@@ -615,6 +615,13 @@ export class MqttPublisher {
     this.reason = this.waitingReason();
     this.setStatus('Error', false);
     if (this.bornOn !== client) return;
+    this.endSession(client);
+  }
+
+  /** The primary host went offline after this connection's births: Sparkplug 3.0's session end. */
+  private endSession(client: MqttClient): void {
+    const connection = this.connection;
+    if (connection?.connected !== client) return;
     this.bornOn = undefined;
     this.log.warn(
       `Sparkplug primary host '${this.current.primaryHostId}' went offline: ending the session ` +
@@ -643,8 +650,15 @@ export class MqttPublisher {
           if (pending.length > 0) this.store(pending);
           selector.delivered();
         }
+        // The host went offline again before the births: they wait for its next online.
+        if (this.hostState?.online !== true) return;
         await sparkplug.births(client, this.current.qos);
         this.bornOn = client;
+        // ... or while they were being sent: the session ends at once.
+        if (this.hostState?.online !== true) {
+          this.endSession(client);
+          return;
+        }
         this.reason = undefined;
         this.setStatus('On');
       })
