@@ -347,6 +347,8 @@ export class Daemon {
         stateDir,
         alarms,
         metrics: metrics.publisherKind('mqtt', (): MqttPublishers => mqttPublishers),
+        // Sparkplug DCMD writes (acceptWrites) take the path and checks of the REST writes.
+        writer,
       });
 
       const consoleBundle = await this.loadConsole();

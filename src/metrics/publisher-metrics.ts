@@ -167,6 +167,77 @@ export class PublisherMetricsCollector {
         }
       },
     });
+    // Sparkplug store-and-forward (a primaryHostId): samples, not messages, are what the host gets.
+    new Gauge({
+      name: 'tagd_outbox_samples',
+      help: 'Sparkplug store-and-forward: samples stored in the outbox, waiting for the primary host.',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const { type, queue } of queues()) {
+          const samples = queue.outbox?.samples;
+          if (samples !== undefined) this.set({ publisher: queue.name, type }, samples);
+        }
+      },
+    });
+    new Counter({
+      name: 'tagd_outbox_dropped_samples_total',
+      help: 'Sparkplug store-and-forward: stored samples dropped from a full outbox (the oldest first), since it was opened.',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const { type, queue } of queues()) {
+          const dropped = queue.outbox?.droppedSamples;
+          if (dropped !== undefined) this.inc({ publisher: queue.name, type }, dropped);
+        }
+      },
+    });
+    // Publishers with a primaryHostId only.
+    const hostGauge = (
+      name: string,
+      help: string,
+      read: (sparkplug: NonNullable<PublisherQueue['sparkplug']>) => boolean | undefined,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const { type, queue } of queues()) {
+            const value = queue.sparkplug ? read(queue.sparkplug) : undefined;
+            if (value !== undefined) this.set({ publisher: queue.name, type }, value ? 1 : 0);
+          }
+        },
+      });
+    hostGauge(
+      'tagd_sparkplug_primary_host_online',
+      "1 while the Sparkplug primary host's latest STATE says online (publishers with a primaryHostId).",
+      (sparkplug) => sparkplug.primaryHostOnline,
+    );
+    hostGauge(
+      'tagd_sparkplug_catching_up',
+      '1 while stored samples are forwarded to the primary host as historical data.',
+      (sparkplug) => sparkplug.catchingUp,
+    );
+    new Counter({
+      name: 'tagd_sparkplug_commands_total',
+      help: 'Sparkplug write command metrics (DCMD/NCMD), by outcome: written (through the tag writer) or refused.',
+      labelNames: [...labelNames, 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { type, queue } of queues()) {
+          const sparkplug = queue.sparkplug;
+          if (sparkplug === undefined) continue;
+          this.inc({ publisher: queue.name, type, outcome: 'written' }, sparkplug.commandsWritten);
+          this.inc({ publisher: queue.name, type, outcome: 'refused' }, sparkplug.commandsRefused);
+        }
+      },
+    });
     this.duration = new Histogram({
       name: 'tagd_publisher_delivery_duration_seconds',
       help: 'Duration of a delivery from its first attempt to its end (retries and their waits included), s.',

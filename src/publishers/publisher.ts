@@ -69,6 +69,19 @@ export interface PublisherQueue {
     bytes: number;
     /** Messages dropped since the outbox was opened because it was full. */
     dropped: number;
+    /** Sparkplug store-and-forward: samples stored (a message carries many). */
+    samples?: number;
+    /** Sparkplug store-and-forward: samples dropped since the outbox was opened. */
+    droppedSamples?: number;
+  };
+  /** Sparkplug: write commands; with a primaryHostId, the host's STATE and the catch-up. */
+  sparkplug?: {
+    catchingUp?: boolean;
+    primaryHostOnline?: boolean;
+    /** DCMD metrics written through the tag writer since the publisher started. */
+    commandsWritten: number;
+    /** Write command metrics refused since the publisher started. */
+    commandsRefused: number;
   };
 }
 

@@ -53,6 +53,12 @@ export interface TagWriteOutcome {
   message?: string;
 }
 
+/**
+ * Where a write came from when not from the REST API, added to each of its audit lines: e.g. a
+ * Sparkplug DCMD `{ via: 'sparkplug', publisher, topic, primaryHostId }`. Short texts only.
+ */
+export type WriteOrigin = Record<string, string>;
+
 /** Where the writer counts the items it answered (metrics); never told tags or accounts. */
 export interface TagWriteMetrics {
   /** One item ended: the driver's status, or `Refused` before reaching a driver. */
@@ -157,12 +163,17 @@ export class TagWriter {
   /**
    * Checks every item, takes the account's budget, writes, audits.
    * @param account the account writing (audited; the rate limit is per account).
+   * @param origin where the request came from, when not the REST API: in every audit line.
    * @returns one outcome per item, in order.
    * @throws ValidationError (400, every refused item named `writes[i].…`) when any item fails a
    *   check; TooManyRequestsError (429 `write-rate-exceeded`) when the account is over its
    *   budget. Nothing is written in either case.
    */
-  async write(account: string, items: readonly TagWriteItem[]): Promise<TagWriteOutcome[]> {
+  async write(
+    account: string,
+    items: readonly TagWriteItem[],
+    origin?: WriteOrigin,
+  ): Promise<TagWriteOutcome[]> {
     const routes: Route[] = [];
     const errors: FieldError[] = [];
     items.forEach((item, index) => {
@@ -171,7 +182,7 @@ export class TagWriter {
     });
     if (errors.length === 0) errors.push(...(await this.deviceChecks(items, routes)));
     if (errors.length > 0) {
-      this.refused(account, items, 'ValidationFailed');
+      this.refused(account, items, 'ValidationFailed', origin);
       throw new ValidationError(
         `The write request was refused; nothing was written (${errors.length} problem${errors.length === 1 ? '' : 's'}).`,
         errors,
@@ -179,7 +190,7 @@ export class TagWriter {
     }
     const retryAfter = this.limiter.take(account, items.length);
     if (retryAfter > 0) {
-      this.rateLimited(account, items);
+      this.rateLimited(account, items, origin);
       throw new TooManyRequestsError(
         `Account ${account} is writing faster than ${this.options.writesPerSecond ?? defaultWritesPerSecond} values per second; nothing was written. Retry after ${retryAfter} s.`,
         retryAfter,
@@ -195,6 +206,7 @@ export class TagWriter {
         {
           event: 'tag-write',
           account,
+          ...origin,
           fullTagId: item.fullTagId,
           previousValue: previous[index] ?? null,
           requestedValue: item.value,
@@ -380,11 +392,16 @@ export class TagWriter {
    * items, not one per item (an account over its budget could otherwise fill the audit log at
    * the speed it sends requests, each up to 100 values of 4 KB).
    */
-  private rateLimited(account: string, items: readonly TagWriteItem[]): void {
+  private rateLimited(
+    account: string,
+    items: readonly TagWriteItem[],
+    origin: WriteOrigin | undefined,
+  ): void {
     this.options.audit.info(
       {
         event: 'tag-write',
         account,
+        ...origin,
         status: 'Refused',
         reason: 'RateLimited',
         items: items.length,
@@ -396,13 +413,19 @@ export class TagWriter {
   }
 
   /** Audits a request refused by the checks before any I/O, one line per item. */
-  private refused(account: string, items: readonly TagWriteItem[], reason: string): void {
+  private refused(
+    account: string,
+    items: readonly TagWriteItem[],
+    reason: string,
+    origin: WriteOrigin | undefined,
+  ): void {
     const { audit, store } = this.options;
     for (const item of items) {
       audit.info(
         {
           event: 'tag-write',
           account,
+          ...origin,
           fullTagId: item.fullTagId,
           previousValue: store.get(item.fullTagId)?.value ?? null,
           requestedValue: item.value,

@@ -318,3 +318,36 @@ test('alarm e-mail series are read from the notifier when scraped; none before i
   t.is(seriesValue(body, 'tagd_notification_email_retries_total'), 9);
   t.is(seriesValue(body, 'tagd_notification_email_queue_depth'), 1);
 });
+
+test('Sparkplug store-and-forward series: stored and dropped samples, the host, the catch-up, commands', async (t) => {
+  const source = metrics();
+  const queues: PublisherQueue[] = [
+    {
+      name: 'edge',
+      depth: 2,
+      outbox: { messages: 2, bytes: 900, dropped: 1, samples: 740, droppedSamples: 500 },
+      sparkplug: {
+        primaryHostOnline: true,
+        catchingUp: true,
+        commandsWritten: 4,
+        commandsRefused: 2,
+      },
+    },
+    { name: 'json', depth: 0, outbox: { messages: 0, bytes: 0, dropped: 0 } },
+    { name: 'plain-spb', depth: 0, sparkplug: { commandsWritten: 0, commandsRefused: 1 } },
+  ];
+  source.publisherKind('mqtt', () => ({ list: () => [], queues: () => queues }));
+  const body = await scrape(source);
+  const edge = { publisher: 'edge', type: 'mqtt' };
+  t.is(seriesValue(body, 'tagd_outbox_samples', edge), 740);
+  t.is(seriesValue(body, 'tagd_outbox_dropped_samples_total', edge), 500);
+  t.is(seriesValue(body, 'tagd_sparkplug_primary_host_online', edge), 1);
+  t.is(seriesValue(body, 'tagd_sparkplug_catching_up', edge), 1);
+  t.is(seriesValue(body, 'tagd_sparkplug_commands_total', { ...edge, outcome: 'written' }), 4);
+  t.is(seriesValue(body, 'tagd_sparkplug_commands_total', { ...edge, outcome: 'refused' }), 2);
+  const json = { publisher: 'json', type: 'mqtt' };
+  t.deepEqual(samplesOf(body, 'tagd_outbox_samples', json), [], 'a json outbox counts messages');
+  const plain = { publisher: 'plain-spb', type: 'mqtt' };
+  t.deepEqual(samplesOf(body, 'tagd_sparkplug_primary_host_online', plain), [], 'no primary host');
+  t.is(seriesValue(body, 'tagd_sparkplug_commands_total', { ...plain, outcome: 'refused' }), 1);
+});

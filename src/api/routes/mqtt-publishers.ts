@@ -38,6 +38,44 @@ export const mqttPublisherStateSchema = publisherStateSchema
       .int()
       .min(0)
       .describe('Age of the oldest message waiting for the broker, seconds; 0 when none waits.'),
+    sparkplug: z
+      .object({
+        commandsWritten: z
+          .int()
+          .min(0)
+          .describe('DCMD metrics written through the tag writer since the publisher started.'),
+        commandsRefused: z
+          .int()
+          .min(0)
+          .describe('Write command metrics refused since the publisher started.'),
+        primaryHostOnline: z
+          .boolean()
+          .optional()
+          .describe("With a primaryHostId: the primary host's latest STATE said online."),
+        storedSamples: z
+          .int()
+          .min(0)
+          .optional()
+          .describe('With a primaryHostId: samples stored in the outbox, waiting to be forwarded.'),
+        droppedSamples: z
+          .int()
+          .min(0)
+          .optional()
+          .describe(
+            'With a primaryHostId: stored samples dropped (the oldest first) from a full outbox since the publisher started.',
+          ),
+        forwardedSamples: z
+          .int()
+          .min(0)
+          .optional()
+          .describe('With a primaryHostId: stored samples forwarded as historical data.'),
+        catchingUp: z
+          .boolean()
+          .optional()
+          .describe('With a primaryHostId: true while stored samples are being forwarded.'),
+      })
+      .optional()
+      .describe('sparkplugB, while running: write commands and store-and-forward.'),
   })
   .meta({ id: 'MqttPublisherState' });
 

@@ -77,6 +77,8 @@ export class BrokerConnection {
   private outage: { since: number; attempts: number; logged: string; loggedAt: number } | undefined;
   private lastError: { text: string; code?: number } | undefined;
   private readonly role: string;
+  /** Counts stops: a restart whose end was overtaken by a stop does not connect again. */
+  private stops = 0;
 
   constructor(
     private readonly options: BrokerConnectionOptions,
@@ -104,6 +106,24 @@ export class BrokerConnection {
    * NDEATH); then the client sends DISCONNECT, so the broker does not publish the Will.
    */
   async stop(beforeEnd?: (client: MqttClient) => Promise<void>): Promise<void> {
+    this.stops++;
+    await this.end(beforeEnd);
+  }
+
+  /**
+   * Ends the session as {@link stop} does (`beforeEnd` first, then DISCONNECT: no Will) and
+   * connects again at once, with a new `prepare` (Sparkplug: a new bdSeq). Sparkplug 3.0's
+   * answer to the primary host going offline. Nothing happens when not running; a stop called
+   * meanwhile wins.
+   */
+  async restart(beforeEnd?: (client: MqttClient) => Promise<void>): Promise<void> {
+    if (!this.running) return;
+    const stops = this.stops;
+    await this.end(beforeEnd);
+    if (this.stops === stops) this.start();
+  }
+
+  private async end(beforeEnd?: (client: MqttClient) => Promise<void>): Promise<void> {
     this.running = false;
     const clock = this.options.clock;
     clock.clearTimer(this.retryTimer);

@@ -9,9 +9,18 @@
  * broker did not acknowledge; once connected the outbox is delivered in order, a message removed
  * only after its PUBACK (QoS 1), before any new batch. Delivery is at least once.
  *
- * Sparkplug B does not use the outbox (a host application discards DDATA of an older session):
- * while the broker is unreachable nothing is selected, and the births of the next connection
- * carry every current value; On Change then continues from there.
+ * Sparkplug B without a `primaryHostId` does not use the outbox (a host application discards
+ * DDATA of an older session): while the broker is unreachable nothing is selected, and the births
+ * of the next connection carry every current value; On Change then continues from there.
+ *
+ * Sparkplug B with a `primaryHostId` stores and forwards (docs/sparkplug-store-and-forward.md):
+ * it follows the host's STATE; while the host is offline, the broker unreachable or stored data
+ * still waits, each batch's samples go to the outbox (`stored-samples.ts`). Once the host is
+ * online on a connection: the pending changes are stored, NBIRTH and DBIRTHs go out, then the
+ * stored samples in order as historical DDATA (a window at a time, removed once acknowledged),
+ * then live data. The host going offline ends the session (DDEATHs, NDEATH, disconnect) and a
+ * new one waits for it. With `acceptWrites`, DCMDs write through the tag writer
+ * (`sparkplug-commands.ts`).
  *
  * With `alarms`, the transitions of the alarms the filter takes go out as they happen: json
  * formats one message per transition on `<topicPrefix>/alarms/<name>` (through the outbox, so
@@ -41,9 +50,12 @@ import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js'
 import { describeBrokerError } from './broker-errors.js';
 import { readBrokerFiles } from './broker-files.js';
 import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
+import { PrimaryHostState } from './primary-host-state.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
 import type { AlarmNodeState } from './sparkplug-payloads.js';
+import { type CommandWriter, SparkplugCommands } from './sparkplug-commands.js';
 import { SparkplugPublishing } from './sparkplug-publishing.js';
+import { type StoredSample, storedEntries, storedSamplesOf } from './stored-samples.js';
 
 /** Dependencies of an {@link MqttPublisher}. */
 export interface MqttPublisherDeps {
@@ -63,6 +75,8 @@ export interface MqttPublisherDeps {
   metrics?: PublisherMetrics;
   /** The running alarms, for a publisher with `alarms`. Absent: no alarm events are sent. */
   alarms?: AlarmFeed;
+  /** Sparkplug DCMD writes go through it (with `acceptWrites`). Default: none, all refused. */
+  writer?: CommandWriter;
 }
 
 /** Fixed text of the LastDeliveryError health tag after a failed delivery. */
@@ -86,6 +100,26 @@ export interface MqttPublisherState extends PublisherState {
   queueDepth: number;
   /** Age of the oldest of them, whole seconds; 0 when none waits. */
   oldestQueuedAgeSeconds: number;
+  /** Sparkplug B, while running: write commands, and store-and-forward with a primaryHostId. */
+  sparkplug?: SparkplugState;
+}
+
+/** Write commands (and, with a primaryHostId, store-and-forward) of a running Sparkplug publisher. */
+export interface SparkplugState {
+  /** DCMD metrics written through the tag writer since started. */
+  commandsWritten: number;
+  /** Write command metrics refused since started. */
+  commandsRefused: number;
+  /** With a primaryHostId: the primary host's latest STATE said online. */
+  primaryHostOnline?: boolean;
+  /** With a primaryHostId: samples stored in the outbox, waiting to be forwarded. */
+  storedSamples?: number;
+  /** With a primaryHostId: stored samples dropped (the oldest first) from a full outbox, since started. */
+  droppedSamples?: number;
+  /** With a primaryHostId: stored samples forwarded as historical data since started. */
+  forwardedSamples?: number;
+  /** With a primaryHostId: true while stored samples are being forwarded after the births. */
+  catchingUp?: boolean;
 }
 
 /** The ids of an MQTT publisher's health tags. */
@@ -97,8 +131,19 @@ export function mqttHealthTagIds(name: string) {
     lastDeliveryError: `${base}/LastDeliveryError`,
     queueDepth: `${base}/QueueDepth`,
     oldestQueuedAgeSeconds: `${base}/OldestQueuedAgeSeconds`,
+    /** Sparkplug with a primaryHostId: samples in the outbox. */
+    storedSamples: `${base}/StoredSamples`,
+    /** Sparkplug with a primaryHostId: true while stored samples are forwarded. */
+    catchingUp: `${base}/CatchingUp`,
+    /** Sparkplug with a primaryHostId: the primary host's STATE. */
+    primaryHostOnline: `${base}/PrimaryHostOnline`,
   };
 }
+
+/** Most outbox messages read for one forwarding window. */
+export const forwardRows = 1_000;
+/** Most stored samples forwarded in one window (then acknowledged and removed together). */
+export const forwardSamples = 20_000;
 
 /** Messages read from the outbox and published at a time. */
 export const outboxChunk = 1_000;
@@ -153,6 +198,15 @@ export class MqttPublisher {
   private stopAlarms: (() => void) | undefined;
   /** json formats: alarm messages joined the outbox while a batch was in flight. */
   private alarmsWaiting = false;
+  // Sparkplug store-and-forward, set while running with a primaryHostId.
+  private storeAndForward = false;
+  private hostState: PrimaryHostState | undefined;
+  /** The connection whose births went out (with a primaryHostId: only once the host is online). */
+  private bornOn: MqttClient | undefined;
+  private commands: SparkplugCommands | undefined;
+  private catchUp: { since: number; forwarded: number; skipped: number } | undefined;
+  private forwardedTotal = 0;
+  private droppedStoredAtStart = 0;
 
   constructor(
     config: MqttConfig,
@@ -186,6 +240,26 @@ export class MqttPublisher {
     this.writeHealth(this.health.status, 'Off');
     this.writeHealth(this.health.queueDepth, 0);
     this.writeHealth(this.health.oldestQueuedAgeSeconds, 0);
+    if (config.format === 'sparkplugB' && config.primaryHostId !== undefined) {
+      this.defineStoreAndForwardHealth();
+    }
+  }
+
+  private defineStoreAndForwardHealth(): void {
+    this.deps.store.define([
+      {
+        fullTagId: this.health.storedSamples,
+        metadata: { description: 'Samples stored while the primary host or broker is away' },
+      },
+      {
+        fullTagId: this.health.catchingUp,
+        metadata: { description: 'true while stored samples are forwarded as historical data' },
+      },
+      {
+        fullTagId: this.health.primaryHostOnline,
+        metadata: { description: "The Sparkplug primary host's latest STATE" },
+      },
+    ]);
   }
 
   /** The publisher's name. */
@@ -215,6 +289,23 @@ export class MqttPublisher {
       messages: this.messages,
       queueDepth: this.queueDepth(),
       oldestQueuedAgeSeconds: this.oldestAgeSeconds(),
+      ...(this.commands !== undefined ? { sparkplug: this.sparkplugState() } : {}),
+    };
+  }
+
+  private sparkplugState(): SparkplugState {
+    const commands = {
+      commandsWritten: this.commands?.counters.written ?? 0,
+      commandsRefused: this.commands?.counters.refused ?? 0,
+    };
+    if (!this.storeAndForward) return commands;
+    return {
+      ...commands,
+      primaryHostOnline: this.hostState?.online ?? false,
+      storedSamples: this.outbox?.samples ?? 0,
+      droppedSamples: (this.outbox?.droppedSamples ?? 0) - this.droppedStoredAtStart,
+      forwardedSamples: this.forwardedTotal,
+      catchingUp: this.catchUp !== undefined,
     };
   }
 
@@ -237,8 +328,10 @@ export class MqttPublisher {
       return;
     }
     if (this.running) return;
-    // The json formats keep what the broker has not acknowledged on disk (Sparkplug does not).
-    if (config.format !== 'sparkplugB') {
+    // The json formats keep what the broker has not acknowledged on disk; Sparkplug only with a
+    // primary host to store for.
+    this.storeAndForward = config.format === 'sparkplugB' && config.primaryHostId !== undefined;
+    if (config.format !== 'sparkplugB' || this.storeAndForward) {
       const outbox = new Outbox({
         file: this.outboxFile,
         limitBytes: config.bufferLimitMB * 1024 * 1024,
@@ -255,6 +348,7 @@ export class MqttPublisher {
         return;
       }
       this.outbox = outbox;
+      this.droppedStoredAtStart = outbox.droppedSamples;
       if (outbox.depth > 0) {
         this.log.info(
           { queued: outbox.depth },
@@ -294,6 +388,21 @@ export class MqttPublisher {
         currentSamples: () => this.currentSamples(),
         currentAlarms: () => this.currentAlarms(),
       });
+      this.commands = new SparkplugCommands({
+        writer: this.deps.writer,
+        acceptWrites: config.acceptWrites,
+        publisher: config.name,
+        primaryHostId: config.primaryHostId,
+        payloads: this.sparkplug.payloads,
+        clock: this.deps.clock,
+        log: this.log,
+      });
+      if (this.storeAndForward) {
+        this.defineStoreAndForwardHealth();
+        this.hostState = new PrimaryHostState();
+        this.writeHealth(this.health.primaryHostOnline, false);
+        this.writeHealth(this.health.catchingUp, false);
+      }
     }
     const connection = new BrokerConnection(
       {
@@ -378,13 +487,33 @@ export class MqttPublisher {
     this.stopTagsRemoved = undefined;
     const sparkplug = this.sparkplug;
     await this.connection?.stop(
-      sparkplug ? (client) => sparkplug.farewell(client, this.current.qos) : undefined,
+      sparkplug
+        ? (client) =>
+            sparkplug.farewell(
+              client,
+              this.current.qos,
+              !this.storeAndForward || this.bornOn === client,
+            )
+        : undefined,
     );
     await this.idle();
-    this.selector?.stop();
+    // Store-and-forward: the changes since the last tick are kept for the next start (a reload
+    // or a restart), not lost with the selector.
+    const selector = this.selector;
+    if (this.storeAndForward && selector !== undefined && this.outbox !== undefined) {
+      const pending = selector.select(this.members);
+      if (pending.length > 0) this.store(pending);
+      selector.delivered();
+    }
+    selector?.stop();
     this.selector = undefined;
     this.connection = undefined;
     this.sparkplug = undefined;
+    this.bornOn = undefined;
+    this.hostState = undefined;
+    this.catchUp = undefined;
+    this.commands = undefined;
+    if (this.storeAndForward) this.writeHealth(this.health.catchingUp, false);
     this.updateQueueHealth();
     const outbox = this.outbox;
     if (outbox !== undefined) this.guarded(() => outbox.close(), false);
@@ -427,20 +556,280 @@ export class MqttPublisher {
   }
 
   private onConnected(client: MqttClient): void {
-    this.reason = undefined;
-    this.setStatus('On');
     const sparkplug = this.sparkplug;
+    this.bornOn = undefined;
     if (sparkplug === undefined) {
+      this.reason = undefined;
+      this.setStatus('On');
       this.pump();
       return;
     }
+    const handlers = {
+      rebirth: () => this.rebirth(),
+      deviceCommand: (topic: string, device: string, payload: Uint8Array) =>
+        void this.commands?.deviceCommand(topic, device, payload),
+      nodeCommand: (topic: string, metrics: number) => this.commands?.nodeCommand(topic, metrics),
+      hostState: (state: { online: boolean; timestamp: number }) => this.onHostState(client, state),
+    };
+    if (this.storeAndForward) {
+      // No births before the primary host is online: its retained STATE answers the subscription.
+      this.reason = this.waitingReason();
+      this.setStatus('Error', false);
+      this.track(
+        sparkplug
+          .connected(client, this.current.qos, handlers)
+          .catch((error) =>
+            this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))),
+          ),
+      );
+      return;
+    }
+    this.reason = undefined;
+    this.setStatus('On');
     // Births go out before any data of this connection: the first tick waits for them.
     const births = sparkplug
-      .connected(client, this.current.qos, () => this.rebirth())
-      .then(() => this.selector?.select(this.members))
-      .then(() => this.selector?.delivered())
+      .connected(client, this.current.qos, handlers)
+      .then(() => {
+        this.bornOn = client;
+        this.selector?.select(this.members);
+        this.selector?.delivered();
+      })
       .catch((error) => this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))));
     this.track(births);
+  }
+
+  private waitingReason(): string {
+    return (
+      `waiting for the Sparkplug primary host '${this.current.primaryHostId}' to be online ` +
+      '(its STATE); data is stored meanwhile'
+    );
+  }
+
+  /**
+   * A STATE of the primary host. Online: births, then the stored data, then live data. Offline
+   * after the births: the session ends as Sparkplug 3.0 asks (DDEATHs and NDEATH, then
+   * DISCONNECT), and a new one waits for the host; data is stored meanwhile.
+   */
+  private onHostState(client: MqttClient, state: { online: boolean; timestamp: number }): void {
+    const host = this.hostState;
+    if (host === undefined) return;
+    const result = host.update(state);
+    if (result === 'ignored') {
+      this.log.debug({ timestamp: state.timestamp }, 'Stale Sparkplug STATE ignored.');
+      return;
+    }
+    this.writeHealth(this.health.primaryHostOnline, result === 'online');
+    const connection = this.connection;
+    if (connection?.connected !== client) return;
+    if (result === 'online') {
+      if (this.bornOn === client) return;
+      this.log.info(
+        { storedSamples: this.outbox?.samples ?? 0 },
+        `Sparkplug primary host '${this.current.primaryHostId}' is online: births, then the stored data.`,
+      );
+      this.birthAndForward(client);
+      return;
+    }
+    this.reason = this.waitingReason();
+    this.setStatus('Error', false);
+    if (this.bornOn !== client) return;
+    this.endSession(client);
+  }
+
+  /** The primary host went offline after this connection's births: Sparkplug 3.0's session end. */
+  private endSession(client: MqttClient): void {
+    const connection = this.connection;
+    if (connection?.connected !== client) return;
+    this.bornOn = undefined;
+    this.log.warn(
+      `Sparkplug primary host '${this.current.primaryHostId}' went offline: ending the session ` +
+        '(NDEATH, disconnect) and storing data until it is back.',
+    );
+    const sparkplug = this.sparkplug as SparkplugPublishing;
+    const previous = this.inFlight ?? Promise.resolve();
+    this.track(
+      previous.then(() => connection.restart((live) => sparkplug.farewell(live, this.current.qos))),
+    );
+  }
+
+  /** Births on a connection whose primary host is online, then the stored data. */
+  private birthAndForward(client: MqttClient): void {
+    const sparkplug = this.sparkplug as SparkplugPublishing;
+    const previous = this.inFlight ?? Promise.resolve();
+    const births = previous
+      .then(async () => {
+        if (this.connection?.connected !== client || this.bornOn === client) return;
+        // Changes selected since the last tick are older than the births: stored, so they follow
+        // as historical data instead of being lost.
+        const selector = this.selector;
+        if (selector !== undefined) {
+          this.refreshMembers();
+          const pending = selector.select(this.members);
+          if (pending.length > 0) this.store(pending);
+          selector.delivered();
+        }
+        // The host went offline again before the births: they wait for its next online.
+        if (this.hostState?.online !== true) return;
+        await sparkplug.births(client, this.current.qos);
+        this.bornOn = client;
+        // ... or while they were being sent: the session ends at once.
+        if (this.hostState?.online !== true) {
+          this.endSession(client);
+          return;
+        }
+        this.reason = undefined;
+        this.setStatus('On');
+      })
+      .catch((error) => this.failed(describeBrokerError(error, new URL(this.current.brokerUrl))));
+    void this.track(births).then(() => this.forward());
+  }
+
+  /** Stores samples in the outbox (store-and-forward). */
+  private store(samples: readonly Sample[]): void {
+    this.enqueue(storedEntries(samples));
+    this.updateStoredHealth();
+  }
+
+  /**
+   * Forwards the stored samples after the births: a window of up to {@link forwardSamples}
+   * samples at a time as historical DDATA, removed once every payload of it was acknowledged;
+   * the next window follows at once, until the outbox is empty, then live data resumes.
+   */
+  private forward(): void {
+    const client = this.connection?.connected;
+    const outbox = this.outbox;
+    const sparkplug = this.sparkplug;
+    if (client === undefined || outbox === undefined || sparkplug === undefined) return;
+    if (this.bornOn !== client || this.inFlight !== undefined) return;
+    if (outbox.depth === 0) {
+      this.caughtUp();
+      return;
+    }
+    const window = this.guarded(() => outbox.peekSamples(forwardSamples, forwardRows), false);
+    if (window === undefined) return;
+    const samples: StoredSample[] = [];
+    let unreadable = 0;
+    for (const row of window) {
+      const stored = storedSamplesOf(row.topic, row.payload);
+      if (stored === undefined) unreadable += row.samples;
+      else for (const sample of stored) samples.push(sample);
+    }
+    if (unreadable > 0) {
+      this.log.warn(
+        { messages: unreadable },
+        `MQTT publisher '${this.name}': outbox messages that are not stored Sparkplug samples ` +
+          '(another format wrote them) are dropped.',
+      );
+    }
+    const { messages, skipped } = sparkplug.historical(samples);
+    if (this.catchUp === undefined) {
+      this.catchUp = { since: this.deps.clock.now(), forwarded: 0, skipped: 0 };
+      this.writeHealth(this.health.catchingUp, true);
+      this.log.info(
+        { storedSamples: outbox.samples },
+        `MQTT publisher '${this.name}': forwarding ${outbox.samples} stored samples as historical data.`,
+      );
+    }
+    const ids = window.map((row) => row.id);
+    void this.track(this.forwardWindow(client, outbox, ids, messages, skipped + unreadable)).then(
+      () => {
+        if (this.outboxFault === undefined) this.forward();
+      },
+    );
+  }
+
+  private forwardWindow(
+    client: MqttClient,
+    outbox: Outbox,
+    ids: number[],
+    messages: OutgoingMessage[],
+    skipped: number,
+  ): Promise<void> {
+    const clock = this.deps.clock;
+    const startedAt = clock.now();
+    const qos = this.current.qos;
+    let samples = 0;
+    for (const message of messages) samples += message.samples;
+    return new Promise<void>((resolveForwarded) => {
+      let pending = messages.length;
+      let failure: unknown;
+      let refused = 0;
+      const done = () => {
+        if (--pending > 0) return;
+        const catchUp = this.catchUp;
+        // Kept when the connection failed: the window goes again after the next births (at
+        // least once; a repeated sample has the same timestamp).
+        if (failure === undefined || refused > 0) {
+          this.guarded(() => outbox.remove(ids), true);
+          this.forwardedTotal += samples;
+          this.counters.samples += samples;
+          this.counters.batches++;
+          this.messages += messages.length;
+          if (catchUp !== undefined) {
+            catchUp.forwarded += samples;
+            catchUp.skipped += skipped;
+          }
+          if (skipped > 0 || refused > 0) this.counters.failures++;
+        }
+        this.reportDelivery(failure === undefined, clock.now() - startedAt);
+        if (failure === undefined) {
+          this.lastDelivery = {
+            at: new Date(clock.now()).toISOString(),
+            ok: true,
+            attempts: 1,
+            durationMs: clock.now() - startedAt,
+            samples,
+          };
+          this.delivered();
+        } else {
+          this.failed(describeBrokerError(failure, new URL(this.current.brokerUrl)), refused > 0);
+        }
+        this.updateQueueHealth();
+        resolveForwarded();
+      };
+      if (messages.length === 0) {
+        pending = 1;
+        done();
+        return;
+      }
+      for (const message of messages) {
+        client.publish(message.topic, message.payload, { qos }, (error) => {
+          if (error) {
+            failure ??= error;
+            if (isRefusal(error)) refused++;
+          }
+          done();
+        });
+      }
+    });
+  }
+
+  /** The outbox is empty after a catch-up: logged with its totals and rate. */
+  private caughtUp(): void {
+    const catchUp = this.catchUp;
+    if (catchUp === undefined) return;
+    this.catchUp = undefined;
+    this.writeHealth(this.health.catchingUp, false);
+    const seconds = Math.max(0.001, (this.deps.clock.now() - catchUp.since) / 1000);
+    this.log.info(
+      {
+        forwarded: catchUp.forwarded,
+        skipped: catchUp.skipped,
+        dropped: this.outboxDrops,
+        seconds,
+        samplesPerSecond: Math.round(catchUp.forwarded / seconds),
+      },
+      `MQTT publisher '${this.name}': caught up, ${catchUp.forwarded} stored samples forwarded` +
+        (this.outboxDrops > 0
+          ? `; ${this.outboxDrops} outbox messages were dropped while full`
+          : '') +
+        (catchUp.skipped > 0
+          ? `; ${catchUp.skipped} samples of tags no longer published skipped`
+          : '') +
+        '.',
+    );
+    this.outboxDrops = 0;
+    this.updateQueueHealth();
   }
 
   private onDisconnected(reason: string): void {
@@ -504,6 +893,8 @@ export class MqttPublisher {
     const { deaths, rebirth } = sparkplug.removed(removed);
     const client = this.connection?.connected;
     if (client === undefined) return;
+    // Waiting for the primary host: nothing was born, the next births hold only what exists.
+    if (this.storeAndForward && this.bornOn !== client) return;
     // Published at once: the client sends in call order, so after any batch in flight (whose
     // seq numbers came first).
     for (const message of deaths) {
@@ -519,6 +910,8 @@ export class MqttPublisher {
     const client = this.connection?.connected;
     const sparkplug = this.sparkplug;
     if (client === undefined || sparkplug === undefined) return;
+    // No births before the primary host is online (its STATE brings them).
+    if (this.storeAndForward && this.bornOn !== client) return;
     const previous = this.inFlight ?? Promise.resolve();
     const births = previous
       .then(() => sparkplug.births(client, this.current.qos))
@@ -560,6 +953,10 @@ export class MqttPublisher {
     }
     this.refreshMembers();
     const samples = selector.select(this.members);
+    if (this.storeAndForward) {
+      this.storeOrPublish(selector, samples, client);
+      return;
+    }
     let messages: OutgoingMessage[];
     if (this.sparkplug !== undefined) {
       const data = this.sparkplug.data(samples);
@@ -589,6 +986,46 @@ export class MqttPublisher {
     } else if (client !== undefined) {
       this.track(this.publish(client, selector, messages));
     }
+    this.updateQueueHealth();
+  }
+
+  /**
+   * Sparkplug with a primary host: live DDATA when the births of this connection went out and
+   * nothing stored waits; else the samples are stored (and forwarding goes on).
+   */
+  private storeOrPublish(
+    selector: BatchSelector,
+    samples: Sample[],
+    client: MqttClient | undefined,
+  ): void {
+    const outbox = this.outbox as Outbox;
+    const sparkplug = this.sparkplug as SparkplugPublishing;
+    // A failing outbox is bypassed while live: publishing goes on without it.
+    const live =
+      client !== undefined &&
+      this.bornOn === client &&
+      (outbox.depth === 0 || this.outboxFault !== undefined);
+    if (!live) {
+      if (samples.length > 0) this.store(samples);
+      selector.delivered();
+      this.forward();
+      this.updateQueueHealth();
+      return;
+    }
+    if (this.catchUp !== undefined) this.caughtUp();
+    const data = sparkplug.data(samples);
+    if (data === 'rebirth') {
+      // Kept, and sent as historical data after the new births.
+      this.store(samples);
+      selector.delivered();
+      this.rebirth();
+      return;
+    }
+    if (data.length === 0) {
+      selector.delivered();
+      return;
+    }
+    this.track(this.publish(client, selector, data, samples));
     this.updateQueueHealth();
   }
 
@@ -699,10 +1136,15 @@ export class MqttPublisher {
     this.setStatus('On');
   }
 
+  /**
+   * @param batch Sparkplug store-and-forward: the batch's samples, stored again when it was
+   *   not wholly acknowledged (its DDATA belong to this session only).
+   */
   private publish(
     client: MqttClient,
     selector: BatchSelector,
     messages: OutgoingMessage[],
+    batch?: readonly Sample[],
   ): Promise<void> {
     const clock = this.deps.clock;
     const startedAt = clock.now();
@@ -741,7 +1183,8 @@ export class MqttPublisher {
           this.messages += messages.length - unacked.length;
           if (this.outbox !== undefined) {
             // Kept, in order, for the next connection; some may have arrived (at least once).
-            this.enqueue(unacked);
+            if (batch !== undefined) this.store(batch);
+            else this.enqueue(unacked);
             selector.delivered();
             this.failed(text, refused.size > 0);
           } else {
@@ -891,7 +1334,30 @@ export class MqttPublisher {
         ? { oldestQueuedAt: this.deps.clock.now() - oldestAge * 1000 }
         : {}),
       ...(outbox !== undefined
-        ? { outbox: { messages: outbox.depth, bytes: outbox.sizeBytes, dropped: outbox.dropped } }
+        ? {
+            outbox: {
+              messages: outbox.depth,
+              bytes: outbox.sizeBytes,
+              dropped: outbox.dropped,
+              ...(this.storeAndForward
+                ? { samples: outbox.samples, droppedSamples: outbox.droppedSamples }
+                : {}),
+            },
+          }
+        : {}),
+      ...(this.commands !== undefined
+        ? {
+            sparkplug: {
+              commandsWritten: this.commands.counters.written,
+              commandsRefused: this.commands.counters.refused,
+              ...(this.storeAndForward
+                ? {
+                    catchingUp: this.catchUp !== undefined,
+                    primaryHostOnline: this.hostState?.online ?? false,
+                  }
+                : {}),
+            },
+          }
         : {}),
     };
   }
@@ -921,6 +1387,13 @@ export class MqttPublisher {
   private updateQueueHealth(): void {
     this.writeHealth(this.health.queueDepth, this.queueDepth());
     this.writeHealth(this.health.oldestQueuedAgeSeconds, this.oldestAgeSeconds());
+    this.updateStoredHealth();
+  }
+
+  private updateStoredHealth(): void {
+    if (this.storeAndForward && this.outbox !== undefined) {
+      this.writeHealth(this.health.storedSamples, this.outbox.samples);
+    }
   }
 
   private logDrops(): void {

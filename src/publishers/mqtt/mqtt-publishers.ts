@@ -11,6 +11,7 @@ import { PublisherSet, type PublisherSetDeps } from '../publisher-set.js';
 import { readBrokerFiles } from './broker-files.js';
 import { MqttPublisher, type MqttPublisherState } from './mqtt-publisher.js';
 import type { MqttConfig } from './schema.js';
+import type { CommandWriter } from './sparkplug-commands.js';
 
 /** Dependencies of {@link MqttPublishers}. */
 export interface MqttPublishersDeps extends PublisherSetDeps {
@@ -24,6 +25,8 @@ export interface MqttPublishersDeps extends PublisherSetDeps {
   stateDir: string;
   /** The running alarms, for publishers with `alarms`. */
   alarms?: AlarmFeed;
+  /** The tag writer Sparkplug write commands go through (`acceptWrites`). Default: none. */
+  writer?: CommandWriter;
 }
 
 /** The MQTT publishers, in configuration order. */
@@ -33,7 +36,8 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
   }
 
   protected build(config: MqttConfig): MqttPublisher {
-    const { store, collections, clock, logger, baseDir, stateDir, metrics, alarms } = this.deps;
+    const { store, collections, clock, logger, baseDir, stateDir, metrics, alarms, writer } =
+      this.deps;
     return new MqttPublisher(config, {
       store,
       collections,
@@ -43,6 +47,7 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
       ...(baseDir !== undefined ? { baseDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
       ...(alarms !== undefined ? { alarms } : {}),
+      ...(writer !== undefined ? { writer } : {}),
     });
   }
 

@@ -148,13 +148,32 @@ export const mqttConfigFields = z.strictObject({
     .regex(sparkplugIdPattern, 'must not hold / + or #')
     .optional()
     .describe('sparkplugB: the edge node id of this gateway.'),
+  primaryHostId: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(sparkplugIdPattern, 'must not hold / + or #')
+    .optional()
+    .describe(
+      'sparkplugB: the host id of the Primary Host Application. The publisher follows its STATE ' +
+        '(spBv1.0/STATE/<primaryHostId>): births only while it is online; while it is offline ' +
+        'or the broker is unreachable, data is kept in the durable outbox and sent afterwards, ' +
+        'flagged is_historical. Default: none (no store-and-forward).',
+    ),
+  acceptWrites: z
+    .boolean()
+    .default(false)
+    .describe(
+      'sparkplugB: carry out DCMD writes to writable tags through the tag writer (the checks ' +
+        'of POST /api/v2/Tags/Write), audited. Default false: every DCMD write is refused.',
+    ),
   bufferLimitMB: z
     .int()
     .min(1)
     .max(4096)
     .default(64)
     .describe(
-      'json formats: most megabytes (topics and payloads) the durable outbox keeps while the broker is unreachable; beyond, the oldest messages are dropped and counted.',
+      'json formats, and sparkplugB with primaryHostId: most megabytes the durable outbox keeps while the broker (or the primary host) is unreachable; beyond, the oldest messages are dropped and counted.',
     ),
   everythingBufferSize: z
     .int()
@@ -172,7 +191,17 @@ export const mqttConfigFields = z.strictObject({
 /** An MQTT publisher's configuration. */
 export const mqttConfigSchema = mqttConfigFields
   .superRefine((config, context) => {
-    if (config.format !== 'sparkplugB') return;
+    if (config.format !== 'sparkplugB') {
+      for (const key of ['primaryHostId', 'acceptWrites'] as const) {
+        if (key === 'acceptWrites' ? config[key] !== true : config[key] === undefined) continue;
+        context.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${key} applies to the sparkplugB format only.`,
+        });
+      }
+      return;
+    }
     for (const key of ['groupId', 'edgeNodeId'] as const) {
       if (config[key] === undefined) {
         context.addIssue({

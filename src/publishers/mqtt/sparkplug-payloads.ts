@@ -15,11 +15,15 @@
  * - Alarms (a publisher with `alarms`): metrics of the node itself, `Alarms/<name>/State`
  *   (String), `Alarms/<name>/Active` and `Alarms/<name>/Acknowledged` (Boolean), in the NBIRTH
  *   and, at each transition, in an NDATA. An alarm not in the NBIRTH needs a rebirth.
+ * - Stored data (store-and-forward) goes after the births as DDATA whose metrics are flagged
+ *   `is_historical`, each with its own timestamp, at most {@link historicalMetricsPerPayload}
+ *   metrics and about {@link historicalPayloadBytes} bytes per payload.
  */
 import sparkplug from 'sparkplug-payload';
-import type { UMetric, UPayload } from 'sparkplug-payload/lib/sparkplugbpayload.js';
-import type { Quality, Sample } from '../../tags/sample.js';
+import type { UMetric, UPayload, UPropertySet } from 'sparkplug-payload/lib/sparkplugbpayload.js';
+import type { Quality, Sample, TagValue } from '../../tags/sample.js';
 import type { OutgoingMessage } from './json-messages.js';
+import type { StoredSample } from './stored-samples.js';
 
 const codec = sparkplug.get('spBv1.0') as NonNullable<ReturnType<typeof sparkplug.get>>;
 
@@ -61,6 +65,19 @@ export function alarmMetricNames(name: string): {
   };
 }
 
+/** The `Quality` property set of each quality, shared by the historical metrics. */
+const qualityPropertySets: Record<Quality, UPropertySet> = {
+  Good: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Good } },
+  Stale: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Stale } },
+  Bad: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Bad } },
+  Unavailable: { [qualityProperty]: { type: 'Int32', value: qualityCodes.Unavailable } },
+};
+
+/** Most metrics in one historical DDATA payload. */
+export const historicalMetricsPerPayload = 2_000;
+/** Rough bound of a historical DDATA payload, bytes (estimated before encoding). */
+export const historicalPayloadBytes = 256 * 1024;
+
 /** Sparkplug types used for tag values. */
 export type MetricType = 'Double' | 'Boolean' | 'String';
 
@@ -100,7 +117,12 @@ export function splitTagId(fullTagId: string): { device: string; metric: string 
 
 /** The Sparkplug type of a sample's value; undefined when it has none. */
 export function metricTypeOf(sample: Sample): MetricType | undefined {
-  switch (typeof sample.value) {
+  return sample.value === undefined ? undefined : typeOfValue(sample.value);
+}
+
+/** The Sparkplug type of a value. */
+function typeOfValue(value: TagValue): MetricType | undefined {
+  switch (typeof value) {
     case 'number':
       return 'Double';
     case 'boolean':
@@ -121,11 +143,27 @@ export class SparkplugPayloads {
   private devices: string[] = [];
   /** Alarms announced in the current NBIRTH. */
   private bornAlarms = new Set<string>();
+  private tagsByAlias: Map<number, string> | undefined;
+  /** Tag → device id, for the historical data (many samples of the same tags). */
+  private readonly deviceOfTag = new Map<string, string>();
 
   constructor(
     private readonly groupId: string,
     private readonly edgeNodeId: string,
   ) {}
+
+  /** The tag a metric alias stands for (the aliases of this run), or undefined. */
+  tagOfAlias(alias: number): string | undefined {
+    if (this.tagsByAlias === undefined || this.tagsByAlias.size !== this.aliases.size) {
+      this.tagsByAlias = new Map([...this.aliases].map(([tag, number]) => [number, tag]));
+    }
+    return this.tagsByAlias.get(alias);
+  }
+
+  /** The type a tag was born with in the current births, or undefined when it was not born. */
+  bornTypeOf(fullTagId: string): MetricType | undefined {
+    return this.born.get(fullTagId);
+  }
 
   /** The devices of the current births. */
   get bornDevices(): readonly string[] {
@@ -216,6 +254,78 @@ export class SparkplugPayloads {
       });
     }
     return messages;
+  }
+
+  /**
+   * Stored samples as DDATA after the births, in order per device, every metric flagged
+   * `is_historical` with its own timestamp, at most {@link historicalMetricsPerPayload} metrics
+   * (and about {@link historicalPayloadBytes} bytes) per payload. A sample of a tag the births
+   * do not hold, or whose type differs from the born one, cannot be sent (the host could not
+   * place it): it is skipped and counted.
+   */
+  historical(
+    samples: readonly StoredSample[],
+    now: number,
+  ): { messages: OutgoingMessage[]; skipped: number } {
+    const byDevice = new Map<string, UMetric[][]>();
+    const bytesOf = new Map<UMetric[], number>();
+    let skipped = 0;
+    for (const sample of samples) {
+      const id = sample.fullTagId;
+      const bornType = this.born.get(id);
+      const value = sample.value;
+      const type = value === undefined ? undefined : typeOfValue(value);
+      if (bornType === undefined || (type !== undefined && type !== bornType)) {
+        skipped++;
+        continue;
+      }
+      let device = this.deviceOfTag.get(id);
+      if (device === undefined) {
+        device = splitTagId(id).device;
+        this.deviceOfTag.set(id, device);
+      }
+      let payloads = byDevice.get(device);
+      if (payloads === undefined) {
+        payloads = [[]];
+        byDevice.set(device, payloads);
+      }
+      let metrics = payloads[payloads.length - 1] as UMetric[];
+      // Alias, timestamp, type, value, quality property and flags: about 40 bytes besides a string.
+      const size = 40 + (typeof value === 'string' ? value.length * 3 : 0);
+      const bytes = bytesOf.get(metrics) ?? 0;
+      if (
+        metrics.length >= historicalMetricsPerPayload ||
+        (metrics.length > 0 && bytes + size > historicalPayloadBytes)
+      ) {
+        metrics = [];
+        payloads.push(metrics);
+      }
+      bytesOf.set(metrics, (bytesOf.get(metrics) ?? 0) + size);
+      const quality = sample.quality;
+      const hasValue = (quality === 'Good' || quality === 'Stale') && type !== undefined;
+      const metric: UMetric = {
+        alias: this.aliases.get(id) as number,
+        timestamp: sample.timestamp,
+        type: bornType,
+        value: hasValue ? (value as TagValue) : null,
+        // One shared property set per quality: the encoder only reads it.
+        properties: qualityPropertySets[quality],
+        isHistorical: true,
+      };
+      if (!hasValue) metric.isNull = true;
+      metrics.push(metric);
+    }
+    const messages: OutgoingMessage[] = [];
+    for (const [device, payloads] of byDevice) {
+      for (const metrics of payloads) {
+        messages.push({
+          topic: sparkplugTopic(this.groupId, 'DDATA', this.edgeNodeId, device),
+          payload: encode({ timestamp: now, seq: this.nextSeq(), metrics }),
+          samples: metrics.length,
+        });
+      }
+    }
+    return { messages, skipped };
   }
 
   /**

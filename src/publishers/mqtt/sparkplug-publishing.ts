@@ -2,9 +2,13 @@
  * The Sparkplug B session of an MQTT publisher around its connections:
  * - before each connection: the next bdSeq (0–255, kept in `<state>/sparkplug/<name>.json` so a
  *   restarted gateway does not repeat it) and the NDEATH Will carrying it;
- * - on connect: subscribe to NCMD and DCMD, then NBIRTH and the DBIRTHs;
+ * - on connect: subscribe to NCMD and DCMD (and, with a `primaryHostId`, the host's STATE), then
+ *   NBIRTH and the DBIRTHs; with a `primaryHostId` the births wait for the host to be online
+ *   (Sparkplug 3.0: an edge node that waits for a primary host publishes no NBIRTH before its
+ *   STATE says online), and the publisher calls {@link SparkplugPublishing.births} then;
  * - NCMD `Node Control/Rebirth` = true: births again (same bdSeq, `seq` from 0);
- * - DCMD: writes are not supported, so it is logged and ignored;
+ * - DCMD, and NCMD of other metrics: write commands, handed to the publisher
+ *   (`sparkplug-commands.ts`);
  * - a clean stop: DDEATH per device and the NDEATH, since a DISCONNECT suppresses the Will.
  */
 import { mkdir } from 'node:fs/promises';
@@ -16,6 +20,7 @@ import { ProfileNotFoundError } from '../../errors.js';
 import { DurableJsonFile } from '../../profile/durable-json-file.js';
 import type { Sample } from '../../tags/sample.js';
 import type { OutgoingMessage } from './json-messages.js';
+import { parseState, stateTopic } from './primary-host-state.js';
 import type { MqttConfig } from './schema.js';
 import {
   type AlarmNodeState,
@@ -25,6 +30,7 @@ import {
   SparkplugPayloads,
   sparkplugTopic,
 } from './sparkplug-payloads.js';
+import type { StoredSample } from './stored-samples.js';
 
 /** Dependencies of {@link SparkplugPublishing}. */
 export interface SparkplugDeps {
@@ -38,9 +44,23 @@ export interface SparkplugDeps {
   currentAlarms?: () => AlarmNodeState[];
 }
 
+/** What a connection tells the publisher. */
+export interface SparkplugHandlers {
+  /** A Rebirth command (the publisher queues the births after its batch). */
+  rebirth: () => void;
+  /** A DCMD for a device of this node. */
+  deviceCommand: (topic: string, device: string, payload: Uint8Array) => void;
+  /** An NCMD whose metrics are not Rebirth; `metrics` is how many it held. */
+  nodeCommand: (topic: string, metrics: number) => void;
+  /** A STATE message of the primary host (only with a `primaryHostId`). */
+  hostState: (state: { online: boolean; timestamp: number }) => void;
+}
+
 /** The Sparkplug side of one running publisher. */
 export class SparkplugPublishing {
-  private readonly payloads: SparkplugPayloads;
+  /** The births, aliases and seq of this run. */
+  readonly payloads: SparkplugPayloads;
+  private readonly primaryHostId: string | undefined;
   private readonly bdSeqFile: DurableJsonFile<{ bdSeq: number }>;
   private readonly groupId: string;
   private readonly edgeNodeId: string;
@@ -53,6 +73,7 @@ export class SparkplugPublishing {
   ) {
     this.groupId = config.groupId as string;
     this.edgeNodeId = config.edgeNodeId as string;
+    this.primaryHostId = config.primaryHostId;
     this.payloads = new SparkplugPayloads(this.groupId, this.edgeNodeId);
     this.bdSeqFile = new DurableJsonFile(join(deps.stateDir, 'sparkplug', `${config.name}.json`));
   }
@@ -93,29 +114,37 @@ export class SparkplugPublishing {
   }
 
   /**
-   * A new connection: subscribes to the node's NCMD and DCMD, then publishes the births.
-   * @param rebirth what to call on a Rebirth command (the publisher queues it after its batch).
+   * A new connection: subscribes to the node's NCMD and DCMD (and the primary host's STATE),
+   * then publishes the births, unless they wait for the primary host.
    */
-  async connected(client: MqttClient, qos: 0 | 1, rebirth: () => void): Promise<void> {
+  async connected(client: MqttClient, qos: 0 | 1, handlers: SparkplugHandlers): Promise<void> {
     const ncmd = sparkplugTopic(this.groupId, 'NCMD', this.edgeNodeId);
-    const dcmd = `${sparkplugTopic(this.groupId, 'DCMD', this.edgeNodeId)}/+`;
+    const dcmdBase = `${sparkplugTopic(this.groupId, 'DCMD', this.edgeNodeId)}/`;
+    const state = this.primaryHostId !== undefined ? stateTopic(this.primaryHostId) : undefined;
     client.on('message', (topic, payload) => {
       if (topic === ncmd) {
         if (isRebirthCommand(payload)) {
           this.deps.log.info('Sparkplug Rebirth requested by a host application (NCMD).');
-          rebirth();
+          handlers.rebirth();
         } else {
-          this.deps.log.info('Sparkplug NCMD ignored: only Node Control/Rebirth is supported.');
+          handlers.nodeCommand(topic, metricCount(payload));
         }
-      } else if (topic.startsWith(dcmd.slice(0, -1))) {
-        this.deps.log.warn(
-          { topic },
-          'Sparkplug DCMD ignored: tagd does not write to devices through Sparkplug.',
-        );
+      } else if (topic.startsWith(dcmdBase)) {
+        handlers.deviceCommand(topic, topic.slice(dcmdBase.length), payload);
+      } else if (topic === state) {
+        const parsed = parseState(payload);
+        if ('problem' in parsed) {
+          this.deps.log.warn(
+            { topic },
+            `Sparkplug STATE of primary host '${this.primaryHostId}' ignored: ${parsed.problem}.`,
+          );
+        } else {
+          handlers.hostState(parsed);
+        }
       }
     });
-    await client.subscribeAsync([ncmd, dcmd], { qos: 1 });
-    await this.births(client, qos);
+    await client.subscribeAsync([ncmd, `${dcmdBase}+`, ...(state ? [state] : [])], { qos: 1 });
+    if (state === undefined) await this.births(client, qos);
   }
 
   /** Publishes NBIRTH and the DBIRTHs with every member's current sample. */
@@ -127,6 +156,11 @@ export class SparkplugPublishing {
       this.deps.currentAlarms?.() ?? [],
     );
     await publishAll(client, messages, qos);
+  }
+
+  /** Historical DDATA of stored samples (see {@link SparkplugPayloads.historical}). */
+  historical(samples: readonly StoredSample[]): { messages: OutgoingMessage[]; skipped: number } {
+    return this.payloads.historical(samples, this.deps.clock.now());
   }
 
   /** DDATA messages of a batch, or `rebirth` (see {@link SparkplugPayloads.data}). */
@@ -144,11 +178,15 @@ export class SparkplugPublishing {
     return this.payloads.removed(fullTagIds, this.deps.clock.now());
   }
 
-  /** A clean stop: DDEATH per device, then NDEATH with this connection's bdSeq. */
-  async farewell(client: MqttClient, qos: 0 | 1): Promise<void> {
+  /**
+   * A clean stop: DDEATH per device, then NDEATH with this connection's bdSeq.
+   * @param born whether this connection's births went out (else only the NDEATH).
+   */
+  async farewell(client: MqttClient, qos: 0 | 1, born = true): Promise<void> {
     const now = this.deps.clock.now();
     const messages = [
-      ...this.payloads.deaths(now),
+      // Devices never born in this session (waiting for the primary host) get no DDEATH.
+      ...(born ? this.payloads.deaths(now) : []),
       {
         topic: sparkplugTopic(this.groupId, 'NDEATH', this.edgeNodeId),
         payload: deathPayload(this.bdSeq, now),
@@ -167,6 +205,15 @@ export function isRebirthCommand(payload: Uint8Array): boolean {
     );
   } catch {
     return false;
+  }
+}
+
+/** How many metrics a command holds (0 when it cannot be decoded). */
+function metricCount(payload: Uint8Array): number {
+  try {
+    return decode(payload).metrics?.length ?? 0;
+  } catch {
+    return 0;
   }
 }
 

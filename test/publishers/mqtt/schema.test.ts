@@ -102,3 +102,20 @@ test('an MQTT publisher cannot share its name with a webhook publisher (health t
     ['publishers.mqtt[0].name'],
   );
 });
+
+test('primaryHostId and acceptWrites: Sparkplug only; acceptWrites defaults to false', (t) => {
+  const sparkplug = { ...base, format: 'sparkplugB', groupId: 'Plant1', edgeNodeId: 'gw1' };
+  t.like(mqttConfigSchema.parse(sparkplug), { acceptWrites: false, primaryHostId: undefined });
+  t.like(mqttConfigSchema.parse({ ...sparkplug, primaryHostId: 'central', acceptWrites: true }), {
+    acceptWrites: true,
+    primaryHostId: 'central',
+  });
+  t.deepEqual(messages({ ...sparkplug, primaryHostId: 'a/b' }), [
+    ['primaryHostId', 'must not hold / + or #'],
+  ]);
+  t.deepEqual(messages({ ...base, primaryHostId: 'central', acceptWrites: true }), [
+    ['primaryHostId', 'primaryHostId applies to the sparkplugB format only.'],
+    ['acceptWrites', 'acceptWrites applies to the sparkplugB format only.'],
+  ]);
+  t.deepEqual(messages({ ...base, acceptWrites: false }), []);
+});
