@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
 import { alarmDefinitionSchema } from '../alarms/alarm-schema.js';
+import { assistantConfigSchema } from '../assistant/assistant-config.js';
 import { extensionsSchema } from '../extensions/extensions-config.js';
 import { historyConfigSchema } from '../history/history-config.js';
 import { mqttConfigSchema } from '../publishers/mqtt/schema.js';
@@ -151,6 +152,7 @@ export const profileSchema = z
       .default([])
       .describe('Alarm definitions: conditions on tags, with the ISA-18.2 life cycle.'),
     alarmJournal: alarmJournalSchema.optional(),
+    assistant: assistantConfigSchema.prefault({}),
   })
   .describe('tagd profile');
 

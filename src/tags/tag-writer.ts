@@ -135,12 +135,18 @@ export class TagWriter {
   /**
    * Checks every item, takes the account's budget, writes, audits.
    * @param account the account writing (audited; the rate limit is per account).
+   * @param auditContext fields added to every audit line of this request, e.g. the assistant
+   *   proposal a person confirmed (`{ proposal, proposedBy }`). Default none.
    * @returns one outcome per item, in order.
    * @throws ValidationError (400, every refused item named `writes[i].…`) when any item fails a
    *   check; TooManyRequestsError (429 `write-rate-exceeded`) when the account is over its
    *   budget. Nothing is written in either case.
    */
-  async write(account: string, items: readonly TagWriteItem[]): Promise<TagWriteOutcome[]> {
+  async write(
+    account: string,
+    items: readonly TagWriteItem[],
+    auditContext: Readonly<Record<string, unknown>> = {},
+  ): Promise<TagWriteOutcome[]> {
     const routes: Route[] = [];
     const errors: FieldError[] = [];
     items.forEach((item, index) => {
@@ -149,7 +155,7 @@ export class TagWriter {
     });
     if (errors.length === 0) errors.push(...(await this.deviceChecks(items, routes)));
     if (errors.length > 0) {
-      this.refused(account, items, 'ValidationFailed');
+      this.refused(account, items, 'ValidationFailed', auditContext);
       throw new ValidationError(
         `The write request was refused; nothing was written (${errors.length} problem${errors.length === 1 ? '' : 's'}).`,
         errors,
@@ -157,7 +163,7 @@ export class TagWriter {
     }
     const retryAfter = this.limiter.take(account, items.length);
     if (retryAfter > 0) {
-      this.rateLimited(account, items);
+      this.rateLimited(account, items, auditContext);
       throw new TooManyRequestsError(
         `Account ${account} is writing faster than ${this.options.writesPerSecond ?? defaultWritesPerSecond} values per second; nothing was written. Retry after ${retryAfter} s.`,
         retryAfter,
@@ -173,6 +179,7 @@ export class TagWriter {
         {
           event: 'tag-write',
           account,
+          ...auditContext,
           fullTagId: item.fullTagId,
           previousValue: previous[index] ?? null,
           requestedValue: item.value,
@@ -358,11 +365,16 @@ export class TagWriter {
    * items, not one per item (an account over its budget could otherwise fill the audit log at
    * the speed it sends requests, each up to 100 values of 4 KB).
    */
-  private rateLimited(account: string, items: readonly TagWriteItem[]): void {
+  private rateLimited(
+    account: string,
+    items: readonly TagWriteItem[],
+    auditContext: Readonly<Record<string, unknown>>,
+  ): void {
     this.options.audit.info(
       {
         event: 'tag-write',
         account,
+        ...auditContext,
         status: 'Refused',
         reason: 'RateLimited',
         items: items.length,
@@ -374,13 +386,19 @@ export class TagWriter {
   }
 
   /** Audits a request refused by the checks before any I/O, one line per item. */
-  private refused(account: string, items: readonly TagWriteItem[], reason: string): void {
+  private refused(
+    account: string,
+    items: readonly TagWriteItem[],
+    reason: string,
+    auditContext: Readonly<Record<string, unknown>>,
+  ): void {
     const { audit, store } = this.options;
     for (const item of items) {
       audit.info(
         {
           event: 'tag-write',
           account,
+          ...auditContext,
           fullTagId: item.fullTagId,
           previousValue: store.get(item.fullTagId)?.value ?? null,
           requestedValue: item.value,

@@ -21,6 +21,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'AlertAcknowledge',
     'AlertShelve',
     'AlertManage',
+    'AssistantUse',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',
@@ -32,8 +33,9 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'AlertView',
     'AlertAcknowledge',
     'AlertShelve',
+    'AssistantUse',
   ]);
-  t.deepEqual(permissionsOf(['Viewers']), ['TagView', 'AlertView']);
+  t.deepEqual(permissionsOf(['Viewers']), ['TagView', 'AlertView', 'AssistantUse']);
   t.deepEqual(permissionsOf(['Viewers', 'Operators']), [
     'TagView',
     'TagWrite',
@@ -44,6 +46,7 @@ test('built-in roles grant what the README says, in documentation order', (t) =>
     'AlertView',
     'AlertAcknowledge',
     'AlertShelve',
+    'AssistantUse',
   ]);
   t.deepEqual(permissionsOf([]), []);
 });
