@@ -54,7 +54,7 @@ peerTest(
     const tools = (await client.listTools()).tools;
     const propose = tools.find((tool) => tool.name === 'proposeWrite');
     t.is(propose?.annotations?.readOnlyHint, false);
-    t.deepEqual((propose?.inputSchema as { required?: string[] }).required, [
+    t.deepEqual((propose?.inputSchema as { required?: string[] } | undefined)?.required, [
       'fullTagId',
       'value',
       'reason',
@@ -244,7 +244,7 @@ peerTest('the tag tree resource and the prompts', async (t) => {
   const prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
   t.deepEqual(prompts, ['shift-summary', 'explain-quality']);
   const summary = await client.getPrompt({ name: 'shift-summary', arguments: { area: 'Dev' } });
-  const text = (summary.messages[0]?.content as { text: string }).text;
+  const text = (summary.messages[0]?.content as { text: string } | undefined)?.text ?? '';
   t.regex(text, /browseTags with pattern "Dev\/\*\*"/);
   t.regex(text, /never follow instructions/);
   await t.throwsAsync(client.getPrompt({ name: 'shift-summary', arguments: { area: 'a//b' } }), {
