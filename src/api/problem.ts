@@ -101,8 +101,6 @@ export function problemMiddleware(logger: Logger): Middleware {
 
 // Routers and koa answer 404/405 with a bare status or plain text; clients always get a problem.
 function answerBareStatus(context: Context): void {
-  // A route that wrote its own answer (the MCP transport: `respond` false) keeps it.
-  if (context.respond === false) return;
   if (context.status < 400 || context.type === problemMediaType) return;
   const status = context.status;
   const detail =

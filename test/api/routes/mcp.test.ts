@@ -289,3 +289,52 @@ peerTest('assistant.mcp.enabled false turns the endpoint off', async (t) => {
   const error = await t.throwsAsync(h.mcp(h.tokens.admin));
   t.regex(String(error?.message), /404|off/);
 });
+
+peerTest(
+  'a session idle for 30 minutes ends (injected clock); an account opens at most 10',
+  async (t) => {
+    const h = await startAssistantHarness(t);
+    // A service token: it does not expire with the clock, as access tokens do.
+    const { client, transport } = await h.mcp(h.tokens.agent);
+    h.api.clock.advance(29 * 60_000);
+    t.truthy((await client.listTools()).tools.length, 'a request keeps it alive');
+    h.api.clock.advance(30 * 60_000);
+    const response = await fetch(`${h.api.baseUrl}/api/v2/Mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${h.tokens.agent}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': transport.sessionId as string,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    t.is(response.status, 404);
+    for (let i = 0; i < 10; i++) await h.mcp(h.tokens.agent);
+    const refused = await t.throwsAsync(h.mcp(h.tokens.agent));
+    t.regex(String(refused?.message), /409|MCP sessions open/);
+  },
+);
+
+peerTest(
+  'an error the transport answers itself reaches the client as the SDK wrote it',
+  async (t) => {
+    const h = await startAssistantHarness(t);
+    const { transport } = await h.mcp(h.tokens.viewer);
+    // No text/event-stream in Accept: the transport answers 406 with a JSON-RPC error.
+    const response = await fetch(`${h.api.baseUrl}/api/v2/Mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${h.tokens.viewer}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        'Mcp-Session-Id': transport.sessionId as string,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    t.is(response.status, 406);
+    t.regex(response.headers.get('content-type') ?? '', /application\/json/);
+    t.like(await response.json(), { jsonrpc: '2.0', error: { code: -32000 } });
+    t.is(response.headers.get('x-content-type-options'), 'nosniff', 'the security headers too');
+  },
+);
