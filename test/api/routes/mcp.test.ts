@@ -3,7 +3,11 @@
  * called, refusals as MCP errors, the resource and prompts, revocation ending the session, and
  * the profile switch.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import test from 'ava';
+import { createApp } from '../../../src/api/app.js';
 import { publisherSecret, startAssistantHarness } from '../../helpers/assistant-harness.js';
 import { pymodbusMissing } from '../../helpers/modbus-peer.js';
 
@@ -336,5 +340,47 @@ peerTest(
     t.regex(response.headers.get('content-type') ?? '', /application\/json/);
     t.like(await response.json(), { jsonrpc: '2.0', error: { code: -32000 } });
     t.is(response.headers.get('x-content-type-options'), 'nosniff', 'the security headers too');
+  },
+);
+
+/** An address of this machine on a network (not loopback), if it has one. */
+const plantAddress = Object.values(networkInterfaces())
+  .flat()
+  .find(
+    (address) => address !== undefined && !address.internal && address.family === 'IPv4',
+  )?.address;
+
+(missing === undefined && plantAddress !== undefined ? test.serial : test.serial.skip)(
+  'by default MCP answers only connections to a loopback address, not the plant network',
+  async (t) => {
+    const h = await startAssistantHarness(t);
+    // The same API, listening on a network address as the plant-network listener does.
+    const server = createServer(createApp(h.api.deps).callback());
+    await new Promise<void>((resolve) => server.listen(0, plantAddress, resolve));
+    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://${plantAddress}:${(server.address() as AddressInfo).port}/api/v2/Mcp`;
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 't', version: '1' },
+      },
+    };
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${h.tokens.agent}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(initialize),
+    });
+    t.is(response.status, 404);
+    t.regex(JSON.stringify(await response.json()), /assistant\.mcp\.enabled/);
+    // The loopback listener of the same daemon answers.
+    t.truthy((await h.mcp(h.tokens.agent)).transport.sessionId);
   },
 );
