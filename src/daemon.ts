@@ -11,6 +11,7 @@ import { apiRoutes, createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
+import { ProposalService } from './assistant/proposal-service.js';
 import { AccountService } from './auth/account-service.js';
 import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
@@ -416,6 +417,16 @@ export class Daemon {
       const daemon = this;
       // For `tagd status` (GET /api/v2/Status), which reads it from the state directory.
       const statusToken = await loadOrCreateStatusToken(stateDir);
+      // What assistants propose (never write) waits here for a person, across restarts.
+      const proposals = await ProposalService.open({
+        stateDir,
+        now,
+        audit,
+        logger: logger.child({ component: 'assistant' }),
+        config: () => profileService.current().assistant,
+        writer,
+        alarms,
+      });
       const apiDeps = {
         store,
         logger,
@@ -464,6 +475,7 @@ export class Daemon {
               ...alarmReferenceWarnings(next),
             ],
           }),
+        proposals,
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query

@@ -12,7 +12,7 @@ export const demoProfileFileName = 'demo-profile.json';
  * directory shows what the demo now shows. Only sections the API cannot remove belong here
  * (else a removal would be undone at each start); nothing already in a copy is ever changed.
  */
-export const demoSectionsAddedLater: readonly string[] = ['extensions', 'alarms'];
+export const demoSectionsAddedLater: readonly string[] = ['extensions', 'alarms', 'assistant'];
 
 /** The demo profile copy `tagd start --demo` runs, as {@link prepareDemoProfile} left it. */
 export interface DemoProfileCopy {

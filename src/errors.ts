@@ -246,7 +246,8 @@ export class ConflictError extends TagdError {
       | 'already-exists'
       | 'limit-reached'
       | 'last-administrator'
-      | 'alarm-state-conflict',
+      | 'alarm-state-conflict'
+      | 'proposal-not-pending',
     message: string,
   ) {
     super(code, 409, message);
@@ -426,6 +427,11 @@ export const errorCodes = {
     status: 409,
     meaning:
       'The alarm is not in a state the action applies to (nothing to acknowledge, not shelved, already out of service).',
+  },
+  'proposal-not-pending': {
+    status: 409,
+    meaning:
+      'The assistant proposal was already confirmed or rejected, or has expired; nothing was done.',
   },
   busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
   'history-unavailable': {

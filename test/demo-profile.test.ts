@@ -43,7 +43,7 @@ test('the first start copies the demo; a later one keeps the copy as it is', asy
 });
 
 test('a copy made before the extensions server gets its section added, and nothing else changes', async (t) => {
-  t.deepEqual(demoSectionsAddedLater, ['extensions', 'alarms']);
+  t.deepEqual(demoSectionsAddedLater, ['extensions', 'alarms', 'assistant']);
   const stateDir = await tempDir(t);
   const file = join(stateDir, demoProfileFileName);
   const old = await demoProfileDocument();
@@ -84,6 +84,19 @@ test('a copy made before the alarms gets the demo alarms added; emptied alarms s
   copy.alarms = [];
   await writeFile(file, JSON.stringify(copy), { mode: 0o600 });
   t.deepEqual((await prepareDemoProfile(stateDir)).added, [], 'a removal through the API stays');
+});
+
+test('the demo offers MCP on its loopback listener and lets assistants propose the oven setpoint only', async (t) => {
+  const demo = profileSchema.parse(await demoProfileDocument());
+  t.is(demo.server.http.host, '127.0.0.1');
+  t.is(demo.server.https, undefined, 'no plant-network listener');
+  t.is(demo.assistant.mcp.enabled, undefined, 'the default: on for loopback connections');
+  t.deepEqual(demo.assistant.writableTags, ['Demo/Controls/Setpoint']);
+  const stateDir = await tempDir(t);
+  const old = await demoProfileDocument();
+  delete old.assistant;
+  await writeFile(join(stateDir, demoProfileFileName), JSON.stringify(old), { mode: 0o600 });
+  t.deepEqual((await prepareDemoProfile(stateDir)).added, ['assistant']);
 });
 
 test('the demo alarms on the simulator: OvenHot trips every minute, PumpStopped, EngineSignalLost', async (t) => {

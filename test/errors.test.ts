@@ -50,6 +50,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.ConflictError('limit-reached', 'l'),
     new errors.ConflictError('last-administrator', 'a'),
     new errors.ConflictError('alarm-state-conflict', 'a'),
+    new errors.ConflictError('proposal-not-pending', 'p'),
     new errors.RequestError('bad-request', 400, 'b'),
     new errors.RequestError('payload-too-large', 413, 'p'),
     new errors.RequestError('query-too-large', 413, 'q'),

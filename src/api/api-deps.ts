@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { AlarmService } from '../alarms/alarm-service.js';
+import type { ProposalService } from '../assistant/proposal-service.js';
+import type { AssistantToolRegistry } from '../assistant/tool-registry.js';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
 import type { ConsoleBundle } from '../console/console-bundle.js';
@@ -163,4 +165,15 @@ export interface ApiDeps {
   checkProfile?: (document: unknown) => Promise<ProfileProblems>;
   /** The recent audit lines, warnings and errors, for `GET /api/v2/Events`. Absent: none. */
   recentEvents?: RecentEvents;
+  /**
+   * The assistants' proposals (src/assistant/proposal-service.ts), for the Assistant/Proposals
+   * routes and the proposal tools. Absent: those routes answer 500 (a wiring error) and the
+   * proposal tools are not offered.
+   */
+  proposals?: ProposalService;
+  /**
+   * The assistants' tool registry, served by the MCP server and the chat. Absent: the API builds
+   * one on these deps.
+   */
+  assistantTools?: AssistantToolRegistry;
 }

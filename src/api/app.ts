@@ -6,6 +6,7 @@ import type { RouteDefinition } from './route.js';
 import { routeDispatcher } from './route-dispatcher.js';
 import { buildRouter } from './router.js';
 import { alertRoutes } from './routes/alerts.js';
+import { assistantProposalRoutes } from './routes/assistant-proposals.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
 import { derivedTagRoutes } from './routes/derived-tags.js';
@@ -14,6 +15,7 @@ import { driverManagementRoutes } from './routes/driver-management.js';
 import { driverRoutes } from './routes/drivers.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
+import { assistantRegistryOf, mcpRoutes } from './routes/mcp.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { mqttPublisherRoutes } from './routes/mqtt-publishers.js';
 import { profileRoutes } from './routes/profile.js';
@@ -63,6 +65,8 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...mqttPublisherRoutes(deps),
     ...collectionRoutes(deps),
     ...alertRoutes(deps, streams),
+    ...assistantProposalRoutes(deps),
+    ...mcpRoutes(deps, assistantRegistryOf(deps)),
     ...profileRoutes(deps),
     ...themeRoutes(deps),
     ...eventRoutes(deps),

@@ -23,6 +23,7 @@ export const permissions = [
   'AlertShelve',
   'AlertManage',
   'AuditView',
+  'AssistantUse',
 ] as const;
 
 /** A permission a route may require. */
@@ -44,8 +45,12 @@ export const builtInRoles = {
     'AlertView',
     'AlertAcknowledge',
     'AlertShelve',
+    'AssistantUse',
   ],
-  Viewers: ['TagView', 'AlertView'],
+  // AssistantUse: the chat answers with the caller's own permissions (a Viewer's assistant
+  // reads what the Viewer reads and can propose nothing), so it is granted with every role;
+  // the chat is off until an administrator configures a model.
+  Viewers: ['TagView', 'AlertView', 'AssistantUse'],
 } as const satisfies Record<string, readonly Permission[]>;
 
 /** A built-in role name. */

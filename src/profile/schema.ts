@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { driverConfigSchema } from '../../drivers/registry.js';
 import { alarmDefinitionSchema } from '../alarms/alarm-schema.js';
+import { assistantConfigSchema } from '../assistant/assistant-config.js';
 import { extensionsSchema } from '../extensions/extensions-config.js';
 import { historyConfigSchema } from '../history/history-config.js';
 import { notificationsSchema } from '../notifications/notifications-schema.js';
@@ -153,6 +154,7 @@ export const profileSchema = z
       .describe('Alarm definitions: conditions on tags, with the ISA-18.2 life cycle.'),
     alarmJournal: alarmJournalSchema.optional(),
     notifications: notificationsSchema.optional(),
+    assistant: assistantConfigSchema.prefault({}),
   })
   .describe('tagd profile');
 

@@ -81,6 +81,24 @@ export class DbcSignalCatalog {
     return [...this.components.keys()];
   }
 
+  /**
+   * The signal names of a message in DBC order.
+   * @throws NotFoundError naming the missing level (component or message).
+   */
+  signalNames(component: string, message: string): string[] {
+    const messages = this.components.get(component);
+    if (messages === undefined) {
+      throw new NotFoundError(`CAN component '${quote(component)}' does not exist.`);
+    }
+    const signals = messages.get(message);
+    if (signals === undefined) {
+      throw new NotFoundError(
+        `Message '${quote(message)}' is not defined in the DBC of component '${quote(component)}'.`,
+      );
+    }
+    return [...signals.keys()];
+  }
+
   /** Finds a signal, or says which level (component, message, signal) does not exist. */
   lookup(component: string, message: string, signal: string): DbcLookup {
     const messages = this.components.get(component);

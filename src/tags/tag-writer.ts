@@ -54,10 +54,11 @@ export interface TagWriteOutcome {
 }
 
 /**
- * Where a write came from when not from the REST API, added to each of its audit lines: e.g. a
- * Sparkplug DCMD `{ via: 'sparkplug', publisher, topic, primaryHostId }`. Short texts only.
+ * Fields added to each audit line of a write request: where it came from when not from the
+ * REST API (a Sparkplug DCMD `{ via: 'sparkplug', publisher, topic, primaryHostId }`), or the
+ * assistant proposal a person confirmed (`{ proposal, proposedBy }`). Short values only.
  */
-export type WriteOrigin = Record<string, string>;
+export type WriteAuditContext = Readonly<Record<string, unknown>>;
 
 /** Where the writer counts the items it answered (metrics); never told tags or accounts. */
 export interface TagWriteMetrics {
@@ -163,7 +164,8 @@ export class TagWriter {
   /**
    * Checks every item, takes the account's budget, writes, audits.
    * @param account the account writing (audited; the rate limit is per account).
-   * @param origin where the request came from, when not the REST API: in every audit line.
+   * @param auditContext fields added to every audit line of this request, e.g. the assistant
+   *   proposal a person confirmed (`{ proposal, proposedBy }`). Default none.
    * @returns one outcome per item, in order.
    * @throws ValidationError (400, every refused item named `writes[i].…`) when any item fails a
    *   check; TooManyRequestsError (429 `write-rate-exceeded`) when the account is over its
@@ -172,7 +174,7 @@ export class TagWriter {
   async write(
     account: string,
     items: readonly TagWriteItem[],
-    origin?: WriteOrigin,
+    auditContext: WriteAuditContext = {},
   ): Promise<TagWriteOutcome[]> {
     const routes: Route[] = [];
     const errors: FieldError[] = [];
@@ -182,7 +184,7 @@ export class TagWriter {
     });
     if (errors.length === 0) errors.push(...(await this.deviceChecks(items, routes)));
     if (errors.length > 0) {
-      this.refused(account, items, 'ValidationFailed', origin);
+      this.refused(account, items, 'ValidationFailed', auditContext);
       throw new ValidationError(
         `The write request was refused; nothing was written (${errors.length} problem${errors.length === 1 ? '' : 's'}).`,
         errors,
@@ -190,7 +192,7 @@ export class TagWriter {
     }
     const retryAfter = this.limiter.take(account, items.length);
     if (retryAfter > 0) {
-      this.rateLimited(account, items, origin);
+      this.rateLimited(account, items, auditContext);
       throw new TooManyRequestsError(
         `Account ${account} is writing faster than ${this.options.writesPerSecond ?? defaultWritesPerSecond} values per second; nothing was written. Retry after ${retryAfter} s.`,
         retryAfter,
@@ -206,7 +208,7 @@ export class TagWriter {
         {
           event: 'tag-write',
           account,
-          ...origin,
+          ...auditContext,
           fullTagId: item.fullTagId,
           previousValue: previous[index] ?? null,
           requestedValue: item.value,
@@ -395,13 +397,13 @@ export class TagWriter {
   private rateLimited(
     account: string,
     items: readonly TagWriteItem[],
-    origin: WriteOrigin | undefined,
+    auditContext: Readonly<Record<string, unknown>>,
   ): void {
     this.options.audit.info(
       {
         event: 'tag-write',
         account,
-        ...origin,
+        ...auditContext,
         status: 'Refused',
         reason: 'RateLimited',
         items: items.length,
@@ -417,7 +419,7 @@ export class TagWriter {
     account: string,
     items: readonly TagWriteItem[],
     reason: string,
-    origin: WriteOrigin | undefined,
+    auditContext: Readonly<Record<string, unknown>>,
   ): void {
     const { audit, store } = this.options;
     for (const item of items) {
@@ -425,7 +427,7 @@ export class TagWriter {
         {
           event: 'tag-write',
           account,
-          ...origin,
+          ...auditContext,
           fullTagId: item.fullTagId,
           previousValue: store.get(item.fullTagId)?.value ?? null,
           requestedValue: item.value,

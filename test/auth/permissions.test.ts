@@ -22,6 +22,7 @@ test('built-in roles grant what docs/security.md says, in documentation order', 
     'AlertShelve',
     'AlertManage',
     'AuditView',
+    'AssistantUse',
   ]);
   t.deepEqual(permissionsOf(['Operators']), [
     'TagView',
@@ -33,8 +34,9 @@ test('built-in roles grant what docs/security.md says, in documentation order', 
     'AlertView',
     'AlertAcknowledge',
     'AlertShelve',
+    'AssistantUse',
   ]);
-  t.deepEqual(permissionsOf(['Viewers']), ['TagView', 'AlertView']);
+  t.deepEqual(permissionsOf(['Viewers']), ['TagView', 'AlertView', 'AssistantUse']);
   t.deepEqual(permissionsOf(['Viewers', 'Operators']), [
     'TagView',
     'TagWrite',
@@ -45,6 +47,7 @@ test('built-in roles grant what docs/security.md says, in documentation order', 
     'AlertView',
     'AlertAcknowledge',
     'AlertShelve',
+    'AssistantUse',
   ]);
   t.deepEqual(permissionsOf([]), []);
 });

@@ -48,6 +48,7 @@ test('the JSON Schema rejects unknown keys and lists the top-level sections', (t
     'alarms',
     'alarmJournal',
     'notifications',
+    'assistant',
   ]);
   // Every section has a default, so an editor must not demand any of them.
   t.is(schema.required, undefined);

@@ -114,6 +114,7 @@ test('an empty document is a valid profile with every default', (t) => {
     collections: [],
     publishers: { webhooks: [], mqtt: [] },
     alarms: [],
+    assistant: { writableTags: [], proposalExpiryMinutes: 5, mcp: {} },
   });
 });
 

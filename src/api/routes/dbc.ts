@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DbcSignalCatalog } from '../../tags/dbc-signal-catalog.js';
+import { readDbcSignal } from '../../tags/dbc-signal-reading.js';
 import { qualities } from '../../tags/sample.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
@@ -82,47 +83,8 @@ export function dbcRoutes(deps: ApiDeps): RouteDefinition[] {
       params: signalParams,
       responses: { 200: { description: 'The signal’s latest value.', schema: dbcSignalSchema } },
       problems: [400, 404],
-      handle: ({ params }): DbcSignalResponse => {
-        const { signal, fullTagId } = catalog.require(
-          params.component,
-          params.message,
-          params.signal,
-        );
-        const sample = deps.store.get(fullTagId);
-        const unit = nonEmpty(signal.unit) ?? nonEmpty(sample?.metadata?.unit);
-        const base = {
-          component: params.component,
-          message: params.message,
-          signal: params.signal,
-          fullTagId,
-        };
-        if (sample === undefined || sample.quality === 'Unavailable') {
-          return {
-            ...base,
-            utcTimestamp: sample?.utcTimestamp ?? new Date(now()).toISOString(),
-            quality: 'Unavailable',
-            ...(unit !== undefined ? { unit } : {}),
-          };
-        }
-        // `raw` and `rawText` are not part of SampleMetadata: a CAN driver may carry them there.
-        const { raw, rawText } = (sample.metadata ?? {}) as { raw?: unknown; rawText?: unknown };
-        const valueText = sample.metadata?.valueText;
-        const hasValue = sample.value !== undefined;
-        return {
-          ...base,
-          utcTimestamp: sample.utcTimestamp,
-          quality: sample.quality,
-          ...(hasValue ? { value: sample.value } : {}),
-          ...(unit !== undefined ? { unit } : {}),
-          ...(hasValue && typeof valueText === 'string' ? { valueText } : {}),
-          ...(hasValue && typeof raw === 'number' && Number.isFinite(raw) ? { raw } : {}),
-          ...(hasValue && typeof rawText === 'string' ? { rawText } : {}),
-        };
-      },
+      handle: ({ params }): DbcSignalResponse =>
+        readDbcSignal(catalog, deps.store, now(), params.component, params.message, params.signal),
     }),
   ];
-}
-
-function nonEmpty(text: string | undefined): string | undefined {
-  return text === undefined || text === '' ? undefined : text;
 }
