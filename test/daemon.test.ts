@@ -125,8 +125,8 @@ test('the ready line reports start-up time, tag count and URL', async (t) => {
   t.true(canSignals.length > 0, 'the demo CAN bus declares its signals');
   t.is(
     ready?.tags,
-    11 + 3 + canSignals.length + 4 + 3 * 3,
-    'simulator tags, publisher health tags, CAN signals, derived tags, alarm state tags',
+    11 + 3 + canSignals.length + 4 + 3 * 3 + 2,
+    'simulator tags, publisher health tags, CAN signals, derived tags, alarm state tags, alarm e-mail health tags (Off without a notifications section)',
   );
   t.is(ready?.url, daemon.url());
   t.is(typeof ready?.startupMs, 'number');
