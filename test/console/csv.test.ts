@@ -42,18 +42,16 @@ test('current values: a header, one CRLF line per tag', (t) => {
 
 test('history rows say which series they are', (t) => {
   t.is(
-    historyCsv(
-      [
-        {
-          utcTimestamp: '2026-11-27T10:00:00.000Z',
-          path: 'A/b',
-          value: -1,
-          unit: 'bar',
-          quality: 'Good',
-        },
-      ],
-      'avg 1m',
-    ),
+    historyCsv([
+      {
+        utcTimestamp: '2026-11-27T10:00:00.000Z',
+        path: 'A/b',
+        value: -1,
+        unit: 'bar',
+        quality: 'Good',
+        series: 'avg 1m',
+      },
+    ]),
     'time,path,value,unit,quality,series\r\n2026-11-27T10:00:00.000Z,A/b,-1,bar,Good,avg 1m\r\n',
   );
 });

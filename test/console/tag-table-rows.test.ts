@@ -86,7 +86,10 @@ test('each column sorts; tags without a value for it come last', (t) => {
 });
 
 test('data type and driver', (t) => {
-  t.deepEqual(tags.map(dataTypeOf), ['Number', 'Number', 'Boolean', '', 'Text']);
+  t.deepEqual(
+    tags.map((sample) => dataTypeOf(sample)),
+    ['Number', 'Number', 'Boolean', '', 'Text'],
+  );
   t.is(driverOf('Demo/Line1/Temperature'), 'Demo');
   t.is(driverOf('Solo'), 'Solo');
 });

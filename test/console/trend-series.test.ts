@@ -6,6 +6,7 @@ import {
   badSpans,
   emptySeries,
   isolatedIndices,
+  pointAt,
   seriesFromSamples,
   trimBefore,
   valueRange,
@@ -128,4 +129,12 @@ test('a single value or a flat line sits mid-plot; no data has a range too', (t)
   t.deepEqual(valueRange(0, 0), [-1, 1]);
   t.deepEqual(valueRange(null, null), [0, 1]);
   t.deepEqual(valueRange(0, 100), [-5, 105]);
+});
+
+test('the point under the cursor is the last one at or before it', (t) => {
+  const series = seriesFromSamples([sample(10, 1), sample(20, undefined, 'Bad'), sample(30, 3)]);
+  t.is(pointAt(series, 5), undefined);
+  t.deepEqual(pointAt(series, 10), { time: 10, value: 1, quality: 'Good' });
+  t.deepEqual(pointAt(series, 25), { time: 20, value: null, quality: 'Bad' });
+  t.deepEqual(pointAt(series, 99)?.value, 3);
 });

@@ -7,6 +7,7 @@ import { route } from './router';
 import { can, session } from './session';
 import { SignInPage } from './sign-in-page';
 import { TagsPage } from './tags-page';
+import { TrendsPage } from './trends-page';
 import { UsersPage } from './users-page';
 
 /** The console: sign-in until a session exists, then the page the hash names. */
@@ -37,6 +38,8 @@ export function App() {
           <p class="notice">This account holds no permission the console can show.</p>
         ) : page.id === 'tags' ? (
           <TagsPage />
+        ) : page.id === 'trends' ? (
+          <TrendsPage />
         ) : page.id === 'drivers' ? (
           <DriversPage />
         ) : page.id === 'publishers' ? (

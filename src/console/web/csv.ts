@@ -5,8 +5,8 @@
  * leading apostrophe (OWASP "CSV injection": a tag description or string value must not become
  * a formula on someone's desktop). Numbers and booleans are written as they are.
  */
-import type { Quality, Sample } from './api-types';
-import { dataTypeOf, driverOf } from './tag-table-rows';
+import type { Quality, Sample } from './api-types.js';
+import { dataTypeOf, driverOf } from './tag-table-rows.js';
 
 /** One CSV field: a number or boolean as written, text escaped, nothing as an empty field. */
 export function csvField(field: string | number | boolean | undefined | null): string {
@@ -72,16 +72,14 @@ export interface HistoryRow {
   value?: number | boolean | string;
   unit?: string;
   quality: Quality;
+  /** What the value is: `raw`, or e.g. `avg 1m` (the average of the 1-minute window at `time`). */
+  series: string;
 }
 
-/**
- * A trend's history: `time,path,value,unit,quality,series`, by pen then time; `series` says
- * what the value is (`raw`, or e.g. `avg 1m`: the average of the 1-minute window starting at
- * `time`).
- */
-export function historyCsv(rows: readonly HistoryRow[], series: string): string {
+/** A trend's history: `time,path,value,unit,quality,series`, by pen then time. */
+export function historyCsv(rows: readonly HistoryRow[]): string {
   return csvText(
     ['time', 'path', 'value', 'unit', 'quality', 'series'],
-    rows.map((row) => [row.utcTimestamp, row.path, row.value, row.unit, row.quality, series]),
+    rows.map((row) => [row.utcTimestamp, row.path, row.value, row.unit, row.quality, row.series]),
   );
 }

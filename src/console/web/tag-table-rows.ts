@@ -3,7 +3,7 @@
  * which order a column sorts them, and the columns the API does not name as fields (the driver
  * is a path's first segment, the data type the kind of the value the tag holds).
  */
-import type { Quality, Sample } from './api-types';
+import type { Quality, Sample } from './api-types.js';
 
 /** A column the table sorts by. */
 export type SortKey =

@@ -6,8 +6,8 @@
  * another pen has, its value is `undefined` and its line continues. Pure and allocation-light:
  * 3 pens × 10,000 points align in a few milliseconds.
  */
-import type { Quality, Sample } from './api-types';
-import { type QueryPlan, windowStart } from './trend-range';
+import type { Quality, Sample } from './api-types.js';
+import { type QueryPlan, windowStart } from './trend-range.js';
 
 /** How a pen is drawn: numbers as lines, booleans as steps between 0 and 1. */
 export type PenKind = 'number' | 'boolean';
@@ -227,4 +227,30 @@ export function valueRange(
   }
   const pad = (max - min) * 0.05;
   return [min - pad, max + pad];
+}
+
+/**
+ * The point of a pen at or before `seconds` (the value a legend shows under the cursor), by
+ * binary search; undefined before its first point.
+ */
+export function pointAt(
+  series: PenSeries,
+  seconds: number,
+): { time: number; value: number | null; quality: Quality } | undefined {
+  let low = 0;
+  let high = series.times.length - 1;
+  let found = -1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if ((series.times[middle] as number) <= seconds) {
+      found = middle;
+      low = middle + 1;
+    } else high = middle - 1;
+  }
+  if (found < 0) return undefined;
+  return {
+    time: series.times[found] as number,
+    value: series.values[found] as number | null,
+    quality: series.qualities[found] as Quality,
+  };
 }
