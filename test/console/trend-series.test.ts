@@ -138,3 +138,17 @@ test('the point under the cursor is the last one at or before it', (t) => {
   t.deepEqual(pointAt(series, 25), { time: 20, value: null, quality: 'Bad' });
   t.deepEqual(pointAt(series, 99)?.value, 3);
 });
+
+test('a lost stream breaks a live line: the values before and after are not joined', (t) => {
+  // What the Trends page appends for each pen when Tags/Stream drops (it knows nothing from then).
+  const series = seriesFromSamples([sample(10, 1), sample(11, 2)]);
+  addLiveSample(
+    series,
+    { fullTagId: 'A/x', utcTimestamp: at(12), quality: 'Unavailable' },
+    { mode: 'Raw' },
+    'number',
+  );
+  addLiveSample(series, sample(40, 3), { mode: 'Raw' }, 'number');
+  t.deepEqual(alignSeries([series])[1], [1, 2, null, 3]);
+  t.deepEqual(badSpans(series, 50), [{ from: 12, to: 40, quality: 'Unavailable' }]);
+});

@@ -95,8 +95,42 @@ export function TrendsPage() {
       ? state.range.preset.id
       : `${state.range.fromMs}-${state.range.toMs}`;
 
+  // The pens' kinds and units come with the stream's first event: read history after it, so
+  // a trend opened from a link is not read twice (and a boolean not averaged).
+  const known = tagPaths.value.length > 0;
+
+  // The stream lost: nothing is known from then on, so each pen's line breaks there (marked
+  // Unavailable) instead of joining the last value before to the first after. Back: the range
+  // is read again, so the history fills what the page missed.
+  const [reload, setReload] = useState(0);
+  const feedWasLive = useRef(false);
+  const feed = feedState.value;
+  useEffect(() => {
+    if (feed === 'live') {
+      if (feedWasLive.current === false && store.current.size > 0 && status.kind !== 'idle') {
+        setReload((value) => value + 1);
+      }
+      feedWasLive.current = true;
+      return;
+    }
+    if (!feedWasLive.current) return;
+    feedWasLive.current = false;
+    if (!live) return;
+    const at = new Date().toISOString();
+    for (const [path, series] of store.current) {
+      addLiveSample(
+        series,
+        { fullTagId: path, utcTimestamp: at, quality: 'Unavailable' },
+        plan.current,
+        'number',
+      );
+    }
+    setVersion((value) => value + 1);
+  }, [feed]);
+
   // History of the range, whenever pens or range change.
   useEffect(() => {
+    if (!known) return;
     if (pens.length === 0) {
       store.current = new Map();
       setStatus({ kind: 'idle' });
@@ -161,7 +195,7 @@ export function TrendsPage() {
     return () => {
       cancelled = true;
     };
-  }, [shape, rangeKey]);
+  }, [shape, rangeKey, known, reload]);
 
   // Live: the stream's samples of the pens are appended (or folded into windows); the window
   // follows now, redrawn at most once per frame.
@@ -278,7 +312,13 @@ export function TrendsPage() {
         <div class="panel-head">
           <h1 id="trends-title">Trends</h1>
           <span class={`feed feed-${live ? feedState.value : 'stopped'}`} role="status">
-            {live ? (feedState.value === 'live' ? 'Live' : 'Connecting…') : 'Fixed range'}
+            {!live
+              ? 'Fixed range'
+              : feedState.value === 'live'
+                ? 'Live'
+                : feedState.value === 'reconnecting'
+                  ? 'Reconnecting…'
+                  : 'Connecting…'}
           </span>
         </div>
         <form
