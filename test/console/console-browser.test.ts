@@ -650,7 +650,8 @@ if (skipReason) {
     await signIn(viewer, 'watcher', 'watcher first password');
     const nav = viewer.getByRole('navigation', { name: 'Console pages' });
     await nav.getByRole('link', { name: 'Tags' }).waitFor(wait);
-    t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags']);
+    // The pages of TagView only: Tags and Trends.
+    t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Trends']);
     await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
     await expectAccessible(t, viewer, 'tags page at phone width');
     await shot(viewer, '10-viewer-phone');
@@ -735,7 +736,12 @@ if (skipReason) {
       await page.getByRole('button', { name: 'Change password' }).click(wait);
       const nav = page.getByRole('navigation', { name: 'Console pages' });
       await nav.getByRole('link', { name: 'Publishers' }).waitFor(wait);
-      t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Drivers', 'Publishers']);
+      t.deepEqual(await nav.getByRole('link').allInnerTexts(), [
+        'Tags',
+        'Trends',
+        'Drivers',
+        'Publishers',
+      ]);
 
       await nav.getByRole('link', { name: 'Publishers' }).click(wait);
       const row = page.locator('tr[data-publisher="demo-receiver"]');

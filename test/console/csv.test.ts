@@ -34,9 +34,9 @@ test('current values: a header, one CRLF line per tag', (t) => {
   ]);
   t.is(
     text,
-    'path,value,unit,quality,timestamp,dataType,driver,address,description,reason\r\n' +
-      'Demo/Line1/Temperature,61.5,°C,Good,2026-11-27T10:00:00.000Z,Number,Demo,modbus:10.0.0.5:502/1/HR100,"Oven, zone 1",\r\n' +
-      'Demo/Line1/State,,,Unavailable,2026-11-27T10:00:01.000Z,,Demo,,,Disconnected\r\n',
+    'path,value,label,unit,quality,timestamp,dataType,driver,address,description,reason\r\n' +
+      'Demo/Line1/Temperature,61.5,,°C,Good,2026-11-27T10:00:00.000Z,Number,Demo,modbus:10.0.0.5:502/1/HR100,"Oven, zone 1",\r\n' +
+      'Demo/Line1/State,,,,Unavailable,2026-11-27T10:00:01.000Z,,Demo,,,Disconnected\r\n',
   );
 });
 
@@ -54,4 +54,26 @@ test('history rows say which series they are', (t) => {
     ]),
     'time,path,value,unit,quality,series\r\n2026-11-27T10:00:00.000Z,A/b,-1,bar,Good,avg 1m\r\n',
   );
+});
+
+test('a 64-bit integer beyond 2^53 is written exactly; an enumeration keeps its label beside the value', (t) => {
+  const text = currentValuesCsv([
+    {
+      fullTagId: 'Can/Odometer',
+      utcTimestamp: '2026-11-27T10:00:00.000Z',
+      quality: 'Good',
+      value: 18446744073709552000,
+      metadata: { valueText: '18446744073709551615' },
+    },
+    {
+      fullTagId: 'Can/Gear',
+      utcTimestamp: '2026-11-27T10:00:00.000Z',
+      quality: 'Good',
+      value: -1,
+      metadata: { valueText: '-Reverse' },
+    },
+  ]);
+  const [, odometer, gear] = text.split('\r\n');
+  t.is(odometer?.split(',').slice(0, 3).join(','), 'Can/Odometer,18446744073709551615,');
+  t.is(gear?.split(',').slice(0, 3).join(','), "Can/Gear,-1,'-Reverse");
 });

@@ -447,13 +447,13 @@ if (skipReason) {
       const lines = csv.split('\r\n');
       t.is(
         lines[0],
-        'path,value,unit,quality,timestamp,dataType,driver,address,description,reason',
+        'path,value,label,unit,quality,timestamp,dataType,driver,address,description,reason',
       );
       // path, unit, quality, data type and driver of each selected row, in the table's order.
       t.deepEqual(
         lines.slice(1, -1).map((line) => {
           const fields = line.split(',');
-          return [fields[0], fields[2], fields[3], fields[5], fields[6]];
+          return [fields[0], fields[3], fields[4], fields[6], fields[7]];
         }),
         [
           ['Demo/Line1/FillLevel', '%', 'Good', 'Number', 'Demo'],

@@ -8,20 +8,20 @@
 import type { Quality, Sample } from './api-types.js';
 import { dataTypeOf, driverOf } from './tag-table-rows.js';
 
+/** A CSV field's content. */
+export type CsvValue = string | number | bigint | boolean | undefined | null;
+
 /** One CSV field: a number or boolean as written, text escaped, nothing as an empty field. */
-export function csvField(field: string | number | boolean | undefined | null): string {
+export function csvField(field: CsvValue): string {
   if (field === undefined || field === null) return '';
   if (typeof field === 'number') return Number.isFinite(field) ? String(field) : '';
-  if (typeof field === 'boolean') return String(field);
+  if (typeof field === 'bigint' || typeof field === 'boolean') return String(field);
   const safe = /^[=+\-@\t\r]/.test(field) ? `'${field}` : field;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /** CSV text of a header and rows, CRLF after every line. */
-export function csvText(
-  header: readonly string[],
-  rows: readonly (readonly (string | number | boolean | undefined | null)[])[],
-): string {
+export function csvText(header: readonly string[], rows: readonly (readonly CsvValue[])[]): string {
   const lines = [header.map(csvField).join(',')];
   for (const row of rows) lines.push(row.map(csvField).join(','));
   return `${lines.join('\r\n')}\r\n`;
@@ -31,6 +31,7 @@ export function csvText(
 export const currentValueColumns = [
   'path',
   'value',
+  'label',
   'unit',
   'quality',
   'timestamp',
@@ -42,16 +43,34 @@ export const currentValueColumns = [
 ] as const;
 
 /**
+ * A sample's value for the CSV: as the tag holds it, except a 64-bit integer beyond ±2^53, whose
+ * exact decimal (`valueText`) is written instead of the nearest double, so no digit is wrong.
+ */
+export function exactValue(sample: Pick<Sample, 'value' | 'metadata'>): CsvValue {
+  const text = sample.metadata?.valueText;
+  if (typeof sample.value === 'number' && text !== undefined && /^-?\d{1,30}$/.test(text)) {
+    return BigInt(text);
+  }
+  return sample.value;
+}
+
+/** A sample's label: the text of an enumerated value (DBC VAL_), not an exact decimal. */
+function labelOf(sample: Pick<Sample, 'metadata'>): string | undefined {
+  const text = sample.metadata?.valueText;
+  return text !== undefined && !/^-?\d{1,30}$/.test(text) ? text : undefined;
+}
+
+/**
  * The current values of tags as shown: one line per sample, the timestamp as ISO 8601 UTC, the
- * value as the tag holds it (an enumeration's label in `value` only when the tag has no raw
- * value to give).
+ * value as the tag holds it ({@link exactValue}) and an enumerated value's label beside it.
  */
 export function currentValuesCsv(rows: readonly Sample[]): string {
   return csvText(
     currentValueColumns,
     rows.map((sample) => [
       sample.fullTagId,
-      sample.value,
+      exactValue(sample),
+      labelOf(sample),
       sample.metadata?.unit,
       sample.quality,
       sample.utcTimestamp,

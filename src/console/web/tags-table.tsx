@@ -13,7 +13,7 @@ import {
   type SortKey,
   tableRows,
 } from './tag-table-rows';
-import { maxPens, trendQuery } from './trend-range';
+import { defaultPreset, maxPens, trendQuery } from './trend-range';
 
 /** Row height, px (matches `.ttable td` in tags-table.css). */
 const rowHeight = 34;
@@ -105,7 +105,7 @@ export function TagsTable({ open, onOpen, initialSearch }: TagsTableProps) {
     const left = shownSelected.length - pens.length;
     window.location.hash = `#/trends?${trendQuery({
       pens,
-      range: { kind: 'live', preset: { id: '1h', label: 'Last hour', seconds: 3_600 } },
+      range: { kind: 'live', preset: defaultPreset },
     })}`;
     if (left > 0)
       setNote(`${left} of the selected tags were left out (text, or beyond ${maxPens}).`);
