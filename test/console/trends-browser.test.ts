@@ -556,6 +556,11 @@ if (skipReason) {
             .waitFor({ state: 'attached', ...wait });
           await page.locator('.trend-status', { hasText: /Logged raw/ }).waitFor(wait);
           await page.getByTestId('trend-plot').locator('canvas').waitFor(wait);
+          // Three units, three axes; a phone draws the first and leaves the plot its width.
+          t.is(
+            await page.getByTestId('trend-plot').getAttribute('data-axes-drawn'),
+            width < 520 ? '1' : '3',
+          );
           // Nothing wider than the screen: the page does not scroll sideways.
           const overflow = await page.evaluate(
             'document.documentElement.scrollWidth - window.innerWidth',

@@ -76,7 +76,10 @@ export function TrendChart({
     const element = host.current;
     if (!element || pens.length === 0) return;
     const groups = axisGroups(pens);
+    // A phone has room for one y axis: the others' values are read in the legend.
+    const narrow = element.clientWidth < 520;
     const axisOf = (group: AxisGroup, index: number): uPlot.Axis => ({
+      show: index === 0 || !narrow,
       scale: group.scale,
       side: index === 0 ? 3 : 1,
       label: group.label,
@@ -190,6 +193,7 @@ export function TrendChart({
     );
     chart.current = plot;
     element.dataset.axes = JSON.stringify(groups.map((group) => group.label));
+    element.dataset.axesDrawn = String(narrow ? 1 : groups.length);
 
     // Wheel: zoom around the cursor; the range is committed once the wheel rests.
     let wheelTimer: ReturnType<typeof setTimeout> | undefined;
