@@ -91,6 +91,8 @@ export class RecentEvents {
     } catch {
       return; // not a JSON line (a pretty terminal destination is not teed here)
     }
+    // A line that carries a secret by design (the first start's admin password) stays in the log.
+    if (parsed.inEventView === false) return;
     const level = levelNames[Number(parsed.level)];
     const kind = parsed.component === 'audit' ? 'audit' : level && level !== 'info' ? 'log' : null;
     if (level === undefined || kind === null) return;

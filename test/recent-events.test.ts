@@ -56,6 +56,13 @@ test('each ring is bounded on its own: a flood of warnings never pushes the audi
   );
 });
 
+test('a line marked inEventView: false (the first start password) is never kept', (t) => {
+  const { logger, recentEvents, lines } = logged();
+  logger.warn({ inEventView: false }, "First start: created account 'admin' with password x");
+  t.deepEqual(recentEvents.list(), []);
+  t.is(lines.length, 1, 'the log has it');
+});
+
 test('details too large to show are replaced by a note', (t) => {
   const { logger, recentEvents } = logged();
   logger.warn({ blob: 'x'.repeat(10_000) }, 'big');

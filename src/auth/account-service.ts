@@ -377,7 +377,9 @@ export class AccountService {
       'initial admin account created',
     );
     // The one time a password is logged, by design: a headless first start must show it somewhere.
+    // `inEventView: false`: the console's event view (recent-events.ts) never shows this line.
     logger.warn(
+      { inEventView: false },
       `First start: created account 'admin' with password ${password} (also in ${file}); it must be changed at first sign-in.`,
     );
   }

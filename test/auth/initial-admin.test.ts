@@ -69,6 +69,10 @@ test('the first start creates admin with a one-time password; the second start d
     warning?.msg,
     `First start: created account 'admin' with password ${password} (also in ${file}); it must be changed at first sign-in.`,
   );
+  t.false(
+    JSON.stringify(first.logs.recentEvents.list()).includes(password),
+    "the console's event view never shows it",
+  );
   t.like(
     first.logs.lines.find((line) => line.event === 'account-created'),
     { component: 'audit', username: 'admin' },

@@ -650,7 +650,8 @@ if (skipReason) {
     await signIn(viewer, 'watcher', 'watcher first password');
     const nav = viewer.getByRole('navigation', { name: 'Console pages' });
     await nav.getByRole('link', { name: 'Tags' }).waitFor(wait);
-    t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Alarms']);
+    // The pages of TagView and AlertView only: Tags, Trends and Alarms.
+    t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Trends', 'Alarms']);
     await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
     await expectAccessible(t, viewer, 'tags page at phone width');
     await shot(viewer, '10-viewer-phone');
@@ -737,6 +738,7 @@ if (skipReason) {
       await nav.getByRole('link', { name: 'Publishers' }).waitFor(wait);
       t.deepEqual(await nav.getByRole('link').allInnerTexts(), [
         'Tags',
+        'Trends',
         'Alarms',
         'Drivers',
         'Publishers',

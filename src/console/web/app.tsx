@@ -8,6 +8,7 @@ import { route } from './router';
 import { can, session } from './session';
 import { SignInPage } from './sign-in-page';
 import { TagsPage } from './tags-page';
+import { TrendsPage } from './trends-page';
 import { UsersPage } from './users-page';
 
 /** The console: sign-in until a session exists, then the page the hash names. */
@@ -40,6 +41,8 @@ export function App() {
           <TagsPage />
         ) : page.id === 'alarms' ? (
           <AlarmsPage />
+        ) : page.id === 'trends' ? (
+          <TrendsPage />
         ) : page.id === 'drivers' ? (
           <DriversPage />
         ) : page.id === 'publishers' ? (

@@ -9,6 +9,7 @@ export interface PageInfo {
 /** Pages in navigation order. */
 export const pages: readonly PageInfo[] = [
   { id: 'tags', title: 'Tags', permission: 'TagView' },
+  { id: 'trends', title: 'Trends', permission: 'TagView' },
   { id: 'alarms', title: 'Alarms', permission: 'AlertView' },
   { id: 'drivers', title: 'Drivers', permission: 'DriverView' },
   { id: 'publishers', title: 'Publishers', permission: 'PublisherView' },

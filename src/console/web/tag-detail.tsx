@@ -4,6 +4,7 @@ import type { Sample } from './api-types';
 import { formatTime, formatValue } from './format';
 import { HistoryChart } from './history-chart';
 import { QualityBadge } from './quality-badge';
+import { href } from './router';
 import { can } from './session';
 import { TagWriteControl } from './tag-write-control';
 import { valueMeaning } from './value-meaning';
@@ -87,6 +88,13 @@ export function TagDetail({ path, sample }: { path: string; sample: Sample | und
           unit={meta.unit}
         />
       ) : null}
+      {typeof sample?.value === 'string' ? null : (
+        <p>
+          <a href={`${href('trends')}?pen=${encodeURIComponent(path).replace(/%2F/g, '/')}`}>
+            Open in Trends
+          </a>
+        </p>
+      )}
       <HistoryChart path={path} text={typeof sample?.value === 'string'} />
     </section>
   );

@@ -25,6 +25,19 @@ let closeStream: (() => void) | undefined;
 let users = 0;
 let frame = 0;
 let pathsChanged = false;
+const batchListeners = new Set<(batch: readonly Sample[]) => void>();
+
+/**
+ * Calls `listener` with every batch the stream delivers, in order, as it arrives (the trend
+ * appends them; {@link feedTick} only says that something changed).
+ * @returns the function that stops the calls.
+ */
+export function onBatch(listener: (batch: readonly Sample[]) => void): () => void {
+  batchListeners.add(listener);
+  return () => {
+    batchListeners.delete(listener);
+  };
+}
 
 /**
  * Starts the feed (or joins it when already running).
@@ -47,6 +60,7 @@ function connect(): void {
         if (!samples.has(sample.fullTagId)) pathsChanged = true;
         samples.set(sample.fullTagId, sample);
       }
+      for (const listener of batchListeners) listener(data as Sample[]);
       if (frame === 0) frame = requestAnimationFrame(publish);
     },
     onState: (state) => {

@@ -1,10 +1,11 @@
 import { useComputed, useSignal, useSignalEffect } from '@preact/signals';
 import { useEffect, useMemo } from 'preact/hooks';
-import { route } from './router';
+import { href, route } from './router';
 import { TagDetail } from './tag-detail';
 import { feedState, feedTick, joinFeed, samples, tagPaths } from './tag-feed';
 import { buildTree, visibleRows } from './tag-tree';
 import { TagTreeRow } from './tag-tree-row';
+import { TagsTable } from './tags-table';
 import { VirtualList } from './virtual-list';
 
 /** Row height of the tag tree, px (matches `.vrow` in styles.css). */
@@ -52,12 +53,64 @@ export function TagsPage() {
   const lost = total > 0 && feedState.value !== 'live';
   const shown = useMemo(() => rows.value.filter((row) => row.kind === 'tag').length, [rows.value]);
   const path = selected.value;
+  // `#/tags?view=table`: every tag in one sortable table instead of the tree.
+  const table = route.value.query.get('view') === 'table';
+  const views = (
+    <nav class="view-switch" aria-label="Tags view">
+      <a href={href('tags')} aria-current={table ? undefined : 'page'}>
+        Tree
+      </a>
+      <a href={`${href('tags')}?view=table`} aria-current={table ? 'page' : undefined}>
+        Table
+      </a>
+    </nav>
+  );
+  const detail = path ? (
+    <TagDetail path={path} sample={samples.get(path)} />
+  ) : (
+    <section class="panel tag-detail empty" aria-label="Tag details">
+      <p>Select a tag to see its value, quality, metadata and history.</p>
+    </section>
+  );
+
+  if (table) {
+    return (
+      <div class="tags-page table-view">
+        <section
+          class={`panel tag-browser${lost ? ' feed-lost' : ''}`}
+          aria-labelledby="tags-title"
+        >
+          <div class="panel-head">
+            <h1 id="tags-title">Tags</h1>
+            {views}
+            <span class={`feed feed-${feedState.value}`} role="status">
+              {feedState.value === 'live' ? 'Live' : 'Not live'}
+            </span>
+          </div>
+          {lost ? (
+            <p class="form-error" role="alert">
+              Not receiving updates from the gateway: the values shown are the last received.
+            </p>
+          ) : null}
+          <TagsTable
+            open={path}
+            onOpen={(opened) => {
+              selected.value = opened;
+            }}
+            initialSearch={route.value.query.get('filter') ?? ''}
+          />
+        </section>
+        {path ? detail : null}
+      </div>
+    );
+  }
 
   return (
     <div class="tags-page">
       <section class={`panel tag-browser${lost ? ' feed-lost' : ''}`} aria-labelledby="tags-title">
         <div class="panel-head">
           <h1 id="tags-title">Tags</h1>
+          {views}
           <span class={`feed feed-${feedState.value}`} role="status">
             {feedState.value === 'live'
               ? 'Live'
@@ -112,13 +165,7 @@ export function TagsPage() {
           }}
         />
       </section>
-      {path ? (
-        <TagDetail path={path} sample={samples.get(path)} />
-      ) : (
-        <section class="panel tag-detail empty" aria-label="Tag details">
-          <p>Select a tag to see its value, quality, metadata and history.</p>
-        </section>
-      )}
+      {detail}
     </div>
   );
 }
