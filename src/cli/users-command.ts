@@ -213,7 +213,12 @@ async function list(tools: AccountTools): Promise<void> {
       user.username,
       user.kind,
       user.roles.join(','),
-      user.disabled ? 'disabled' : 'enabled',
+      // In the words of the console's Users page (accounts.ts stateOf), so both agree.
+      user.disabled
+        ? 'disabled'
+        : user.requiresPasswordChange
+          ? 'enabled, password change due'
+          : 'enabled',
       user.twoFactor ? 'on' : 'off',
     ]);
   if (rows.length === 0) {
