@@ -141,7 +141,7 @@ export function EventsPage() {
               : `${shown.length} of ${events.value.length} events.`}
           </p>
           <div class="table-wrap">
-            <table>
+            <table class="stack-table">
               <caption class="visually-hidden">Events, newest first</caption>
               <thead>
                 <tr>
@@ -155,17 +155,19 @@ export function EventsPage() {
               <tbody>
                 {shown.map((event) => (
                   <tr key={event.id}>
-                    <td>
+                    <td data-label="Time">
                       <time dateTime={event.time}>{new Date(event.time).toLocaleString()}</time>
                     </td>
-                    <td>
+                    <td data-label="Level">
                       <span class={`status status-${levelStatus[event.level]}`}>
                         {levelWords[event.level]}
                       </span>
                     </td>
-                    <td>{event.kind === 'audit' ? 'Audit' : (event.component ?? 'tagd')}</td>
+                    <td data-label="Source">
+                      {event.kind === 'audit' ? 'Audit' : (event.component ?? 'tagd')}
+                    </td>
                     <th scope="row">{event.message}</th>
-                    <td>
+                    <td data-label="Details">
                       <DetailList details={event.details} />
                     </td>
                   </tr>
