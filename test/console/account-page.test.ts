@@ -206,6 +206,11 @@ if (skipReason) {
       await twoFactor.getByLabel('Code from the authenticator app').fill(removing.code, wait);
       await twoFactor.getByRole('button', { name: 'Remove two-factor' }).click(wait);
       await current.getByText('Two-factor is off. Your other sessions have ended.').waitFor(wait);
+      // This browser's session outlived the voiding of the account's tokens: its alarm feed and
+      // polls, cut by it, renewed with the new cookies.
+      await current.goto(`${url()}/#/events`, wait);
+      await current.getByRole('heading', { name: 'Events' }).waitFor(wait);
+      t.true(await current.locator('header .gateway-info').isVisible());
       await signOut();
       await signInWithPassword();
       await current.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);

@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { ApiError, api, replacingSession } from './api-client';
 import type { SignInResponse } from './api-types';
 import { loadCurrentUser } from './current-user';
 import { describedBy, Field } from './field';
@@ -31,11 +31,13 @@ export function PasswordChangeForm() {
       // A call that renews an expired access cookie first (or ends the session when it cannot):
       // then a 401 from the change below can only mean a wrong current password.
       await loadCurrentUser();
-      await api<SignInResponse>('/api/v2/Users/Current/ChangePassword?useCookies=true', {
-        method: 'POST',
-        body: { currentPassword: current.value, newPassword: next.value },
-        noRenew: true,
-      });
+      await replacingSession(() =>
+        api<SignInResponse>('/api/v2/Users/Current/ChangePassword?useCookies=true', {
+          method: 'POST',
+          body: { currentPassword: current.value, newPassword: next.value },
+          noRenew: true,
+        }),
+      );
       current.value = '';
       next.value = '';
       repeat.value = '';

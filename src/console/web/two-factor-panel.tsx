@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { ApiError, api, replacingSession } from './api-client';
 import type { CurrentUser, PendingTwoFactor, SignInResponse } from './api-types';
 import { loadCurrentUser } from './current-user';
 import { describedBy, Field } from './field';
@@ -52,10 +52,12 @@ export function TwoFactorPanel({ account }: { account: CurrentUser }) {
     });
   const confirm = () =>
     run(async () => {
-      await api<SignInResponse>(`${path}/Confirm?useCookies=true`, {
-        method: 'POST',
-        body: { code: code.value.trim() },
-      });
+      await replacingSession(() =>
+        api<SignInResponse>(`${path}/Confirm?useCookies=true`, {
+          method: 'POST',
+          body: { code: code.value.trim() },
+        }),
+      );
       pending.value = undefined;
       code.value = '';
       done.value = 'Two-factor is on. Your other sessions have ended.';
@@ -63,10 +65,12 @@ export function TwoFactorPanel({ account }: { account: CurrentUser }) {
     });
   const remove = () =>
     run(async () => {
-      await api<SignInResponse>(`${path}/Remove?useCookies=true`, {
-        method: 'POST',
-        body: { password: password.value, code: code.value.trim() },
-      });
+      await replacingSession(() =>
+        api<SignInResponse>(`${path}/Remove?useCookies=true`, {
+          method: 'POST',
+          body: { password: password.value, code: code.value.trim() },
+        }),
+      );
       password.value = '';
       code.value = '';
       done.value = 'Two-factor is off. Your other sessions have ended.';
