@@ -42,7 +42,7 @@ export function AccountPage() {
           </dl>
           {account.kind === 'user' ? <PasswordChangeForm /> : null}
           <TwoFactorPanel account={account} />
-          <section class="form" aria-labelledby="theme-title">
+          <section class="form account-section" aria-labelledby="theme-title">
             <h2 id="theme-title">Console theme</h2>
             <p class="hint">Kept with the account: it follows you to any browser.</p>
             <ThemePicker />

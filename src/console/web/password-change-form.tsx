@@ -68,7 +68,7 @@ export function PasswordChangeForm() {
   });
 
   return (
-    <form class="form" onSubmit={(event) => void submit(event)} noValidate>
+    <form class="form account-section" onSubmit={(event) => void submit(event)} noValidate>
       <h2>Password</h2>
       <Field id="currentPassword" label="Current password" error={fieldErrors.currentPassword}>
         <input

@@ -135,7 +135,7 @@ export function TwoFactorPanel({ account }: { account: CurrentUser }) {
 
   if (account.kind === 'service') {
     return (
-      <section class="form" aria-labelledby="two-factor-title">
+      <section class="form account-section" aria-labelledby="two-factor-title">
         <h2 id="two-factor-title">Two-factor</h2>
         <p>A service account signs in with a generated token: it has no two-factor.</p>
       </section>
@@ -143,7 +143,7 @@ export function TwoFactorPanel({ account }: { account: CurrentUser }) {
   }
   const offered = pending.value;
   return (
-    <section class="form" aria-labelledby="two-factor-title">
+    <section class="form account-section" aria-labelledby="two-factor-title">
       <h2 id="two-factor-title">Two-factor</h2>
       {account.twoFactor ? (
         <form onSubmit={(event) => submitting(event, remove)} noValidate>
