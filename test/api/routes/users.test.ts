@@ -1033,6 +1033,9 @@ test('a pending enrolment expires after 10 minutes; five wrong codes void it', a
   const confirm = (code: string) =>
     api.request(`${ownTwoFactor}/Confirm`, { method: 'POST', token, body: { code } });
 
+  const malformed = await confirm('12ab');
+  t.is(malformed.status, 400);
+  t.deepEqual(malformed.json.errors, [{ path: 'code', message: 'must be 6 digits' }]);
   const nothing = await confirm('123456');
   t.is(nothing.status, 409);
   t.is(problemCode(nothing), 'two-factor-state');
