@@ -44,6 +44,17 @@ export class ValidationError extends TagdError {
 }
 
 /**
+ * The password or two-factor code that confirms an action of the signed-in account (its own
+ * two-factor enrolment or removal) is wrong. A 400 naming the field, not a 401: the session
+ * itself is still good, and a browser must not take it for a session that ended.
+ */
+export class CredentialsRefusedError extends ValidationError {
+  constructor(field: 'password' | 'code', message: string) {
+    super(message, [{ path: field, message }], 'credentials-refused');
+  }
+}
+
+/**
  * An expression (a derived tag's, one sent to `DerivedTags/Test`) does not parse or check:
  * `errors` holds one entry at the expression's field with its line, column and what was expected.
  */
@@ -247,7 +258,8 @@ export class ConflictError extends TagdError {
       | 'limit-reached'
       | 'last-administrator'
       | 'alarm-state-conflict'
-      | 'proposal-not-pending',
+      | 'proposal-not-pending'
+      | 'two-factor-state',
     message: string,
   ) {
     super(code, 409, message);
@@ -330,6 +342,11 @@ export const errorCodes = {
   },
   'unsupported-media-type': { status: 415, meaning: 'The request body is not JSON.' },
   'validation-failed': { status: 400, meaning: 'A request or document failed validation.' },
+  'credentials-refused': {
+    status: 400,
+    meaning:
+      'The password or two-factor code confirming an action of the signed-in account is wrong (`errors` names the field); the session is still valid.',
+  },
   'expression-invalid': {
     status: 400,
     meaning:
@@ -422,6 +439,11 @@ export const errorCodes = {
   'last-administrator': {
     status: 409,
     meaning: 'The change would leave no enabled administrator who can sign in.',
+  },
+  'two-factor-state': {
+    status: 409,
+    meaning:
+      'Self-service two-factor: no enrolment is pending (none started, expired after 10 minutes, or voided by five wrong codes), two-factor is already enrolled (remove it first), or there is none to remove.',
   },
   'alarm-state-conflict': {
     status: 409,

@@ -24,6 +24,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
   const samples: TagdError[] = [
     new errors.ValidationError('x', []),
     new errors.ExpressionInvalidError('e', []),
+    new errors.CredentialsRefusedError('password', 'w'),
     new errors.InvalidTagPathError('a//b', 'empty segment'),
     new errors.TagNotFoundError('A/B'),
     new errors.CollectionNotFoundError('C'),
@@ -51,6 +52,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.ConflictError('last-administrator', 'a'),
     new errors.ConflictError('alarm-state-conflict', 'a'),
     new errors.ConflictError('proposal-not-pending', 'p'),
+    new errors.ConflictError('two-factor-state', 't'),
     new errors.RequestError('bad-request', 400, 'b'),
     new errors.RequestError('payload-too-large', 413, 'p'),
     new errors.RequestError('query-too-large', 413, 'q'),

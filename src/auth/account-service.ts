@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { chmod, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { TooManyRequestsError, UnauthorizedError, ValidationError } from '../errors.js';
+import {
+  ConflictError,
+  CredentialsRefusedError,
+  ForbiddenError,
+  TooManyRequestsError,
+  UnauthorizedError,
+  ValidationError,
+} from '../errors.js';
 import type { SecretBox } from '../profile/secret-box.js';
 import {
   decoyHash,
@@ -21,7 +28,7 @@ import type {
   TokenService,
   TokenType,
 } from './token-service.js';
-import { matchTotpStep } from './totp.js';
+import { matchTotpStep, newTotpSecret, totpUri } from './totp.js';
 import type { UserRecord, UserStore } from './user-store.js';
 
 /** The sign-in response (spec §2.1). */
@@ -47,8 +54,18 @@ export interface Principal {
 export const initialAdminPasswordFile = 'initial-admin-password';
 /** Name of the account a first start creates. */
 export const initialAdminName = 'admin';
-/** Wrong two-factor codes one preauth token survives. */
+/** Wrong two-factor codes one preauth token (or one pending enrolment) survives. */
 const maxTwoFactorFailures = 5;
+/** How long a self-service two-factor enrolment waits for its first code: 10 minutes, in ms. */
+export const pendingEnrolmentMs = 10 * 60_000;
+
+/** A self-service two-factor enrolment started and not yet confirmed. */
+export interface PendingEnrolment {
+  /** The `otpauth://` URI for an authenticator app. */
+  uri: string;
+  /** When it expires unconfirmed, epoch ms. */
+  expiresAt: number;
+}
 
 /** What {@link AccountService} works with. */
 export interface AccountServiceDeps {
@@ -80,6 +97,12 @@ export class AccountService {
   >();
   // preauth jti → wrong codes so far; a preauth token lives minutes, so this stays small.
   private readonly twoFactorFailures = new Map<string, { count: number; expiresAt: number }>();
+  // account id → the secret of an enrolment awaiting its first code. Kept in memory only and
+  // briefly: a restart merely asks the person to start again.
+  private readonly pendingEnrolments = new Map<
+    string,
+    { secret: string; expiresAt: number; failures: number }
+  >();
   // account id → the `signInUnlock` mark last applied to the limiter; one entry per account.
   private readonly appliedUnlocks = new Map<string, string>();
 
@@ -228,6 +251,138 @@ export class AccountService {
       await unlink(join(this.deps.stateDir, initialAdminPasswordFile)).catch(() => undefined);
     }
     return this.issueSession(user);
+  }
+
+  /**
+   * Starts the caller's own two-factor enrolment once its password is checked: a new secret is
+   * kept pending (in memory, {@link pendingEnrolmentMs}) until a code from it confirms it. A new
+   * start replaces a pending one. An enrolled account must remove its two-factor first (which
+   * takes a code of it), so a stolen session plus password cannot move the second factor.
+   * @throws ForbiddenError for a service account; TooManyRequestsError; CredentialsRefusedError;
+   *   ConflictError (`two-factor-state`) when already enrolled.
+   */
+  async startTwoFactorEnrolment(
+    principal: Principal,
+    password: string,
+    address: string,
+  ): Promise<PendingEnrolment> {
+    const user = this.personOf(principal);
+    await this.checkOwnPassword(user, password, address, 'two-factor-enrolment-refused');
+    if (user.twoFactor) {
+      throw new ConflictError(
+        'two-factor-state',
+        'Two-factor is already enrolled: remove it first (with a code from the authenticator).',
+      );
+    }
+    const secret = newTotpSecret();
+    const expiresAt = this.deps.now() + pendingEnrolmentMs;
+    this.pendingEnrolments.set(user.id, { secret, expiresAt, failures: 0 });
+    this.deps.audit.info(
+      { event: 'two-factor-enrolment-started', username: user.username, address },
+      'two-factor enrolment started',
+    );
+    return { uri: totpUri(user.username, secret), expiresAt };
+  }
+
+  /**
+   * Confirms the caller's pending enrolment with a code from its secret: the account is enrolled
+   * and, as with `tagd users 2fa enable`, every token issued before stops working; the caller
+   * gets a new sign-in (it has just given its password and a code), so only the browser or
+   * client that enrolled stays signed in. Wrong codes count against the sign-in limits; five
+   * void the enrolment.
+   * @throws ForbiddenError; TooManyRequestsError; CredentialsRefusedError; ConflictError
+   *   (`two-factor-state`) when nothing is pending.
+   */
+  async confirmTwoFactorEnrolment(
+    principal: Principal,
+    code: string,
+    address: string,
+  ): Promise<SignInResponse> {
+    const user = this.personOf(principal);
+    const pending = this.pendingEnrolments.get(user.id);
+    if (!pending || pending.expiresAt <= this.deps.now()) {
+      this.pendingEnrolments.delete(user.id);
+      throw new ConflictError(
+        'two-factor-state',
+        'No two-factor enrolment is pending (it expires after 10 minutes): start again.',
+      );
+    }
+    this.refuseWhileLimited(user, address);
+    const step = matchTotpStep(user.username, pending.secret, code, this.deps.now());
+    if (step === undefined) {
+      pending.failures += 1;
+      const voided = pending.failures >= maxTwoFactorFailures;
+      if (voided) this.pendingEnrolments.delete(user.id);
+      this.deps.limiter.recordFailure(user.username, address);
+      this.deps.audit.warn(
+        { event: 'two-factor-enrolment-failed', username: user.username, address, voided },
+        'two-factor enrolment code refused',
+      );
+      throw new CredentialsRefusedError(
+        'code',
+        voided
+          ? 'Too many wrong codes: the enrolment is void; start again.'
+          : 'Wrong code: check the authenticator app and the clocks.',
+      );
+    }
+    this.pendingEnrolments.delete(user.id);
+    const sealedSecret = this.deps.secretBox.seal(pending.secret);
+    // The confirming code's step counts as used: it cannot sign in a second time.
+    await this.deps.users.update(user, { twoFactor: { sealedSecret, lastUsedStep: step } }, true);
+    this.deps.audit.info(
+      { event: 'two-factor-enabled', username: user.username, address, self: true },
+      'two-factor enabled',
+    );
+    return this.issueSession(user);
+  }
+
+  /**
+   * Removes the caller's own two-factor, with its password and a current code; every token
+   * issued before stops working and the caller gets a new sign-in, as on enrolment.
+   * @throws ForbiddenError; TooManyRequestsError; CredentialsRefusedError; ConflictError
+   *   (`two-factor-state`) when none is enrolled.
+   */
+  async removeOwnTwoFactor(
+    principal: Principal,
+    password: string,
+    code: string,
+    address: string,
+  ): Promise<SignInResponse> {
+    const user = this.personOf(principal);
+    await this.checkOwnPassword(user, password, address, 'two-factor-removal-refused');
+    const enrolled = user.twoFactor;
+    if (!enrolled) {
+      throw new ConflictError('two-factor-state', 'This account has no two-factor to remove.');
+    }
+    const secret = this.deps.secretBox.unseal(
+      enrolled.sealedSecret,
+      `users.${user.username}.twoFactor`,
+    );
+    const step = matchTotpStep(user.username, secret, code, this.deps.now());
+    const accepted =
+      step !== undefined &&
+      step > (enrolled.lastUsedStep ?? Number.NEGATIVE_INFINITY) &&
+      (await this.deps.users.claimTotpStep(user, step));
+    if (!accepted) {
+      this.deps.limiter.recordFailure(user.username, address);
+      this.deps.audit.warn(
+        { event: 'two-factor-removal-refused', username: user.username, address },
+        'wrong two-factor code',
+      );
+      throw new CredentialsRefusedError('code', 'Wrong or already used code.');
+    }
+    await this.deps.users.update(user, { twoFactor: undefined }, true);
+    this.deps.audit.info(
+      { event: 'two-factor-disabled', username: user.username, address, self: true },
+      'two-factor disabled',
+    );
+    return this.issueSession(user);
+  }
+
+  /** Whether the caller has a self-service enrolment pending (not expired). */
+  enrolmentPending(principal: Principal): boolean {
+    const pending = this.pendingEnrolments.get(principal.user.id);
+    return pending !== undefined && pending.expiresAt > this.deps.now();
   }
 
   /**
@@ -418,6 +573,40 @@ export class AccountService {
       token: tokens.issue('access', user, { signIn }).token,
       refreshToken: refresh.token,
     };
+  }
+
+  // Self-service two-factor is for people: a service account signs in with a generated token.
+  private personOf(principal: Principal): UserRecord {
+    const { user } = principal;
+    if (user.kind !== 'user' || !user.passwordHash) {
+      throw new ForbiddenError(
+        'A service account signs in with a generated token: it has no two-factor.',
+      );
+    }
+    return user;
+  }
+
+  private refuseWhileLimited(user: UserRecord, address: string): void {
+    this.applyUnlock(user);
+    const wait = this.deps.limiter.retryAfterSeconds(user.username, address);
+    if (wait > 0)
+      throw new TooManyRequestsError('Too many failed attempts; try again later.', wait);
+  }
+
+  // The password that confirms an account's own action; a wrong one counts as a failed sign-in.
+  private async checkOwnPassword(
+    user: UserRecord,
+    password: string,
+    address: string,
+    event: string,
+  ): Promise<void> {
+    this.refuseWhileLimited(user, address);
+    const hash = user.passwordHash ?? (await decoyHash());
+    if (!(await verifyPassword(password.slice(0, maxPasswordLength), hash))) {
+      this.deps.limiter.recordFailure(user.username, address);
+      this.deps.audit.warn({ event, username: user.username, address }, 'wrong password');
+      throw new CredentialsRefusedError('password', 'Wrong password.');
+    }
   }
 
   // `tagd users unlock` writes a new mark into users.json, which this process follows; the

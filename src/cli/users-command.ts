@@ -207,15 +207,18 @@ async function add(tools: AccountTools, { name, roles, service }: AddRequest): P
 }
 
 async function list(tools: AccountTools): Promise<void> {
-  const rows = tools.users
-    .list()
-    .map((user) => [
-      user.username,
-      user.kind,
-      user.roles.join(','),
-      user.disabled ? 'disabled' : 'enabled',
-      user.twoFactor ? 'on' : 'off',
-    ]);
+  const rows = tools.users.list().map((user) => [
+    user.username,
+    user.kind,
+    user.roles.join(','),
+    // In the words of the console's Users page (accounts.ts stateOf), so both agree.
+    user.disabled
+      ? 'disabled'
+      : user.requiresPasswordChange
+        ? 'enabled, password change due'
+        : 'enabled',
+    user.twoFactor ? 'on' : 'off',
+  ]);
   if (rows.length === 0) {
     note(`No accounts in ${tools.stateDir}; the daemon creates 'admin' on its first start.`);
     return;

@@ -201,6 +201,7 @@ test('list prints a table of accounts and never a hash or secret', async (t) => 
   const box = await SecretBox.open(await tempDir(t));
   const stateDir = await seeded(t, [
     { username: 'admin', kind: 'user', roles: ['Administrators'] },
+    { username: 'ann', kind: 'user', roles: ['Viewers'], requiresPasswordChange: true },
     {
       username: 'alice',
       kind: 'user',
@@ -214,10 +215,12 @@ test('list prints a table of accounts and never a hash or secret', async (t) => 
   t.is(
     run.stdout,
     [
-      'NAME   KIND     ROLES              STATUS    2FA',
-      'admin  user     Administrators     enabled   off',
-      'alice  user     Operators,Viewers  enabled   on',
-      'scada  service  Viewers            disabled  off',
+      // The words of the console's Users page: the same facts read the same in both.
+      'NAME   KIND     ROLES              STATUS                        2FA',
+      'admin  user     Administrators     enabled                       off',
+      'ann    user     Viewers            enabled, password change due  off',
+      'alice  user     Operators,Viewers  enabled                       on',
+      'scada  service  Viewers            disabled                      off',
       '',
     ].join('\n'),
   );

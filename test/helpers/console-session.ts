@@ -50,6 +50,8 @@ export async function startConsoleDaemon(
     listen: { host: '127.0.0.1', port: 0 },
     extensionsListen: { host: '127.0.0.1', port: 0 },
     consoleDir: outDir,
+    // As `tagd start` does: the Events page shows what this logger logs.
+    recentEvents: logs.recentEvents,
   });
   await daemon.start();
   return {

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { SignInResponse } from '../../auth/account-service.js';
 import { maxPasswordLength } from '../../auth/password.js';
-import { permissions } from '../../auth/permissions.js';
+import { permissions, roleNames } from '../../auth/permissions.js';
 import type { ApiDeps } from '../api-deps.js';
 import { csrfCookie, refreshCookie, sessionCookie } from '../authenticate.js';
+import { qrSvg } from '../qr-svg.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
 const username = z.string().min(1).max(64).describe('Account name.');
@@ -63,6 +65,57 @@ export const changePasswordRequestSchema = z
     newPassword: password.describe('At least 10 characters.'),
   })
   .meta({ id: 'ChangePasswordRequest' });
+
+const totpCode = z
+  .string()
+  .regex(/^\d{6}$/, 'must be 6 digits')
+  .describe('Current code of the authenticator app.');
+
+/** Answer of GET /api/v2/Users/Current. */
+export const currentUserSchema = z
+  .object({
+    username: z.string(),
+    id: z.string(),
+    kind: z
+      .enum(['user', 'service'])
+      .describe('`service`: signs in only with a generated token (no password, no two-factor).'),
+    roles: z.array(z.enum(roleNames)),
+    permissions: z.array(z.enum(permissions)),
+    twoFactor: z.boolean().describe('Whether TOTP two-factor is enrolled.'),
+    twoFactorPending: z
+      .boolean()
+      .describe('Whether a self-service enrolment was started and awaits its first code.'),
+    theme: z.string().nullable().describe('The chosen console theme; null: the default.'),
+    version: z.string().describe("tagd's version."),
+    hostName: z.string().describe('Host name of the machine tagd runs on.'),
+  })
+  .meta({ id: 'CurrentUser' });
+
+/** Body of POST /api/v2/Users/Current/TwoFactor. */
+export const startTwoFactorRequestSchema = z
+  .strictObject({ password: password.describe('The account password.') })
+  .meta({ id: 'StartTwoFactorRequest' });
+
+/** Answer of POST /api/v2/Users/Current/TwoFactor: what an authenticator app enrols from. */
+export const pendingTwoFactorSchema = z
+  .object({
+    uri: z
+      .string()
+      .describe('The `otpauth://` URI (its `secret` parameter can be typed in by hand).'),
+    qrCodeSvg: z.string().describe('The URI as a QR code, a standalone SVG document.'),
+    expiresAt: z.string().describe('When the pending enrolment expires unconfirmed (ISO 8601).'),
+  })
+  .meta({ id: 'PendingTwoFactor' });
+
+/** Body of POST /api/v2/Users/Current/TwoFactor/Confirm. */
+export const confirmTwoFactorRequestSchema = z
+  .strictObject({ code: totpCode })
+  .meta({ id: 'ConfirmTwoFactorRequest' });
+
+/** Body of POST /api/v2/Users/Current/TwoFactor/Remove. */
+export const removeTwoFactorRequestSchema = z
+  .strictObject({ password: password.describe('The account password.'), code: totpCode })
+  .meta({ id: 'RemoveOwnTwoFactorRequest' });
 
 const cookieQuery = z.object({
   useCookies: z
@@ -139,6 +192,111 @@ export function userRoutes(deps: ApiDeps): RouteDefinition[] {
           principal,
           body.currentPassword,
           body.newPassword,
+          addressOf(context),
+        );
+        return respond(context, result, query, deps);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v2/Users/Current',
+      operationId: 'getCurrentUser',
+      tag: 'Users',
+      summary: 'The signed-in account, and the gateway it is signed in to',
+      description:
+        "Who the token belongs to (roles, permissions, two-factor, theme), and tagd's version and host name, which the console shows in its header.",
+      access: { kind: 'token', types: ['access', 'service'] },
+      responses: { 200: { description: 'The account.', schema: currentUserSchema } },
+      problems: [],
+      handle: ({ principal }): z.infer<typeof currentUserSchema> => {
+        if (!principal) throw new Error('unreachable: route requires a token');
+        const { user } = principal;
+        return {
+          username: user.username,
+          id: user.id,
+          kind: user.kind,
+          roles: [...user.roles],
+          permissions: [...principal.permissions],
+          twoFactor: user.twoFactor !== undefined,
+          twoFactorPending: accounts.enrolmentPending(principal),
+          theme: user.theme ?? null,
+          version: deps.version,
+          hostName: hostname(),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v2/Users/Current/TwoFactor',
+      operationId: 'startOwnTwoFactor',
+      tag: 'Users',
+      summary: 'Start enrolling two-factor for the signed-in account',
+      description:
+        'Checks the password (a wrong one counts as a failed sign-in), then keeps a new TOTP secret pending for 10 minutes and answers it as an `otpauth://` URI and a QR code. Nothing changes until `…/TwoFactor/Confirm` gets a code from it; a new start replaces a pending one. An account with two-factor must remove it first. Service accounts are refused (403). Audited.',
+      access: { kind: 'token', types: ['access'] },
+      body: startTwoFactorRequestSchema,
+      responses: {
+        200: { description: 'Pending until confirmed.', schema: pendingTwoFactorSchema },
+      },
+      problems: [400, 403, 409, 429],
+      handle: async ({ context, body, principal }) => {
+        if (!principal) throw new Error('unreachable: route requires a token');
+        const pending = await accounts.startTwoFactorEnrolment(
+          principal,
+          body.password,
+          addressOf(context),
+        );
+        return {
+          uri: pending.uri,
+          qrCodeSvg: qrSvg(pending.uri),
+          expiresAt: new Date(pending.expiresAt).toISOString(),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v2/Users/Current/TwoFactor/Confirm',
+      operationId: 'confirmOwnTwoFactor',
+      tag: 'Users',
+      summary: 'Confirm a two-factor enrolment with a code',
+      description:
+        "A code from the pending secret enrols it. Then, as with `tagd users 2fa enable`, every earlier token of the account stops working (other browsers and clients sign in again, with a code); the caller gets a new sign-in in the answer (or, with useCookies, new cookies), so the console that enrolled stays signed in. The code's time step counts as used. Wrong codes count as failed sign-ins; five void the enrolment.",
+      access: { kind: 'token', types: ['access'] },
+      query: cookieQuery,
+      body: confirmTwoFactorRequestSchema,
+      responses: signedIn,
+      problems: [400, 403, 409, 429],
+      handle: async ({ context, body, query, principal }) => {
+        if (!principal) throw new Error('unreachable: route requires a token');
+        const result = await accounts.confirmTwoFactorEnrolment(
+          principal,
+          body.code,
+          addressOf(context),
+        );
+        return respond(context, result, query, deps);
+      },
+    }),
+    defineRoute({
+      // POST, not DELETE: a DELETE's body is never read here (unread-bodies.ts), and the password
+      // and code must not travel in the URL or headers, where proxies and logs keep them.
+      method: 'post',
+      path: '/api/v2/Users/Current/TwoFactor/Remove',
+      operationId: 'removeOwnTwoFactor',
+      tag: 'Users',
+      summary: "Remove the signed-in account's two-factor",
+      description:
+        "Takes the password and a current code (a lost authenticator is an administrator's `DELETE /api/v2/Users/{name}/TwoFactor`). Every earlier token of the account stops working; the caller gets a new sign-in as on Confirm. Wrong passwords and codes count as failed sign-ins. Audited.",
+      access: { kind: 'token', types: ['access'] },
+      query: cookieQuery,
+      body: removeTwoFactorRequestSchema,
+      responses: signedIn,
+      problems: [400, 403, 409, 429],
+      handle: async ({ context, body, query, principal }) => {
+        if (!principal) throw new Error('unreachable: route requires a token');
+        const result = await accounts.removeOwnTwoFactor(
+          principal,
+          body.password,
+          body.code,
           addressOf(context),
         );
         return respond(context, result, query, deps);

@@ -74,15 +74,50 @@ export async function refreshSession(): Promise<Response> {
   return locks ? await locks.request('tagd-session-renewal', call) : call();
 }
 
+let replacing: Promise<unknown> | undefined;
+let replacements = 0;
+
+/**
+ * Runs a call that replaces this browser's session (a password change, two-factor enrolment or
+ * removal): the server voids every token of the account and answers new cookies. A stream or
+ * request cut by the voiding meanwhile renews after the call, with the new cookies; renewing with
+ * the old ones would be refused and end the session the call has just renewed.
+ */
+export async function replacingSession<T>(call: () => Promise<T>): Promise<T> {
+  replacements += 1;
+  const running = call();
+  const settled = running.catch(() => undefined);
+  replacing = settled;
+  try {
+    return await running;
+  } finally {
+    if (replacing === settled) replacing = undefined;
+  }
+}
+
 /** Renews the access cookie (see {@link refreshSession}); single-flight within the page. */
 export function renewSession(): Promise<RenewOutcome> {
-  renewing ??= refreshSession()
-    .then((response): RenewOutcome => (response.ok ? 'renewed' : 'refused'))
-    .catch((): RenewOutcome => 'unreachable')
-    .finally(() => {
-      renewing = undefined;
-    });
+  renewing ??= renewAfterReplacement().finally(() => {
+    renewing = undefined;
+  });
   return renewing;
+}
+
+async function renewAfterReplacement(): Promise<RenewOutcome> {
+  const attempt = async (): Promise<RenewOutcome> => {
+    await replacing;
+    try {
+      return (await refreshSession()).ok ? 'renewed' : 'refused';
+    } catch {
+      return 'unreachable';
+    }
+  };
+  const before = replacements;
+  const outcome = await attempt();
+  // Refused with the cookies a replacement has since replaced: once more with the new ones.
+  return outcome === 'refused' && (replacing !== undefined || replacements !== before)
+    ? attempt()
+    : outcome;
 }
 
 /** Calls the API; resolves with the parsed JSON body (undefined for 204). @throws ApiError */

@@ -358,3 +358,39 @@ export interface AlertStatistics {
   stale: { name: string; activeSince: string }[];
   shelved: { actions: number; now: number };
 }
+
+/** The signed-in account and the gateway, as `GET /api/v2/Users/Current` answers (CurrentUser). */
+export interface CurrentUser {
+  username: string;
+  id: string;
+  kind: 'user' | 'service';
+  roles: string[];
+  permissions: string[];
+  twoFactor: boolean;
+  /** A self-service enrolment was started and awaits its first code. */
+  twoFactorPending: boolean;
+  theme: string | null;
+  version: string;
+  hostName: string;
+}
+
+/** A started two-factor enrolment (PendingTwoFactor). */
+export interface PendingTwoFactor {
+  /** `otpauth://` URI; its `secret` parameter is what a person types by hand. */
+  uri: string;
+  /** The URI as a QR code, a standalone SVG document. */
+  qrCodeSvg: string;
+  /** ISO 8601. */
+  expiresAt: string;
+}
+
+/** One line of `GET /api/v2/Events` (Event). */
+export interface EventView {
+  id: number;
+  time: string;
+  kind: 'audit' | 'log';
+  level: 'info' | 'warn' | 'error' | 'fatal';
+  component?: string;
+  message: string;
+  details: Record<string, unknown>;
+}

@@ -1,8 +1,10 @@
+import { AccountPage } from './account-page';
 import { AlarmsPage } from './alarms-page';
 import { CollectionsPage } from './collections-page';
 import { DriversPage } from './drivers-page';
+import { EventsPage } from './events-page';
 import { NavBar } from './nav-bar';
-import { pages } from './pages';
+import { accountPageId, pages } from './pages';
 import { PublishersPage } from './publishers-page';
 import { route } from './router';
 import { can, session } from './session';
@@ -23,6 +25,16 @@ export function App() {
   }
   if (current === null) return <SignInPage />;
   const wanted = route.value.segments[0];
+  if (wanted === accountPageId) {
+    return (
+      <>
+        <NavBar />
+        <main id="main" tabIndex={-1}>
+          <AccountPage />
+        </main>
+      </>
+    );
+  }
   const allowed = pages.filter((page) => can(page.permission));
   const page = allowed.find((candidate) => candidate.id === wanted) ?? allowed[0];
   // A page this account may not open is not offered; asked for by URL it says so.
@@ -49,6 +61,8 @@ export function App() {
           <PublishersPage />
         ) : page.id === 'collections' ? (
           <CollectionsPage />
+        ) : page.id === 'events' ? (
+          <EventsPage />
         ) : (
           <UsersPage />
         )}

@@ -1,18 +1,26 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { AlarmBanner } from './alarm-banner';
-import { pages } from './pages';
+import { currentUser, loadCurrentUser } from './current-user';
+import { accountPageId, pages } from './pages';
 import { href, route } from './router';
 import { can, session, signOut } from './session';
 import { productName } from './theme';
 import { ThemePicker } from './theme-picker';
 
 /**
- * The top bar: the pages this account may open, who is signed in, the theme, Sign out, and the
- * alarm banner under them.
+ * The top bar: the gateway's host name and version, the pages this account may open, who is
+ * signed in (a link to My account), the theme, Sign out, and the alarm banner under them.
  */
 export function NavBar() {
   const current = route.value.segments[0] ?? 'tags';
   const bar = useRef<HTMLElement>(null);
+  const username = session.value?.username;
+  // Who the server says this is, with the gateway's version and host name, once per account.
+  useEffect(() => {
+    currentUser.value = undefined;
+    if (username) void loadCurrentUser().catch(() => undefined);
+  }, [username]);
+  const gateway = currentUser.value;
   // Its height (it wraps on narrow windows, and the alarm banner adds a row) as the CSS
   // variable --top-bar-height, so the Tags page fills the window below it exactly.
   useEffect(() => {
@@ -34,6 +42,11 @@ export function NavBar() {
         Skip to content
       </a>
       <span class="brand">{productName()}</span>
+      {gateway ? (
+        <span class="gateway-info" title="The gateway this console is connected to">
+          {gateway.hostName} · tagd {gateway.version}
+        </span>
+      ) : null}
       <nav aria-label="Console pages">
         <ul>
           {pages
@@ -47,7 +60,14 @@ export function NavBar() {
             ))}
         </ul>
       </nav>
-      <span class="who">{session.value?.username}</span>
+      <a
+        class="who"
+        href={href(accountPageId)}
+        aria-current={current === accountPageId ? 'page' : undefined}
+        title="My account: password, two-factor, theme"
+      >
+        {username}
+      </a>
       <ThemePicker />
       <button type="button" onClick={() => void signOut()}>
         Sign out

@@ -15,4 +15,8 @@ export const pages: readonly PageInfo[] = [
   { id: 'publishers', title: 'Publishers', permission: 'PublisherView' },
   { id: 'collections', title: 'Collections', permission: 'CollectionManage' },
   { id: 'users', title: 'Users & Groups', permission: 'UserManage' },
+  { id: 'events', title: 'Events', permission: 'AuditView' },
 ];
+
+/** Route segment of My account, which every signed-in account may open (linked from its name). */
+export const accountPageId = 'account';

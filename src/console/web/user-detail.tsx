@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { roleNames, stateOf } from './accounts';
 import { ApiError, api } from './api-client';
 import type { UserView } from './api-types';
+import { accountPageId } from './pages';
 import { href, navigate } from './router';
 import { session } from './session';
 import { TokenPanel } from './token-panel';
@@ -152,10 +153,17 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
               </div>
             ) : null}
           </dl>
+          {isSelf ? (
+            <p class="hint" id="self-reason">
+              This is your own account: another administrator disables or deletes it. Your password
+              and two-factor are on <a href={href(accountPageId)}>My account</a>.
+            </p>
+          ) : null}
           <div class="buttons">
             <button
               type="button"
               disabled={isSelf}
+              aria-describedby={isSelf ? 'self-reason' : undefined}
               onClick={() =>
                 void save(
                   { enabled: !account.enabled },
@@ -224,6 +232,7 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
               <button
                 type="button"
                 disabled={isSelf}
+                aria-describedby={isSelf ? 'self-reason' : undefined}
                 onClick={() => {
                   confirmingDelete.value = true;
                 }}

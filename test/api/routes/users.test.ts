@@ -53,6 +53,7 @@ test('sign-in answers token, refresh token, identity and permissions', async (t)
     'AlertView',
     'AlertAcknowledge',
     'AlertShelve',
+    'AssistantUse',
   ]);
   const read = await api.request(sample, { token: response.json.token as string });
   t.is(read.status, 200);
@@ -903,4 +904,290 @@ test('the daemon takes the session lifetime from security.sessionLifetimeHours',
   const next = claimsOf(((await renewed.json()) as { token: string }).token);
   t.is(next.exp, claims.exp, 'a renewal ends with the sign-in too');
   t.is(next.fam, claims.fam);
+});
+
+// Self-service two-factor (POST/DELETE /api/v2/Users/Current/TwoFactor…).
+const ownTwoFactor = '/api/v2/Users/Current/TwoFactor';
+
+function secretOf(uri: unknown): string {
+  const secret = new URL(String(uri)).searchParams.get('secret');
+  if (!secret) throw new Error(`no secret in ${String(uri)}`);
+  return secret;
+}
+
+test('GET Users/Current names the account, its two-factor, and the gateway version and host', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('alice', ['Operators'], { theme: 'dark' });
+  const token = await api.signIn('alice');
+  const current = await api.request('/api/v2/Users/Current', { token });
+  t.is(current.status, 200);
+  t.like(current.json, {
+    username: 'alice',
+    kind: 'user',
+    roles: ['Operators'],
+    twoFactor: false,
+    twoFactorPending: false,
+    theme: 'dark',
+    version: api.deps.version,
+    hostName: (await import('node:os')).hostname(),
+  });
+  t.true((current.json.permissions as string[]).includes('TagWrite'));
+  const service = await api.serviceToken('svc', ['Viewers']);
+  const asService = await api.request('/api/v2/Users/Current', { token: service });
+  t.is(asService.status, 200);
+  t.is(asService.json.kind, 'service');
+  t.is((await api.request('/api/v2/Users/Current')).status, 401);
+});
+
+test('self-service two-factor: password, then a code from the pending secret enrols; other tokens die', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('erin', ['Viewers']);
+  const token = await api.signIn('erin');
+  const otherSession = await api.signIn('erin');
+
+  const wrongPassword = await api.request(ownTwoFactor, {
+    method: 'POST',
+    token,
+    body: { password: 'not the password' },
+  });
+  t.is(wrongPassword.status, 400);
+  t.is(problemCode(wrongPassword), 'credentials-refused');
+  t.deepEqual(wrongPassword.json.errors, [{ path: 'password', message: 'Wrong password.' }]);
+  t.is((await api.request(sample, { token })).status, 200, 'a wrong password ends no session');
+
+  const started = await api.request(ownTwoFactor, {
+    method: 'POST',
+    token,
+    body: { password: testPassword },
+  });
+  t.is(started.status, 200);
+  t.regex(String(started.json.uri), /^otpauth:\/\/totp\/tagd:erin\?/);
+  t.regex(String(started.json.qrCodeSvg), /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  t.is(Date.parse(String(started.json.expiresAt)), api.clock.now() + 10 * 60_000);
+  const secret = secretOf(started.json.uri);
+  const pendingView = await api.request('/api/v2/Users/Current', { token });
+  t.like(pendingView.json, { twoFactor: false, twoFactorPending: true });
+  // Nothing is enrolled yet: a sign-in still needs no code.
+  t.is(typeof (await signIn(api, 'erin')).json.token, 'string');
+
+  const now = api.clock.now();
+  const right = totpCode('erin', secret, now);
+  const wrong = right === '000000' ? '111111' : '000000';
+  const refused = await api.request(`${ownTwoFactor}/Confirm`, {
+    method: 'POST',
+    token,
+    body: { code: wrong },
+  });
+  t.is(refused.status, 400);
+  t.is(problemCode(refused), 'credentials-refused');
+  t.is((refused.json.errors as { path: string }[])[0]?.path, 'code');
+
+  const confirmed = await api.request(`${ownTwoFactor}/Confirm`, {
+    method: 'POST',
+    token,
+    body: { code: right },
+  });
+  t.is(confirmed.status, 200);
+  const fresh = confirmed.json.token as string;
+  t.is((await api.request(sample, { token: fresh })).status, 200, 'the enrolling client goes on');
+  t.is((await api.request(sample, { token })).status, 401, 'its old token is void');
+  t.is((await api.request(sample, { token: otherSession })).status, 401, 'other sessions end');
+  t.like((await api.request('/api/v2/Users/Current', { token: fresh })).json, {
+    twoFactor: true,
+    twoFactorPending: false,
+  });
+
+  // From now on a sign-in needs a code, and the confirming code's step is spent.
+  const pending = (await signIn(api, 'erin')).json;
+  t.is(pending.requiresTwoFactor, true);
+  const replay = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: pending.preAuthToken, code: right },
+  });
+  t.is(replay.status, 401, 'the confirming code cannot sign in again');
+  api.clock.advance(30_000);
+  const next = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: pending.preAuthToken, code: totpCode('erin', secret, api.clock.now()) },
+  });
+  t.is(next.status, 200);
+
+  const events = api.logs.lines.filter((line) => line.component === 'audit').map((l) => l.event);
+  for (const event of [
+    'two-factor-enrolment-refused',
+    'two-factor-enrolment-started',
+    'two-factor-enrolment-failed',
+    'two-factor-enabled',
+  ]) {
+    t.true(events.includes(event), event);
+  }
+  t.false(api.logs.text().includes(secret), 'the secret never reaches the log');
+});
+
+test('a pending enrolment expires after 10 minutes; five wrong codes void it', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('erin', ['Viewers']);
+  // Signed in afresh after each jump of the clock: access tokens last 15 minutes.
+  let token = await api.signIn('erin');
+  const start = () =>
+    api.request(ownTwoFactor, { method: 'POST', token, body: { password: testPassword } });
+  const confirm = (code: string) =>
+    api.request(`${ownTwoFactor}/Confirm`, { method: 'POST', token, body: { code } });
+
+  const malformed = await confirm('12ab');
+  t.is(malformed.status, 400);
+  t.deepEqual(malformed.json.errors, [{ path: 'code', message: 'must be 6 digits' }]);
+  const nothing = await confirm('123456');
+  t.is(nothing.status, 409);
+  t.is(problemCode(nothing), 'two-factor-state');
+
+  const first = secretOf((await start()).json.uri);
+  api.clock.advance(10 * 60_000);
+  token = await api.signIn('erin');
+  const late = await confirm(totpCode('erin', first, api.clock.now()));
+  t.is(late.status, 409, 'expired exactly at 10 minutes');
+  t.is(problemCode(late), 'two-factor-state');
+
+  const second = secretOf((await start()).json.uri);
+  api.clock.advance(10 * 60_000 - 1);
+  token = await api.signIn('erin');
+  const right = totpCode('erin', second, api.clock.now());
+  const wrong = right === '000000' ? '111111' : '000000';
+  for (let i = 0; i < 4; i++) t.is((await confirm(wrong)).status, 400);
+  const fifth = await confirm(wrong);
+  t.is(fifth.status, 400);
+  t.regex(String(fifth.json.detail), /enrolment is void/);
+  // The limiter's window must pass before the right code can even be tried again.
+  api.clock.advance(15 * 60_000 + 1);
+  token = await api.signIn('erin');
+  const voided = await confirm(totpCode('erin', second, api.clock.now()));
+  t.is(voided.status, 409, 'the voided secret enrols nothing');
+  t.is(api.users.findByName('erin')?.twoFactor, undefined);
+});
+
+test('wrong passwords and codes of self-service two-factor count as failed sign-ins (429)', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('erin', ['Viewers']);
+  const token = await api.signIn('erin');
+  for (let i = 0; i < 5; i++) {
+    const wrong = await api.request(ownTwoFactor, {
+      method: 'POST',
+      token,
+      body: { password: 'wrong-password' },
+    });
+    t.is(wrong.status, 400);
+  }
+  const limited = await api.request(ownTwoFactor, {
+    method: 'POST',
+    token,
+    body: { password: testPassword },
+  });
+  t.is(limited.status, 429);
+  t.is(limited.headers.get('retry-after'), '900');
+  t.is((await signIn(api, 'erin')).status, 429, 'the sign-in limit is the same one');
+});
+
+test("removing one's own two-factor takes the password and a current code; other tokens die", async (t) => {
+  const api = await withTag(t);
+  const secret = newTotpSecret();
+  await api.addUser('carol', ['Viewers'], {
+    twoFactor: { sealedSecret: api.secretBox.seal(secret) },
+  });
+  const pending = (await signIn(api, 'carol')).json;
+  const session = await api.request('/api/v2/Users/Authenticate/TwoFactor', {
+    method: 'POST',
+    body: { preAuthToken: pending.preAuthToken, code: totpCode('carol', secret, api.clock.now()) },
+  });
+  const token = session.json.token as string;
+  const remove = (body: unknown) =>
+    api.request(`${ownTwoFactor}/Remove`, { method: 'POST', token, body });
+
+  api.clock.advance(30_000);
+  const code = totpCode('carol', secret, api.clock.now());
+  const enrolAgain = await api.request(ownTwoFactor, {
+    method: 'POST',
+    token,
+    body: { password: testPassword },
+  });
+  t.is(enrolAgain.status, 409, 'an enrolled account removes first');
+  t.is(problemCode(enrolAgain), 'two-factor-state');
+
+  const wrongPassword = await remove({ password: 'wrong-password', code });
+  t.is(wrongPassword.status, 400);
+  t.is((wrongPassword.json.errors as { path: string }[])[0]?.path, 'password');
+  const wrongCode = await remove({
+    password: testPassword,
+    code: code === '000000' ? '111111' : '000000',
+  });
+  t.is(wrongCode.status, 400);
+  t.is((wrongCode.json.errors as { path: string }[])[0]?.path, 'code');
+  t.is((await remove({ password: testPassword })).status, 400, 'the code is required');
+
+  const removed = await remove({ password: testPassword, code });
+  t.is(removed.status, 200);
+  t.is((await api.request(sample, { token })).status, 401, 'the old token is void');
+  const fresh = removed.json.token as string;
+  t.like((await api.request('/api/v2/Users/Current', { token: fresh })).json, { twoFactor: false });
+  t.is(api.users.findByName('carol')?.twoFactor, undefined);
+  t.is(typeof (await signIn(api, 'carol')).json.token, 'string', 'no code asked any more');
+  const none = await api.request(`${ownTwoFactor}/Remove`, {
+    method: 'POST',
+    token: fresh,
+    body: { password: testPassword, code },
+  });
+  t.is(none.status, 409);
+  t.true(api.logs.lines.some((line) => line.event === 'two-factor-disabled' && line.self === true));
+});
+
+test('service accounts have no self-service two-factor (403)', async (t) => {
+  const api = await withTag(t);
+  const token = await api.serviceToken('svc', ['Administrators']);
+  // A service token is no access token: the routes refuse it before anything else.
+  const start = await api.request(ownTwoFactor, {
+    method: 'POST',
+    token,
+    body: { password: 'whatever-it-is' },
+  });
+  t.is(start.status, 401);
+  // An access token of a service account cannot exist; the service itself refuses one anyway.
+  const service = api.users.findByName('svc');
+  if (!service) throw new Error('no svc');
+  const principal = {
+    user: service,
+    claims: { typ: 'access', sub: service.id, ver: service.tokenVersion, jti: 'x' },
+    permissions: new Set(),
+  } as unknown as Parameters<typeof api.accounts.startTwoFactorEnrolment>[0];
+  const error = await t.throwsAsync(
+    api.accounts.startTwoFactorEnrolment(principal, 'whatever-it-is', '127.0.0.1'),
+  );
+  t.is((error as { code?: string }).code, 'forbidden');
+});
+
+test('self-service two-factor through browser cookies: Confirm sets new cookies', async (t) => {
+  const api = await withTag(t);
+  await api.addUser('erin', ['Viewers']);
+  const login = await signIn(api, 'erin', testPassword, '?useCookies=true');
+  const cookies = login.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(';')[0])
+    .filter((pair): pair is string => pair !== undefined);
+  const cookieHeader = cookies.join('; ');
+  const csrf = cookies.find((pair) => pair.startsWith('tagd_csrf='))?.split('=')[1] ?? '';
+  const headers = { Cookie: cookieHeader, 'X-CSRF-Token': csrf };
+  const started = await api.request(ownTwoFactor, {
+    method: 'POST',
+    headers,
+    body: { password: testPassword },
+  });
+  t.is(started.status, 200);
+  const code = totpCode('erin', secretOf(started.json.uri), api.clock.now());
+  const confirmed = await api.request(`${ownTwoFactor}/Confirm?useCookies=true`, {
+    method: 'POST',
+    headers,
+    body: { code },
+  });
+  t.is(confirmed.status, 200);
+  t.is(confirmed.json.token, undefined, 'no token in the body of a cookie session');
+  t.true(confirmed.headers.getSetCookie().some((cookie) => cookie.startsWith('tagd_session=')));
+  t.is((await api.request(sample, { headers: { Cookie: cookieHeader } })).status, 401);
 });
