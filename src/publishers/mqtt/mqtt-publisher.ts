@@ -52,8 +52,8 @@ import { readBrokerFiles } from './broker-files.js';
 import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
 import { PrimaryHostState } from './primary-host-state.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
-import { type CommandWriter, SparkplugCommands } from './sparkplug-commands.js';
 import type { AlarmNodeState } from './sparkplug-payloads.js';
+import { type CommandWriter, SparkplugCommands } from './sparkplug-commands.js';
 import { SparkplugPublishing } from './sparkplug-publishing.js';
 import { type StoredSample, storedEntries, storedSamplesOf } from './stored-samples.js';
 
