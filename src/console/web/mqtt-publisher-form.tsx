@@ -88,7 +88,11 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
   const confirmingDelete = useSignal(false);
   const v = values.value;
   const sparkplug = v.format === 'sparkplugB';
-  const at = (field: string) => errorAt(errors.value, field);
+  // The API counts this interval in milliseconds; the form (like the webhook form) in seconds.
+  const at = (field: string) =>
+    field === 'updateIntervalMs' && errorAt(errors.value, field)
+      ? 'The update interval must be from 0.01 to 86400 seconds.'
+      : errorAt(errors.value, field);
   const set = (field: string) => (event: Event) => {
     values.value = {
       ...values.value,

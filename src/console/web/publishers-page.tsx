@@ -5,6 +5,7 @@ import { formatTime } from './format';
 import { MqttPublisherForm } from './mqtt-publisher-form';
 import { type MqttPublisherRow, MqttPublisherTable } from './mqtt-publisher-table';
 import { PublisherForm } from './publisher-form';
+import { healthWords } from './publisher-health';
 import { href, navigate, route } from './router';
 import { can } from './session';
 import { usePoll } from './use-poll';
@@ -165,11 +166,7 @@ export function PublishersPage() {
                       {state.reason ? <div class="muted">{state.reason}</div> : null}
                     </td>
                     <td data-label="Health">
-                      <div>
-                        LastDeliverySuccess:{' '}
-                        {success?.value === undefined ? '—' : String(success.value)}
-                      </div>
-                      <div>LastDeliveryError: {error?.value ? String(error.value) : '(none)'}</div>
+                      <div data-testid="publisher-health">{healthWords(success, error)}</div>
                     </td>
                     <td data-label="Last delivery">
                       {last
