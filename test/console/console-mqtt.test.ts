@@ -100,8 +100,8 @@ if (skipReason) {
 
       const row = page.locator('tr[data-mqtt-publisher="relay"]');
       await row.getByTestId('publisher-status').filter({ hasText: 'On' }).waitFor(wait);
-      await row.getByText('Queued:').waitFor(wait);
-      await row.getByText('Oldest queued:').waitFor(wait);
+      await row.getByText('Waiting for the broker:').waitFor(wait);
+      await row.getByText('Oldest waiting:').waitFor(wait);
       t.is(await row.locator('code').innerText(), '********');
       await expectAccessible(t, page, 'publishers page with MQTT');
       await page.screenshot({

@@ -54,8 +54,8 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
                 </td>
                 <td data-label="Health">
                   <div data-testid="publisher-health">{healthWords(success, error)}</div>
-                  <div>Queued: {state.queueDepth} messages</div>
-                  <div>Oldest queued: {state.oldestQueuedAgeSeconds} s</div>
+                  <div>Waiting for the broker: {state.queueDepth} messages</div>
+                  <div>Oldest waiting: {state.oldestQueuedAgeSeconds} s</div>
                 </td>
                 <td data-label="Last delivery">
                   {last
