@@ -3,6 +3,7 @@ import { CollectionsPage } from './collections-page';
 import { DriversPage } from './drivers-page';
 import { NavBar } from './nav-bar';
 import { pages } from './pages';
+import { ProfileCheckPage } from './profile-check';
 import { PublishersPage } from './publishers-page';
 import { route } from './router';
 import { can, session } from './session';
@@ -46,6 +47,8 @@ export function App() {
           <PublishersPage />
         ) : page.id === 'collections' ? (
           <CollectionsPage />
+        ) : page.id === 'profile' ? (
+          <ProfileCheckPage />
         ) : (
           <UsersPage />
         )}
