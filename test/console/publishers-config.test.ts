@@ -98,6 +98,8 @@ if (skipReason) {
       await form.getByLabel('Also send alarm transitions as they happen').check(wait);
       await form.getByLabel('Alarm areas').fill('Demo\nHall2', wait);
       await form.getByLabel('Least alarm priority').selectOption('High', wait);
+      await form.getByLabel('Logging mode').selectOption('Everything', wait);
+      await form.getByLabel('Everything buffer (updates)').fill('5000', wait);
       await expectAccessible(t, page, 'webhook publisher form');
       await form.getByRole('button', { name: 'Save' }).click(wait);
       await page.getByRole('heading', { name: 'Publishers', exact: true }).waitFor(wait);
@@ -113,6 +115,8 @@ if (skipReason) {
         gzip: true,
         storeAndForward: true,
         bufferLimitMB: 8,
+        loggingMode: 'Everything',
+        everythingBufferSize: 5000,
         signingSecret: '********',
         alarms: { areas: ['Demo', 'Hall2'], minPriority: 'High' },
       });

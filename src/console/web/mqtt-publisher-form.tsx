@@ -75,6 +75,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
     clientId: text(existing?.clientId),
     caFile: text(existing?.caFile),
     primaryHostId: text(existing?.primaryHostId),
+    everythingBufferSize: String(existing?.everythingBufferSize ?? 100000),
   });
   const acceptWrites = useSignal(existing?.acceptWrites === true);
   const alarms = useSignal(alarmChoiceOf(existing?.alarms));
@@ -140,6 +141,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
       autoConnect: autoConnect.value,
       format: v.format,
       bufferLimitMB: numberOrText(v.bufferLimitMB ?? ''),
+      everythingBufferSize: numberOrText(v.everythingBufferSize ?? ''),
     };
     for (const key of [
       'topicPrefix',
@@ -330,6 +332,14 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
         (String).
       </p>
       <AlarmFilterFields choice={alarms} errorAt={at} />
+      {v.loggingMode === 'Everything'
+        ? textField(
+            'everythingBufferSize',
+            'Everything buffer (updates)',
+            'Updates kept between publishes; beyond, the oldest are dropped.',
+            { type: 'number', inputMode: 'numeric' },
+          )
+        : null}
       {textField(
         'bufferLimitMB',
         'Buffer limit (MB)',

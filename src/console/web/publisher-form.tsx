@@ -61,6 +61,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     existing?.bufferLimitMB === undefined ? '' : String(existing.bufferLimitMB),
   );
   const alarms = useSignal(alarmChoiceOf(existing?.alarms));
+  const everythingBuffer = useSignal(String(existing?.everythingBufferSize ?? 100000));
   const errors = useSignal<Record<string, string>>({});
   const formError = useSignal('');
   const busy = useSignal(false);
@@ -102,6 +103,8 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     if (storeAndForward.value && limit) {
       body.bufferLimitMB = /^\d+$/.test(limit) ? Number(limit) : limit;
     }
+    const bufferText = everythingBuffer.value.trim();
+    body.everythingBufferSize = /^\d+$/.test(bufferText) ? Number(bufferText) : bufferText;
     const alarmFilter = alarmsOfChoice(alarms.value);
     if (alarmFilter) body.alarms = alarmFilter;
     try {
@@ -241,6 +244,24 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
           ))}
         </select>
       </Field>
+      {loggingMode.value === 'Everything' ? (
+        <Field
+          id="everythingBufferSize"
+          label="Everything buffer (updates)"
+          error={errorAt('everythingBufferSize')}
+          hint="Updates kept between publishes, 1 to 10000000; beyond, the oldest are dropped."
+        >
+          <input
+            {...control('everythingBufferSize', 'hint')}
+            type="number"
+            inputMode="numeric"
+            value={everythingBuffer.value}
+            onInput={(event) => {
+              everythingBuffer.value = (event.target as HTMLInputElement).value;
+            }}
+          />
+        </Field>
+      ) : null}
       <Field
         id="updateIntervalSeconds"
         label="Update interval (seconds)"
@@ -391,5 +412,6 @@ function fieldIds(mode: Mode): string[] {
     'storeAndForward',
     'bufferLimitMB',
     'alarms',
+    'everythingBufferSize',
   ];
 }
