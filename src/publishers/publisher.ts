@@ -27,6 +27,26 @@ export interface DeliveryRecord {
   error?: string;
 }
 
+/** The receiver's answer to a "Send test" batch. Never holds a URL or a credential. */
+export interface PublisherTestResult {
+  /** True when the receiver accepted the batch (webhook: a 2xx answer; MQTT: the PUBACK). */
+  ok: boolean;
+  /** Webhook: HTTP status of the last answer, when the receiver answered. */
+  httpStatus?: number;
+  /** MQTT: the PUBACK's reason code (0: success), at QoS 1. */
+  pubackReasonCode?: number;
+  /** Attempts made: 1 (a test does not retry); 0 when it could not start. */
+  attempts: number;
+  /** From the first attempt to the answer, ms. */
+  durationMs: number;
+  /** Entries in the batch. */
+  samples: number;
+  /** When the delivery ended, ISO 8601 UTC. */
+  at: string;
+  /** Why it failed (status text, network or broker error), never a secret. */
+  error?: string;
+}
+
 /** Running totals since the publisher was created. */
 export interface PublisherCounters {
   /** Batches delivered successfully. */
@@ -105,6 +125,12 @@ export const deliveryFailedMessage = 'Webhook delivery failed - see log for deta
  * and every selected collection exists; a publisher that cannot run stays Off with a reason.
  */
 export interface PublisherManager<Config, State extends PublisherState = PublisherState> {
+  /**
+   * "Send test": delivers one batch of the current values of the configuration's collections
+   * now and reports the receiver's answer, leaving the running publisher (counters, health tags,
+   * outbox) alone. Absent when the kind has no test.
+   */
+  sendTest?(config: Config): Promise<PublisherTestResult>;
   /** Every publisher's state, in configuration order. */
   list(): State[];
   /** One publisher's state, or undefined. */

@@ -68,13 +68,13 @@ if (skipReason) {
 
       // Invalid: no broker URL, an interval too short, no collection.
       await form.getByLabel('Name', { exact: true }).fill('relay', wait);
-      await form.getByLabel('Update interval (ms)').fill('5', wait);
+      await form.getByLabel('Update interval (seconds)').fill('0.001', wait);
       await form.getByRole('button', { name: 'Create' }).click(wait);
       await form
         .locator('#brokerUrl-error', { hasText: 'You must provide an MQTT broker URL.' })
         .waitFor(wait);
       await form
-        .locator('#updateIntervalMs-error', { hasText: 'whole number of milliseconds' })
+        .locator('#updateIntervalMs-error', { hasText: 'from 0.01 to 86400 seconds' })
         .waitFor(wait);
       await form
         .locator('#collections-error', { hasText: 'You must select a collection.' })
@@ -93,15 +93,15 @@ if (skipReason) {
       await form.getByLabel('Format').selectOption('json', wait);
 
       await form.getByLabel('Broker URL').fill(broker.url, wait);
-      await form.getByLabel('Update interval (ms)').fill('500', wait);
+      await form.getByLabel('Update interval (seconds)').fill('0.5', wait);
       await form.getByLabel('Topic prefix').fill('plant/console', wait);
       await form.getByRole('checkbox', { name: 'Line1' }).check(wait);
       await form.getByRole('button', { name: 'Create' }).click(wait);
 
       const row = page.locator('tr[data-mqtt-publisher="relay"]');
       await row.getByTestId('publisher-status').filter({ hasText: 'On' }).waitFor(wait);
-      await row.getByText('QueueDepth:').waitFor(wait);
-      await row.getByText('OldestQueuedAgeSeconds:').waitFor(wait);
+      await row.getByText('Waiting for the broker:').waitFor(wait);
+      await row.getByText('Oldest waiting:').waitFor(wait);
       t.is(await row.locator('code').innerText(), '********');
       await expectAccessible(t, page, 'publishers page with MQTT');
       await page.screenshot({
@@ -120,6 +120,19 @@ if (skipReason) {
       await edit.waitFor(wait);
       t.is(await edit.getByLabel('Broker URL').inputValue(), '********');
       t.is(await edit.getByLabel('Topic prefix').inputValue(), 'plant/console');
+      // One unit across the forms: 500 ms shows as 0.5 seconds.
+      t.is(await edit.getByLabel('Update interval (seconds)').inputValue(), '0.5');
+      // Send test: one batch to plant/console/test, the broker's PUBACK shown.
+      await edit.getByRole('button', { name: 'Send test batch through relay' }).click(wait);
+      await edit
+        .getByTestId('send-test-answer')
+        .filter({ hasText: 'Delivered: the broker acknowledged (PUBACK, reason code 0)' })
+        .waitFor(wait);
+      await subscriber.waitFor((messages) =>
+        messages.some((message) => message.topic === 'plant/console/test'),
+      );
+      await expectAccessible(t, page, 'MQTT publisher edit form after Send test');
+      await edit.getByLabel('Client id (optional)').fill('console-relay', wait);
       await edit.getByLabel('QoS').selectOption('0', wait);
       await edit.getByRole('button', { name: 'Save' }).click(wait);
       await row.getByTestId('publisher-status').filter({ hasText: 'On' }).waitFor(wait);

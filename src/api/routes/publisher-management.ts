@@ -20,7 +20,12 @@ import {
   unmaskSecrets,
 } from '../../profile/secret-fields.js';
 import { formatPath, toFieldErrors } from '../../profile/validate-profile.js';
-import type { PublisherManager, PublisherState } from '../../publishers/publisher.js';
+import type {
+  PublisherManager,
+  PublisherState,
+  PublisherTestResult,
+} from '../../publishers/publisher.js';
+import { testBatchLimit } from '../../publishers/webhook/test-delivery.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
@@ -41,7 +46,10 @@ export interface PublisherKind<Config extends { name: string }, State extends Pu
   /** The kind in audit events, e.g. `webhook` (`webhook-publisher-created`). */
   eventName: string;
   /** The descriptions of the routes whose text is the kind's own (Delete's is shared). */
-  descriptions: Record<'list' | 'create' | 'read' | 'replace' | 'start' | 'stop', string>;
+  descriptions: Record<'list' | 'create' | 'read' | 'replace' | 'start' | 'stop', string> & {
+    /** The Send test route's own text; without it the kind has no `…/{name}/Test` route. */
+    test?: string;
+  };
   /** A whole configuration, the body of POST. */
   configSchema: z.ZodType<Config>;
   /** The body of PUT: secrets may be the mask, `name` may be left out. */
@@ -68,6 +76,34 @@ export interface PublisherKind<Config extends { name: string }, State extends Pu
    */
   refuseCredentialsToNewDestination(incoming: unknown, stored: unknown): void;
 }
+
+/** What `POST …/{name}/Test` answers. */
+const publisherTestResultSchema = z
+  .object({
+    ok: z
+      .boolean()
+      .describe('True when the receiver accepted the batch (webhook: 2xx; MQTT: PUBACK).'),
+    httpStatus: z
+      .int()
+      .optional()
+      .describe("Webhook: the receiver's HTTP status, when it answered."),
+    pubackReasonCode: z
+      .int()
+      .optional()
+      .describe("MQTT: the PUBACK's reason code (0: success; MQTT 3.1.1 brokers send none: 0)."),
+    attempts: z
+      .int()
+      .min(0)
+      .describe('Attempts made: 1 (a test does not retry); 0 when it could not start.'),
+    durationMs: z.number().min(0).describe('From the request to the answer, ms (real time).'),
+    samples: z.int().min(0).describe('Entries in the batch.'),
+    at: z.string().describe('When the delivery ended, ISO 8601 UTC.'),
+    error: z
+      .string()
+      .optional()
+      .describe('Why it failed (status text, network or broker error); never a secret.'),
+  })
+  .meta({ id: 'PublisherTestResult' });
 
 const nameParams = z.object({
   name: z.string().min(1).max(128).describe('The publisher name.'),
@@ -117,6 +153,64 @@ export function publisherManagementRoutes<
     rejectMasks(kind.configSchema, result.data);
     return result.data;
   };
+
+  // Send test: only for the kinds that have one (their descriptions name it).
+  const testRoute = (text: string): RouteDefinition =>
+    defineRoute({
+      method: 'post',
+      path: `${basePath}/{name}/Test`,
+      operationId: `test${operationName}Publisher`,
+      tag,
+      summary: `Send a test batch through ${one}`,
+      description: describe(
+        `${text} The batch holds the current values of the publisher's collections (at most ${testBatchLimit} tags), whether the publisher runs or not; its counters, health tags and outbox are left alone. The answer never holds the destination or a credential; the audit log records who tested which publisher and the outcome.`,
+      ),
+      access: { kind: 'permission', permission: 'PublisherManage' },
+      params: nameParams,
+      responses: {
+        200: { description: "The receiver's answer.", schema: publisherTestResultSchema },
+      },
+      problems: [404],
+      handle: async ({ params, principal }) => {
+        const { profile, publishers } = services();
+        const config = configOf(profile, params.name);
+        if (publishers.sendTest === undefined) throw notFound(params.name);
+        let result: PublisherTestResult;
+        try {
+          result = await publishers.sendTest(config);
+        } catch (error) {
+          // A file it names (caFile, a client key) could not be used: the reason is shown to the
+          // caller, who may have set the path; like the publisher's own reason, it must not tell
+          // what the file holds. The log has the details.
+          deps.logger.warn(
+            { err: error, publisher: params.name },
+            `Test of ${noun} '${params.name}' could not start.`,
+          );
+          result = {
+            ok: false,
+            attempts: 0,
+            durationMs: 0,
+            samples: 0,
+            at: new Date().toISOString(),
+            error: 'A file the publisher names could not be used; the gateway log says why.',
+          };
+        }
+        deps.audit.info(
+          {
+            event: `${eventName}-publisher-tested`,
+            publisher: params.name,
+            username: principal?.user.username,
+            ok: result.ok,
+            ...(result.httpStatus !== undefined ? { httpStatus: result.httpStatus } : {}),
+            ...(result.pubackReasonCode !== undefined
+              ? { pubackReasonCode: result.pubackReasonCode }
+              : {}),
+          },
+          'publisher test batch sent',
+        );
+        return result;
+      },
+    });
 
   return [
     defineRoute({
@@ -286,6 +380,7 @@ export function publisherManagementRoutes<
         return state;
       },
     }),
+    ...(descriptions.test === undefined ? [] : [testRoute(descriptions.test)]),
     defineRoute({
       method: 'post',
       path: `${basePath}/{name}/Stop`,

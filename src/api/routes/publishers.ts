@@ -112,6 +112,7 @@ const webhookKind: PublisherKind<WebhookConfig, PublisherState> = {
     start:
       'Starts the publisher (spec §3.1). When it cannot run — no collection selected, or a selected collection does not exist — it stays Off: the answer is still 200, with `status` Off and `reason` naming what is missing. When a file it names cannot be used, or its start fails, it is `Error` with a `reason` and does not run. Starting a running publisher changes nothing. The profile is not changed (Auto Connect stays as configured).',
     stop: 'Stops the publisher: status Off, reason `stopped`. The profile is not changed.',
+    test: "Sends one batch now (the JSON array the publisher sends: numeric tags only) to the destination with the publisher's credentials, signing, gzip and caFile, in one attempt (no retries: the first answer is the one shown), and answers the receiver's HTTP status and the time it took.",
   },
   configSchema: webhookConfigSchema,
   replacementSchema: webhookReplacementSchema,

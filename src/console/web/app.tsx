@@ -5,6 +5,7 @@ import { DriversPage } from './drivers-page';
 import { EventsPage } from './events-page';
 import { NavBar } from './nav-bar';
 import { accountPageId, pages } from './pages';
+import { ProfileCheckPage } from './profile-check';
 import { PublishersPage } from './publishers-page';
 import { route } from './router';
 import { can, session } from './session';
@@ -63,6 +64,8 @@ export function App() {
           <CollectionsPage />
         ) : page.id === 'events' ? (
           <EventsPage />
+        ) : page.id === 'profile' ? (
+          <ProfileCheckPage />
         ) : (
           <UsersPage />
         )}

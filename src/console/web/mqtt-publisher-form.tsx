@@ -1,10 +1,12 @@
 import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
+import { AlarmFilterFields, alarmChoiceOf, alarmsOfChoice } from './alarm-filter-fields';
 import { api } from './api-client';
 import type { MqttAuthentication, MqttConfig, MqttPublisher } from './api-types';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
 import { describedBy, Field } from './field';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
+import { SendTest } from './publisher-test';
 
 type Mode = MqttAuthentication['mode'];
 const modes: Mode[] = ['None', 'Username password', 'Client certificate'];
@@ -34,6 +36,15 @@ function numberOrText(text: string): number | string {
   return /^-?\d+(\.\d+)?$/.test(trimmed) ? Number(trimmed) : trimmed;
 }
 
+/**
+ * Seconds as typed, in milliseconds for the API (whole ms); text that is no number goes as typed,
+ * for the API to name.
+ */
+function secondsToMs(text: string): number | string {
+  const value = numberOrText(text);
+  return typeof value === 'number' ? Math.round(value * 1000) : value;
+}
+
 /** Props of {@link MqttPublisherForm}. */
 export interface MqttPublisherFormProps {
   /** The publisher to edit (broker URL and secrets masked as the API returned them). */
@@ -58,9 +69,16 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
     qos: String(existing?.qos ?? 1),
     retain: existing?.retain === undefined ? '' : String(existing.retain),
     loggingMode: existing?.loggingMode ?? 'On Change',
-    updateIntervalMs: String(existing?.updateIntervalMs ?? 1000),
+    // One unit across the publisher forms: seconds (the API takes milliseconds here).
+    updateIntervalMs: String((existing?.updateIntervalMs ?? 1000) / 1000),
     bufferLimitMB: String(existing?.bufferLimitMB ?? 64),
+    clientId: text(existing?.clientId),
+    caFile: text(existing?.caFile),
+    primaryHostId: text(existing?.primaryHostId),
+    everythingBufferSize: String(existing?.everythingBufferSize ?? 100000),
   });
+  const acceptWrites = useSignal(existing?.acceptWrites === true);
+  const alarms = useSignal(alarmChoiceOf(existing?.alarms));
   const mode = useSignal<Mode>(existing?.authentication.mode ?? 'None');
   const credentials = useSignal<Partial<MqttAuthentication>>({ ...existing?.authentication });
   const autoConnect = useSignal(existing?.autoConnect ?? true);
@@ -71,7 +89,11 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
   const confirmingDelete = useSignal(false);
   const v = values.value;
   const sparkplug = v.format === 'sparkplugB';
-  const at = (field: string) => errorAt(errors.value, field);
+  // The API counts this interval in milliseconds; the form (like the webhook form) in seconds.
+  const at = (field: string) =>
+    field === 'updateIntervalMs' && errorAt(errors.value, field)
+      ? 'The update interval must be from 0.01 to 86400 seconds.'
+      : errorAt(errors.value, field);
   const set = (field: string) => (event: Event) => {
     values.value = {
       ...values.value,
@@ -89,6 +111,8 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
     ...credentialFields[mode.value].map((field) => `authentication.${field.key}`),
     'collections',
     'autoConnect',
+    'acceptWrites',
+    'alarms',
   ];
 
   const submit = async (event: Event) => {
@@ -112,13 +136,32 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
       authentication,
       collections: collections.chosen(),
       loggingMode: v.loggingMode,
-      updateIntervalMs: numberOrText(v.updateIntervalMs ?? ''),
+      updateIntervalMs: secondsToMs(v.updateIntervalMs ?? ''),
       qos: numberOrText(v.qos ?? ''),
       autoConnect: autoConnect.value,
       format: v.format,
       bufferLimitMB: numberOrText(v.bufferLimitMB ?? ''),
+      everythingBufferSize: numberOrText(v.everythingBufferSize ?? ''),
     };
-    for (const key of ['topicPrefix', 'groupId', 'edgeNodeId', 'retain']) delete body[key];
+    for (const key of [
+      'topicPrefix',
+      'groupId',
+      'edgeNodeId',
+      'retain',
+      'clientId',
+      'caFile',
+      'primaryHostId',
+      'acceptWrites',
+      'alarms',
+    ]) {
+      delete body[key];
+    }
+    Object.assign(body, optional('clientId'), optional('caFile'));
+    if (sparkplug) {
+      Object.assign(body, optional('primaryHostId'), { acceptWrites: acceptWrites.value });
+    }
+    const alarmFilter = alarmsOfChoice(alarms.value);
+    if (alarmFilter) body.alarms = alarmFilter;
     Object.assign(body, v.retain ? { retain: v.retain === 'true' } : {});
     Object.assign(
       body,
@@ -225,6 +268,24 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
         <>
           {textField('groupId', 'Group id')}
           {textField('edgeNodeId', 'Edge node id')}
+          {textField(
+            'primaryHostId',
+            'Primary host id (optional)',
+            'Store and forward: births only while this host is online; data kept and sent later flagged historical.',
+          )}
+          <div class="field check-field">
+            <label class="check">
+              <input
+                id="acceptWrites"
+                type="checkbox"
+                checked={acceptWrites.value}
+                onChange={(event) => {
+                  acceptWrites.value = (event.target as HTMLInputElement).checked;
+                }}
+              />{' '}
+              Accept writes (carry out DCMD writes to writable tags, audited)
+            </label>
+          </div>
         </>
       ) : (
         textField('topicPrefix', 'Topic prefix', 'Default: tagd/<host name>.')
@@ -254,10 +315,31 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
         'Logging mode',
         loggingModes.map((option) => <option key={option}>{option}</option>),
       )}
-      {textField('updateIntervalMs', 'Update interval (ms)', '10 to 86400000.', {
+      {textField('updateIntervalMs', 'Update interval (seconds)', '0.01 to 86400.', {
         type: 'number',
-        inputMode: 'numeric',
+        inputMode: 'decimal',
+        step: 'any',
       })}
+      {textField('clientId', 'Client id (optional)', 'Default: tagd-<host name>-<publisher name>.')}
+      {textField(
+        'caFile',
+        'CA file (optional)',
+        "PEM file of extra CAs for an mqtts:// or wss:// broker, relative to the profile's folder.",
+      )}
+      <p class="hint">
+        json and json-per-tag carry only tags holding a number (the spec's entries); a boolean or
+        string tag is left out. sparkplugB carries numbers (Double), booleans (Boolean) and strings
+        (String).
+      </p>
+      <AlarmFilterFields choice={alarms} errorAt={at} />
+      {v.loggingMode === 'Everything'
+        ? textField(
+            'everythingBufferSize',
+            'Everything buffer (updates)',
+            'Updates kept between publishes; beyond, the oldest are dropped.',
+            { type: 'number', inputMode: 'numeric' },
+          )
+        : null}
       {textField(
         'bufferLimitMB',
         'Buffer limit (MB)',
@@ -280,6 +362,12 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
           Auto Connect (start when the profile loads)
         </label>
       </div>
+      {existing ? (
+        <SendTest
+          path={`/api/v2/Publishers/Mqtt/${encodeURIComponent(existing.name)}/Test`}
+          name={existing.name}
+        />
+      ) : null}
       {formError.value ? (
         <p class="form-error" role="alert">
           {formError.value}

@@ -1,5 +1,6 @@
 import type { MqttPublisher, Sample } from './api-types';
 import { formatTime } from './format';
+import { healthWords } from './publisher-health';
 import { href } from './router';
 
 /** An MQTT publisher with its delivery health tags (when this account may read tags). */
@@ -52,13 +53,9 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
                   {state.reason ? <div class="muted">{state.reason}</div> : null}
                 </td>
                 <td data-label="Health">
-                  <div>
-                    LastDeliverySuccess:{' '}
-                    {success?.value === undefined ? '—' : String(success.value)}
-                  </div>
-                  <div>LastDeliveryError: {error?.value ? String(error.value) : '(none)'}</div>
-                  <div>QueueDepth: {state.queueDepth}</div>
-                  <div>OldestQueuedAgeSeconds: {state.oldestQueuedAgeSeconds}</div>
+                  <div data-testid="publisher-health">{healthWords(success, error)}</div>
+                  <div>Waiting for the broker: {state.queueDepth} messages</div>
+                  <div>Oldest waiting: {state.oldestQueuedAgeSeconds} s</div>
                 </td>
                 <td data-label="Last delivery">
                   {last

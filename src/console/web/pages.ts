@@ -14,6 +14,7 @@ export const pages: readonly PageInfo[] = [
   { id: 'drivers', title: 'Drivers', permission: 'DriverView' },
   { id: 'publishers', title: 'Publishers', permission: 'PublisherView' },
   { id: 'collections', title: 'Collections', permission: 'CollectionManage' },
+  { id: 'profile', title: 'Profile check', permission: 'ProfileManage' },
   { id: 'users', title: 'Users & Groups', permission: 'UserManage' },
   { id: 'events', title: 'Events', permission: 'AuditView' },
 ];

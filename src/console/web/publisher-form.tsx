@@ -1,9 +1,11 @@
 import { useSignal } from '@preact/signals';
+import { AlarmFilterFields, alarmChoiceOf, alarmsOfChoice } from './alarm-filter-fields';
 import { ApiError, api } from './api-client';
 import type { WebhookAuthentication, WebhookPublisher } from './api-types';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
 import { describedBy, Field } from './field';
 import { errorAt as fieldError, fieldErrorsOf, formMessage } from './form-errors';
+import { SendTest } from './publisher-test';
 
 type Mode = WebhookAuthentication['mode'];
 const modes: Mode[] = ['None', 'Bearer token', 'API key header', 'Basic auth'];
@@ -49,6 +51,17 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
   const loggingMode = useSignal<string>(existing?.loggingMode ?? 'Snapshot');
   const interval = useSignal(String(existing?.updateIntervalSeconds ?? 10));
   const autoConnect = useSignal(existing?.autoConnect ?? true);
+  const caFile = useSignal(typeof existing?.caFile === 'string' ? existing.caFile : '');
+  const signingSecret = useSignal(
+    typeof existing?.signingSecret === 'string' ? existing.signingSecret : '',
+  );
+  const gzip = useSignal(existing?.gzip === true);
+  const storeAndForward = useSignal(existing?.storeAndForward === true);
+  const bufferLimit = useSignal(
+    existing?.bufferLimitMB === undefined ? '' : String(existing.bufferLimitMB),
+  );
+  const alarms = useSignal(alarmChoiceOf(existing?.alarms));
+  const everythingBuffer = useSignal(String(existing?.everythingBufferSize ?? 100000));
   const errors = useSignal<Record<string, string>>({});
   const formError = useSignal('');
   const busy = useSignal(false);
@@ -68,7 +81,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     const intervalText = interval.value.trim();
     const { state: _state, ...stored } = existing ?? ({} as Partial<WebhookPublisher>);
     // Whatever the form does not show (caFile, signing secret, gzip…) goes back as it came.
-    const body = {
+    const body: Record<string, unknown> = {
       ...stored,
       name: name.value.trim(),
       destinationUrl: destinationUrl.value,
@@ -79,7 +92,21 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         ? Number(intervalText)
         : intervalText,
       autoConnect: autoConnect.value,
+      gzip: gzip.value,
+      storeAndForward: storeAndForward.value,
     };
+    // Optional fields: left out when empty (the defaults apply), sent as typed otherwise.
+    for (const key of ['caFile', 'signingSecret', 'bufferLimitMB', 'alarms']) delete body[key];
+    if (caFile.value.trim()) body.caFile = caFile.value.trim();
+    if (signingSecret.value.trim()) body.signingSecret = signingSecret.value.trim();
+    const limit = bufferLimit.value.trim();
+    if (storeAndForward.value && limit) {
+      body.bufferLimitMB = /^\d+$/.test(limit) ? Number(limit) : limit;
+    }
+    const bufferText = everythingBuffer.value.trim();
+    body.everythingBufferSize = /^\d+$/.test(bufferText) ? Number(bufferText) : bufferText;
+    const alarmFilter = alarmsOfChoice(alarms.value);
+    if (alarmFilter) body.alarms = alarmFilter;
     try {
       if (existing) {
         await api(`/api/v2/Publishers/Webhooks/${encodeURIComponent(existing.name)}`, {
@@ -109,6 +136,26 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     }
   };
 
+  const check = (id: string, label: string, value: { value: boolean }) => (
+    <div class={`field check-field${errorAt(id) ? ' invalid' : ''}`}>
+      <label class="check">
+        <input
+          id={id}
+          type="checkbox"
+          checked={value.value}
+          onChange={(event) => {
+            value.value = (event.target as HTMLInputElement).checked;
+          }}
+        />{' '}
+        {label}
+      </label>
+      {errorAt(id) ? (
+        <p id={`${id}-error`} class="field-error" role="alert">
+          {errorAt(id)}
+        </p>
+      ) : null}
+    </div>
+  );
   const control = (id: string, hint?: string) => ({
     id,
     'aria-invalid': errorAt(id) ? true : undefined,
@@ -197,11 +244,29 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
           ))}
         </select>
       </Field>
+      {loggingMode.value === 'Everything' ? (
+        <Field
+          id="everythingBufferSize"
+          label="Everything buffer (updates)"
+          error={errorAt('everythingBufferSize')}
+          hint="Updates kept between publishes, 1 to 10000000; beyond, the oldest are dropped."
+        >
+          <input
+            {...control('everythingBufferSize', 'hint')}
+            type="number"
+            inputMode="numeric"
+            value={everythingBuffer.value}
+            onInput={(event) => {
+              everythingBuffer.value = (event.target as HTMLInputElement).value;
+            }}
+          />
+        </Field>
+      ) : null}
       <Field
         id="updateIntervalSeconds"
-        label="Update Interval (Seconds)"
+        label="Update interval (seconds)"
         error={errorAt('updateIntervalSeconds')}
-        hint="1 to 86400."
+        hint="Whole seconds, 1 to 86400."
       >
         <input
           {...control('updateIntervalSeconds', 'hint')}
@@ -229,6 +294,75 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
           Auto Connect (start when the profile loads)
         </label>
       </div>
+      <p class="hint">
+        Only tags holding a number go into a batch (the JSON array of the spec); a tag holding a
+        boolean or a string is left out, and a tag without a good value is sent with its quality
+        only. Booleans and strings are carried by the MQTT publisher's sparkplugB format only.
+      </p>
+      <Field
+        id="signingSecret"
+        label="Signing secret (optional)"
+        error={errorAt('signingSecret')}
+        hint="Standard Webhooks: whsec_ followed by base64. Shown masked; leave as is to keep it."
+      >
+        <input
+          {...control('signingSecret', 'hint')}
+          type="password"
+          autocomplete="off"
+          value={signingSecret.value}
+          onInput={(event) => {
+            signingSecret.value = (event.target as HTMLInputElement).value;
+          }}
+        />
+      </Field>
+      <Field
+        id="caFile"
+        label="CA file (optional)"
+        error={errorAt('caFile')}
+        hint="PEM file of extra CAs for an https destination, relative to the profile's folder."
+      >
+        <input
+          {...control('caFile', 'hint')}
+          autocomplete="off"
+          value={caFile.value}
+          onInput={(event) => {
+            caFile.value = (event.target as HTMLInputElement).value;
+          }}
+        />
+      </Field>
+      {check('gzip', 'Gzip request bodies', gzip)}
+      {check(
+        'storeAndForward',
+        'Store and forward (keep failed batches on disk, send them in order once the receiver answers)',
+        storeAndForward,
+      )}
+      {storeAndForward.value ? (
+        <Field
+          id="bufferLimitMB"
+          label="Outbox limit (MB)"
+          error={errorAt('bufferLimitMB')}
+          hint="1 to 4096; empty: 64. Beyond, the oldest batches are dropped."
+        >
+          <input
+            {...control('bufferLimitMB', 'hint')}
+            type="number"
+            inputMode="numeric"
+            min={1}
+            max={4096}
+            value={bufferLimit.value}
+            onInput={(event) => {
+              bufferLimit.value = (event.target as HTMLInputElement).value;
+            }}
+          />
+        </Field>
+      ) : null}
+      <AlarmFilterFields choice={alarms} errorAt={errorAt} />
+      {existing ? (
+        <SendTest
+          path={`/api/v2/Publishers/Webhooks/${encodeURIComponent(existing.name)}/Test`}
+          name={existing.name}
+        />
+      ) : null}
       {formError.value ? (
         <p class="form-error" role="alert">
           {formError.value}
@@ -272,5 +406,12 @@ function fieldIds(mode: Mode): string[] {
     'loggingMode',
     'updateIntervalSeconds',
     'autoConnect',
+    'signingSecret',
+    'caFile',
+    'gzip',
+    'storeAndForward',
+    'bufferLimitMB',
+    'alarms',
+    'everythingBufferSize',
   ];
 }

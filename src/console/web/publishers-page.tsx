@@ -1,10 +1,13 @@
 import { useSignal } from '@preact/signals';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, encodePath } from './api-client';
 import type { MqttPublisher, PublisherState, Sample, WebhookPublisher } from './api-types';
 import { formatTime } from './format';
 import { MqttPublisherForm } from './mqtt-publisher-form';
 import { type MqttPublisherRow, MqttPublisherTable } from './mqtt-publisher-table';
 import { PublisherForm } from './publisher-form';
+import { healthWords } from './publisher-health';
 import { href, navigate, route } from './router';
 import { can } from './session';
 import { usePoll } from './use-poll';
@@ -48,6 +51,28 @@ async function withHealth<P extends { name: string }>(
   );
 }
 
+/**
+ * A publisher read afresh for its form: the list's last poll may predate a save made a moment
+ * ago, and a form opened on it would send the old values back.
+ */
+function Fresh<P>({ path, render }: { path: string; render(item: P): ComponentChildren }) {
+  const [item, setItem] = useState<P | undefined>(undefined);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    api<P>(path).then(setItem, (failure: unknown) =>
+      setError(failure instanceof ApiError ? failure.message : 'The gateway could not be reached.'),
+    );
+  }, [path]);
+  if (error) {
+    return (
+      <p class="form-error" role="alert">
+        {error}
+      </p>
+    );
+  }
+  return item === undefined ? <p role="status">Loading…</p> : render(item);
+}
+
 const statusClass: Record<PublisherState['status'], string> = {
   On: 'ok',
   Off: 'off',
@@ -72,16 +97,26 @@ export function PublishersPage() {
     return <MqttPublisherForm onDone={() => navigate('publishers')} />;
   }
   if (manage && action === 'edit-mqtt' && name) {
-    const existing = list.data?.mqtt.find((row) => row.publisher.name === name)?.publisher;
-    if (!existing) return <p role="status">Loading…</p>;
     return (
-      <MqttPublisherForm key={name} existing={existing} onDone={() => navigate('publishers')} />
+      <Fresh<MqttPublisher>
+        key={`mqtt/${name}`}
+        path={`/api/v2/Publishers/Mqtt/${encodeURIComponent(name)}`}
+        render={(existing) => (
+          <MqttPublisherForm existing={existing} onDone={() => navigate('publishers')} />
+        )}
+      />
     );
   }
   if (manage && action === 'edit' && name) {
-    const existing = list.data?.webhooks.find((row) => row.publisher.name === name)?.publisher;
-    if (!existing) return <p role="status">Loading…</p>;
-    return <PublisherForm key={name} existing={existing} onDone={() => navigate('publishers')} />;
+    return (
+      <Fresh<WebhookPublisher>
+        key={`webhook/${name}`}
+        path={`/api/v2/Publishers/Webhooks/${encodeURIComponent(name)}`}
+        render={(existing) => (
+          <PublisherForm existing={existing} onDone={() => navigate('publishers')} />
+        )}
+      />
+    );
   }
 
   const command = async (
@@ -165,11 +200,7 @@ export function PublishersPage() {
                       {state.reason ? <div class="muted">{state.reason}</div> : null}
                     </td>
                     <td data-label="Health">
-                      <div>
-                        LastDeliverySuccess:{' '}
-                        {success?.value === undefined ? '—' : String(success.value)}
-                      </div>
-                      <div>LastDeliveryError: {error?.value ? String(error.value) : '(none)'}</div>
+                      <div data-testid="publisher-health">{healthWords(success, error)}</div>
                     </td>
                     <td data-label="Last delivery">
                       {last

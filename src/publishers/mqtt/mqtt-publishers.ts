@@ -7,11 +7,13 @@ import type { AlarmFeed } from '../../alarms/alarm-filter.js';
 import type { Clock } from '../../clock.js';
 import type { FieldError } from '../../errors.js';
 import type { TagStore } from '../../tags/tag-store.js';
+import type { PublisherTestResult } from '../publisher.js';
 import { PublisherSet, type PublisherSetDeps } from '../publisher-set.js';
 import { readBrokerFiles } from './broker-files.js';
 import { MqttPublisher, type MqttPublisherState } from './mqtt-publisher.js';
 import type { MqttConfig } from './schema.js';
 import type { CommandWriter } from './sparkplug-commands.js';
+import { publishMqttTest } from './test-publish.js';
 
 /** Dependencies of {@link MqttPublishers}. */
 export interface MqttPublishersDeps extends PublisherSetDeps {
@@ -48,6 +50,16 @@ export class MqttPublishers extends PublisherSet<MqttConfig, MqttPublisherState,
       ...(metrics !== undefined ? { metrics } : {}),
       ...(alarms !== undefined ? { alarms } : {}),
       ...(writer !== undefined ? { writer } : {}),
+    });
+  }
+
+  sendTest(config: MqttConfig): Promise<PublisherTestResult> {
+    const { store, collections, clock, baseDir } = this.deps;
+    return publishMqttTest(config, {
+      store,
+      collections,
+      clock,
+      baseDir: baseDir ?? process.cwd(),
     });
   }
 

@@ -88,6 +88,8 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** Told of each failed attempt that will be followed by another, before the wait. */
   onRetry?: (attempt: number, failure: AttemptFailure, waitMs: number) => void;
+  /** Attempts at most, 1 to {@link deliveryAttempts} (the default): a test sends one. */
+  maxAttempts?: number;
 }
 
 type AttemptResult = { ok: true; httpStatus: number } | ({ ok: false } & AttemptFailure);
@@ -136,6 +138,7 @@ export class WebhookDelivery {
     options: SendOptions = {},
   ): Promise<DeliveryOutcome> {
     const { signal, onRetry } = options;
+    const maxAttempts = Math.min(options.maxAttempts ?? deliveryAttempts, deliveryAttempts);
     const clock = this.options.clock;
     const startedAt = clock.now();
     const batchId = `msg_${randomUUID()}`;
@@ -156,7 +159,7 @@ export class WebhookDelivery {
       batchId,
     });
 
-    for (let attempt = 1; attempt <= deliveryAttempts; attempt++) {
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (attempt > 1) {
         const waited = await this.wait(retryWaitsMs[attempt - 2] ?? 0, signal);
         if (waited === aborted) return outcome(false, true);
@@ -172,7 +175,7 @@ export class WebhookDelivery {
         error: result.error,
       };
       failures.push(failure);
-      if (attempt < deliveryAttempts) onRetry?.(attempt, failure, retryWaitsMs[attempt - 1] ?? 0);
+      if (attempt < maxAttempts) onRetry?.(attempt, failure, retryWaitsMs[attempt - 1] ?? 0);
     }
     return outcome(false, false);
   }

@@ -7,9 +7,10 @@ import type { AlarmFeed } from '../../alarms/alarm-filter.js';
 import type { Clock } from '../../clock.js';
 import type { FieldError } from '../../errors.js';
 import type { TagStore } from '../../tags/tag-store.js';
-import type { PublisherState } from '../publisher.js';
+import type { PublisherState, PublisherTestResult } from '../publisher.js';
 import { PublisherSet, type PublisherSetDeps } from '../publisher-set.js';
 import type { WebhookConfig } from './schema.js';
+import { sendWebhookTest } from './test-delivery.js';
 import { readCaFile, WebhookPublisher } from './webhook-publisher.js';
 
 export { autoConnectOffReason } from '../publisher-set.js';
@@ -53,6 +54,17 @@ export class WebhookPublishers extends PublisherSet<
       ...(stateDir !== undefined ? { stateDir } : {}),
       ...(metrics !== undefined ? { metrics } : {}),
       ...(alarms !== undefined ? { alarms } : {}),
+    });
+  }
+
+  sendTest(config: WebhookConfig): Promise<PublisherTestResult> {
+    const { store, collections, clock, version, baseDir } = this.deps;
+    return sendWebhookTest(config, {
+      store,
+      collections,
+      clock,
+      version,
+      ...(baseDir !== undefined ? { baseDir } : {}),
     });
   }
 

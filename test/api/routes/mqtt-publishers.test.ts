@@ -6,6 +6,7 @@ import { mqttHealthTagIds } from '../../../src/publishers/mqtt/mqtt-publisher.js
 import { makeCertificates, testKeyPassphrase } from '../../helpers/certificates.js';
 import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';
 import { startMosquitto } from '../../helpers/mosquitto.js';
+import { subscribe } from '../../helpers/mqtt-subscriber.js';
 
 const base = '/api/v2/Publishers/Mqtt';
 
@@ -220,4 +221,51 @@ test('files the configuration names are read at save: one its start could not us
     0,
     'PUT saved nothing',
   );
+});
+
+test('Send test publishes one batch at QoS 1 to <topicPrefix>/test and answers the PUBACK; a refusing broker is named; audited, no secret', async (t) => {
+  const broker = await startMosquitto(t, {
+    users: { gateway: 'broker-pass-2', watcher: 'watch-pass' },
+    acl: 'user gateway\ntopic readwrite plant/gw1/#\nuser watcher\ntopic read #\n',
+  });
+  const { url, stateDir, logs } = await demoDaemon(t);
+  const token = await adminToken(url, stateDir);
+  const watcher = await subscribe(t, broker.url, 'plant/gw1/test', {
+    username: 'watcher',
+    password: 'watch-pass',
+  });
+  const config = {
+    name: 'cloud',
+    brokerUrl: broker.url,
+    authentication: { mode: 'Username password', username: 'gateway', password: 'broker-pass-2' },
+    collections: ['Line1'],
+    topicPrefix: 'plant/gw1',
+    autoConnect: false,
+  };
+  t.is((await api(url, token, base, 'POST', config)).status, 201);
+  const tested = await api(url, token, `${base}/cloud/Test`, 'POST');
+  t.is(tested.status, 200);
+  t.like(tested.json, { ok: true, pubackReasonCode: 0, attempts: 1 });
+  t.true(tested.json.samples > 0);
+  const [message] = await watcher.waitForCount(1);
+  const entries = JSON.parse(String(message?.payload)) as { value?: unknown }[];
+  t.is(entries.length, tested.json.samples);
+  t.true(entries.every((entry) => entry.value === undefined || typeof entry.value === 'number'));
+
+  // A prefix the ACL does not grant: MQTT 5 brokers answer the PUBACK with 135 (not authorized).
+  const denied = await api(url, token, `${base}/cloud`, 'PUT', {
+    ...config,
+    brokerUrl: '********',
+    authentication: { mode: 'Username password', username: 'gateway', password: '********' },
+    topicPrefix: 'elsewhere',
+  });
+  t.is(denied.status, 200);
+  const refused = await api(url, token, `${base}/cloud/Test`, 'POST');
+  t.like(refused.json, { ok: false, pubackReasonCode: 135 });
+  t.regex(String(refused.json.error), /not authori[sz]ed/i);
+
+  const text = logs.text();
+  t.notRegex(text, /broker-pass-2/);
+  t.notRegex(JSON.stringify([tested.json, refused.json]), /broker-pass-2|127\.0\.0\.1/);
+  t.regex(text, /"event":"mqtt-publisher-tested"/);
 });

@@ -992,3 +992,52 @@ test('a kept (masked) credential cannot follow the destination to another origin
   });
   t.is(reentered.status, 200, 'entering the credential again allows the move');
 });
+
+test("Send test delivers one batch now and answers the receiver's status; PublisherManage only, audited, no secret", async (t) => {
+  const { api, call, responses, tokens } = await setup(t);
+  const receiver = await startReceiver(t);
+  // Off (Auto Connect off): the test works whether the publisher runs or not, and a running
+  // publisher's interval (5 s on the manual clock) never ticks here.
+  await call(basePath, {
+    method: 'POST',
+    body: feedConfig(receiver.url, { autoConnect: false }),
+  });
+  const tested = await call(`${basePath}/plant-feed/Test`, { method: 'POST' });
+  t.is(tested.status, 200);
+  t.like(tested.json, { ok: true, httpStatus: 200, attempts: 1, samples: 2 });
+  t.true(typeof tested.json.durationMs === 'number');
+  t.is(receiver.received.length, 1);
+  t.deepEqual(receiver.received[0]?.body, line1Payload);
+  t.is(receiver.received[0]?.headers.authorization, `Bearer ${tokenSecret}`);
+  // The publisher itself is untouched: no delivery recorded, no counters.
+  const after = await call(`${basePath}/plant-feed`);
+  t.like(publisherState(after), { status: 'Off', counters: zeroCounters });
+  t.is(publisherState(after).lastDelivery, undefined);
+
+  // A refusing receiver: the answer names its status after one attempt (no retry waits).
+  receiver.control.status = 403;
+  const refused = await call(`${basePath}/plant-feed/Test`, { method: 'POST' });
+  t.like(refused.json, { ok: false, httpStatus: 403, attempts: 1 });
+  t.is(receiver.received.length, 2);
+
+  for (const token of [tokens.operator, tokens.viewer]) {
+    const denied = await api.request(`${basePath}/plant-feed/Test`, { method: 'POST', token });
+    t.is(denied.status, 403);
+  }
+  t.is((await api.request(`${basePath}/plant-feed/Test`, { method: 'POST' })).status, 401);
+  t.is((await call(`${basePath}/nope/Test`, { method: 'POST' })).status, 404);
+
+  const audit = api.logs.lines
+    .filter((line) => line.event === 'webhook-publisher-tested')
+    .map(({ publisher, username, ok, httpStatus }) => ({ publisher, username, ok, httpStatus }));
+  t.deepEqual(audit, [
+    { publisher: 'plant-feed', username: 'admin', ok: true, httpStatus: 200 },
+    { publisher: 'plant-feed', username: 'admin', ok: false, httpStatus: 403 },
+  ]);
+  const answers = responses.map((response) => JSON.stringify(response.body)).join('\n');
+  const logs = api.logs.text();
+  for (const secret of [urlSecret, tokenSecret]) {
+    t.false(answers.includes(secret), `answers hold ${secret}`);
+    t.false(logs.includes(secret), `logs hold ${secret}`);
+  }
+});
