@@ -59,12 +59,14 @@ export interface OpenAiPeer {
   /** `http://127.0.0.1:<port>/v1`: the profile's assistant.model.baseUrl. */
   baseUrl: string;
   requests: RecordedRequest[];
+  /** Stops the peer (done by itself with the test when one was given). */
+  close(): Promise<void>;
   /** Adds replies to the script. */
   script(...replies: ScriptedReply[]): void;
 }
 
-/** Starts a peer; it stops with the test. */
-export async function startOpenAiPeer(t: ExecutionContext): Promise<OpenAiPeer> {
+/** Starts a peer; it stops with the test `t` (without one, call close). */
+export async function startOpenAiPeer(t?: ExecutionContext): Promise<OpenAiPeer> {
   const requests: RecordedRequest[] = [];
   const replies: ScriptedReply[] = [];
   const open = new Set<ServerResponse>();
@@ -89,17 +91,17 @@ export async function startOpenAiPeer(t: ExecutionContext): Promise<OpenAiPeer> 
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const response of open) response.destroy();
-        server.close(() => resolve());
-      }),
-  );
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const response of open) response.destroy();
+      server.close(() => resolve());
+    });
+  t?.teardown(close);
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    close,
     script: (...more) => replies.push(...more),
   };
 }

@@ -1,4 +1,5 @@
 import { AlarmsPage } from './alarms-page';
+import { AssistantPage } from './assistant-page';
 import { CollectionsPage } from './collections-page';
 import { DriversPage } from './drivers-page';
 import { NavBar } from './nav-bar';
@@ -46,6 +47,8 @@ export function App() {
           <PublishersPage />
         ) : page.id === 'collections' ? (
           <CollectionsPage />
+        ) : page.id === 'assistant' ? (
+          <AssistantPage />
         ) : (
           <UsersPage />
         )}

@@ -14,4 +14,5 @@ export const pages: readonly PageInfo[] = [
   { id: 'publishers', title: 'Publishers', permission: 'PublisherView' },
   { id: 'collections', title: 'Collections', permission: 'CollectionManage' },
   { id: 'users', title: 'Users & Groups', permission: 'UserManage' },
+  { id: 'assistant', title: 'Assistant', permission: 'AssistantUse' },
 ];
