@@ -214,18 +214,20 @@ function ToolCallView({ call }: { call: Extract<Entry, { kind: 'tool' }> }) {
         Tool <code>{call.name}</code> <span class="muted">({state})</span>
       </summary>
       <p class="hint">Input</p>
-      {/* Focusable: a long answer scrolls, and a keyboard must reach it. */}
-      <pre class="mono" tabIndex={0} aria-label={`Input of ${call.name}`}>
-        {shownArguments}
-      </pre>
+      {/* Focusable sections: a long text scrolls, and a keyboard must reach it. */}
+      <section class="tool-text" tabIndex={0} aria-label={`Input of ${call.name}, scrollable`}>
+        <pre class="mono">{shownArguments}</pre>
+      </section>
       {call.ok !== undefined && (
         <>
           <p class="hint">{call.ok ? 'Answer' : 'Refused'}</p>
-          <pre class="mono" tabIndex={0} aria-label={`Answer of ${call.name}`}>
-            {call.ok
-              ? JSON.stringify(call.result, null, 2)
-              : `${call.error?.code ?? ''}: ${call.error?.message ?? ''}`}
-          </pre>
+          <section class="tool-text" tabIndex={0} aria-label={`Answer of ${call.name}, scrollable`}>
+            <pre class="mono">
+              {call.ok
+                ? JSON.stringify(call.result, null, 2)
+                : `${call.error?.code ?? ''}: ${call.error?.message ?? ''}`}
+            </pre>
+          </section>
         </>
       )}
       {call.ok && call.name === 'queryHistory' && <HistorySketch result={call.result} />}
