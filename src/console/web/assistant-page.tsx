@@ -214,13 +214,15 @@ function ToolCallView({ call }: { call: Extract<Entry, { kind: 'tool' }> }) {
         Tool <code>{call.name}</code> <span class="muted">({state})</span>
       </summary>
       <p class="hint">Input</p>
-      {/* Focusable sections: a long text scrolls, and a keyboard must reach it. */}
+      {/* Focusable sections: a long text scrolls, and a keyboard must reach it (axe). */}
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable */}
       <section class="tool-text" tabIndex={0} aria-label={`Input of ${call.name}, scrollable`}>
         <pre class="mono">{shownArguments}</pre>
       </section>
       {call.ok !== undefined && (
         <>
           <p class="hint">{call.ok ? 'Answer' : 'Refused'}</p>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable */}
           <section class="tool-text" tabIndex={0} aria-label={`Answer of ${call.name}, scrollable`}>
             <pre class="mono">
               {call.ok
