@@ -71,6 +71,11 @@ if (skipReason) {
           gate,
           toolCalls: [
             {
+              id: 'call_history',
+              name: 'queryHistory',
+              arguments: ['{"source":"Demo/Line1/**","start":"now-1h","stop":"now"}'],
+            },
+            {
               id: 'call_read',
               name: 'readSamples',
               arguments: ['{"fullTagIds":', `["${setpoint}"]}`],
@@ -93,6 +98,13 @@ if (skipReason) {
       });
       const page = await context.newPage();
       await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      // A few values of the simulated line are in the history before the question.
+      const history = daemon.history;
+      const deadline = Date.now() + 60_000;
+      while (Number((await history?.lastSeq()) ?? 0) < 4) {
+        if (Date.now() > deadline) throw new Error('the demo history holds no values');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       await page.getByRole('link', { name: 'Assistant' }).click(wait);
       await page.getByRole('heading', { name: 'Assistant' }).waitFor(wait);
       await expectAccessible(t, page, 'assistant page, empty, 1366x768');
@@ -112,6 +124,12 @@ if (skipReason) {
       t.is(await readCall.getAttribute('open'), null, 'collapsed');
       await readCall.locator('summary').click(wait);
       await readCall.getByText(`"${setpoint}"`, { exact: false }).first().waitFor(wait);
+
+      // The history answer's numbers as a small chart.
+      const historyCall = page.locator('details.tool-call').filter({ hasText: 'queryHistory' });
+      await historyCall.getByText('(answered)').waitFor(wait);
+      await historyCall.locator('summary').click(wait);
+      await historyCall.locator('figure.assistant-chart canvas').waitFor(wait);
 
       const card = page.getByRole('article', { name: `Proposal: Write 42 to ${setpoint}` });
       await card.waitFor(wait);

@@ -252,9 +252,11 @@ function HistorySketch({ result }: { result: unknown }) {
     const sorted = [...points].sort((a, b) =>
       String(a.utcTimestamp).localeCompare(String(b.utcTimestamp)),
     );
+    const element = host.current;
+    const widthOf = () => Math.min(480, Math.max(200, element.clientWidth));
     const chart = new uPlot(
       {
-        width: Math.min(480, Math.max(240, host.current.clientWidth)),
+        width: widthOf(),
         height: 140,
         series: [{}, { label: tag ?? 'value', stroke: '#1f6feb', width: 2 }],
         legend: { show: false },
@@ -263,9 +265,15 @@ function HistorySketch({ result }: { result: unknown }) {
         sorted.map((sample) => Date.parse(String(sample.utcTimestamp)) / 1000),
         sorted.map((sample) => sample.value as number),
       ],
-      host.current,
+      element,
     );
-    return () => chart.destroy();
+    // Follows the turn's width (a rotated phone, a resized window).
+    const follow = new ResizeObserver(() => chart.setSize({ width: widthOf(), height: 140 }));
+    follow.observe(element);
+    return () => {
+      follow.disconnect();
+      chart.destroy();
+    };
   }, [result]);
   if (points.length < 2) return null;
   return (
