@@ -11,6 +11,7 @@ import { apiRoutes, createApp } from './api/app.js';
 import { HttpListener } from './api/http-listener.js';
 import { HttpsListener } from './api/https-listener.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
+import { ConversationStore } from './assistant/chat/conversation-store.js';
 import { ProposalService } from './assistant/proposal-service.js';
 import { AccountService } from './auth/account-service.js';
 import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
@@ -427,6 +428,12 @@ export class Daemon {
         writer,
         alarms,
       });
+      // The chat's conversations, each visible to its own account only.
+      const conversations = await ConversationStore.open({
+        stateDir,
+        now,
+        logger: logger.child({ component: 'assistant' }),
+      });
       const apiDeps = {
         store,
         logger,
@@ -476,6 +483,7 @@ export class Daemon {
             ],
           }),
         proposals,
+        conversations,
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query

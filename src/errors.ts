@@ -259,7 +259,8 @@ export class ConflictError extends TagdError {
       | 'last-administrator'
       | 'alarm-state-conflict'
       | 'proposal-not-pending'
-      | 'two-factor-state',
+      | 'two-factor-state'
+      | 'assistant-not-configured',
     message: string,
   ) {
     super(code, 409, message);
@@ -319,6 +320,17 @@ export class AlarmJournalUnavailableError extends TagdError {
       'The alarm journal cannot be written right now, so the action was not taken; the gateway logs the cause. Retry shortly.',
       options,
     );
+  }
+}
+
+/**
+ * The chat's model (profile `assistant.model`) did not answer: unreachable, an HTTP error, a
+ * broken stream (502 `assistant-unavailable`), or nothing within `timeoutMs` (504
+ * `assistant-timeout`). The message names no secret (never the API key).
+ */
+export class AssistantUnavailableError extends TagdError {
+  constructor(code: 'assistant-unavailable' | 'assistant-timeout', message: string) {
+    super(code, code === 'assistant-timeout' ? 504 : 502, message);
   }
 }
 
@@ -455,6 +467,10 @@ export const errorCodes = {
     meaning:
       'The assistant proposal was already confirmed or rejected, or has expired; nothing was done.',
   },
+  'assistant-not-configured': {
+    status: 409,
+    meaning: 'The chat needs a model: the profile has no `assistant.model`.',
+  },
   busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
   'history-unavailable': {
     status: 503,
@@ -464,6 +480,14 @@ export const errorCodes = {
     status: 503,
     meaning:
       'The alarm journal cannot be written (e.g. a full disk); the alarm action was not taken.',
+  },
+  'assistant-unavailable': {
+    status: 502,
+    meaning: 'The chat’s model could not be reached, answered an error, or broke its answer off.',
+  },
+  'assistant-timeout': {
+    status: 504,
+    meaning: 'The chat’s model did not answer within `assistant.model.timeoutMs`.',
   },
   internal: { status: 500, meaning: 'An unexpected error (details in the log only).' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

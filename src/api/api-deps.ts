@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AlarmService } from '../alarms/alarm-service.js';
+import type { ConversationStore } from '../assistant/chat/conversation-store.js';
 import type { ProposalService } from '../assistant/proposal-service.js';
 import type { AssistantToolRegistry } from '../assistant/tool-registry.js';
 import type { AccountService } from '../auth/account-service.js';
@@ -176,4 +177,9 @@ export interface ApiDeps {
    * one on these deps.
    */
   assistantTools?: AssistantToolRegistry;
+  /**
+   * The chat's conversations (src/assistant/chat/conversation-store.ts), in the state
+   * directory. Absent: the Assistant/Conversations routes answer 500 (a wiring error).
+   */
+  conversations?: ConversationStore;
 }

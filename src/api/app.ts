@@ -6,6 +6,7 @@ import type { RouteDefinition } from './route.js';
 import { routeDispatcher } from './route-dispatcher.js';
 import { buildRouter } from './router.js';
 import { alertRoutes } from './routes/alerts.js';
+import { assistantConversationRoutes } from './routes/assistant-conversations.js';
 import { assistantProposalRoutes } from './routes/assistant-proposals.js';
 import { collectionRoutes } from './routes/collections.js';
 import { dbcRoutes } from './routes/dbc.js';
@@ -43,6 +44,8 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
       accounts: deps.accounts,
       logger: deps.logger.child({ component: 'api' }),
     });
+  // One registry for MCP and the chat: an account's tool calls in flight are counted across both.
+  const assistantTools = assistantRegistryOf(deps);
   const routes: RouteDefinition[] = [
     ...healthRoutes(deps),
     ...metricsRoutes(deps),
@@ -66,7 +69,8 @@ export function apiRoutes(deps: ApiDeps): RouteDefinition[] {
     ...collectionRoutes(deps),
     ...alertRoutes(deps, streams),
     ...assistantProposalRoutes(deps),
-    ...mcpRoutes(deps, assistantRegistryOf(deps)),
+    ...mcpRoutes(deps, assistantTools),
+    ...assistantConversationRoutes(deps, assistantTools),
     ...profileRoutes(deps),
     ...themeRoutes(deps),
     ...eventRoutes(deps),

@@ -153,7 +153,9 @@ const titles: Record<number, string> = {
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   501: 'Not Implemented',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 /** The reason phrase of an HTTP status, e.g. `Not Found`; `Error` for one tagd never answers. */

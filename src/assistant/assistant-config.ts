@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { tagPathProblem } from '../tags/tag-path.js';
+import { assistantModelSchema } from './chat/model-config.js';
 
 /** Default life of a pending proposal: 5 minutes. */
 export const defaultProposalExpiryMinutes = 5;
@@ -49,9 +50,10 @@ export const assistantConfigSchema = z
       })
       .prefault({})
       .describe('The Model Context Protocol server at /api/v2/Mcp.'),
+    model: assistantModelSchema.optional(),
   })
   .describe(
-    'AI assistants: the MCP server, and what an assistant may propose (never write) on its own.',
+    "AI assistants: the MCP server, the chat's model, and what an assistant may propose (never write) on its own.",
   );
 
 /** The validated `assistant` section. */

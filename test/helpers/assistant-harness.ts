@@ -15,6 +15,7 @@ import { ModbusDriver } from '../../drivers/modbus/modbus-driver.js';
 import { modbusDriverSchema } from '../../drivers/modbus/schema.js';
 import { AlarmJournal } from '../../src/alarms/alarm-journal.js';
 import { AlarmService } from '../../src/alarms/alarm-service.js';
+import { ConversationStore } from '../../src/assistant/chat/conversation-store.js';
 import { ProposalService } from '../../src/assistant/proposal-service.js';
 import { HistoryService } from '../../src/history/history-service.js';
 import { createSqliteBackend } from '../../src/history/sqlite-backend.js';
@@ -192,7 +193,13 @@ export async function startAssistantHarness(
         writer,
         alarms,
       });
+      const conversations = await ConversationStore.open({
+        stateDir: base.stateDir,
+        now: () => base.clock.now(),
+        logger: base.logs.logger,
+      });
       return {
+        conversations,
         profile,
         alarms,
         history,

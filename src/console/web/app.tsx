@@ -1,5 +1,6 @@
 import { AccountPage } from './account-page';
 import { AlarmsPage } from './alarms-page';
+import { AssistantPage } from './assistant-page';
 import { CollectionsPage } from './collections-page';
 import { DriversPage } from './drivers-page';
 import { EventsPage } from './events-page';
@@ -66,6 +67,8 @@ export function App() {
           <EventsPage />
         ) : page.id === 'profile' ? (
           <ProfileCheckPage />
+        ) : page.id === 'assistant' ? (
+          <AssistantPage />
         ) : (
           <UsersPage />
         )}

@@ -17,6 +17,7 @@ export const pages: readonly PageInfo[] = [
   { id: 'profile', title: 'Profile check', permission: 'ProfileManage' },
   { id: 'users', title: 'Users & Groups', permission: 'UserManage' },
   { id: 'events', title: 'Events', permission: 'AuditView' },
+  { id: 'assistant', title: 'Assistant', permission: 'AssistantUse' },
 ];
 
 /** Route segment of My account, which every signed-in account may open (linked from its name). */
