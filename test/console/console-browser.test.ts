@@ -650,8 +650,13 @@ if (skipReason) {
     await signIn(viewer, 'watcher', 'watcher first password');
     const nav = viewer.getByRole('navigation', { name: 'Console pages' });
     await nav.getByRole('link', { name: 'Tags' }).waitFor(wait);
-    // The pages of TagView and AlertView only: Tags, Trends and Alarms.
-    t.deepEqual(await nav.getByRole('link').allInnerTexts(), ['Tags', 'Trends', 'Alarms']);
+    // The pages of TagView, AlertView and AssistantUse only.
+    t.deepEqual(await nav.getByRole('link').allInnerTexts(), [
+      'Tags',
+      'Trends',
+      'Alarms',
+      'Assistant',
+    ]);
     await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
     await expectAccessible(t, viewer, 'tags page at phone width');
     await shot(viewer, '10-viewer-phone');
@@ -742,6 +747,7 @@ if (skipReason) {
         'Alarms',
         'Drivers',
         'Publishers',
+        'Assistant',
       ]);
 
       await nav.getByRole('link', { name: 'Publishers' }).click(wait);
