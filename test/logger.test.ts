@@ -87,3 +87,16 @@ test('an empty TAGD_LOG_LEVEL counts as unset: no problem, and the level is info
     else process.env.TAGD_LOG_LEVEL = saved;
   }
 });
+
+test('secrets in arrays and in child bindings are masked; errors still log their message; the object logged is not changed', (t) => {
+  const { logger, text, lines } = captureLogs();
+  const logged = { brokers: [{ brokerUrl: 'mqtt://u:pw-9@h' }], count: 2 };
+  logger.child({ component: 'x', signingSecret: 'sign-10' }).info(logged, 'lists');
+  logger.error({ err: new Error('boom 11') }, 'failed');
+  const output = text();
+  for (const secret of ['pw-9', 'sign-10']) t.false(output.includes(secret), output);
+  const [listed, failed] = lines as unknown as [Record<string, unknown>, Record<string, unknown>];
+  t.is((listed.brokers as { brokerUrl: string }[])[0]?.brokerUrl, '********');
+  t.is((failed.err as { message: string }).message, 'boom 11');
+  t.is(logged.brokers[0]?.brokerUrl, 'mqtt://u:pw-9@h', "the caller's object keeps its values");
+});
