@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { runTagdCli, seededStateDir } from '../helpers/cli-state.js';
 import { freePort, startMosquitto } from '../helpers/mosquitto.js';
 import {
@@ -354,16 +355,24 @@ function signal(child: ChildProcess, name: NodeJS.Signals) {
     t.is(await last.exited, 0, last.stderr());
 
     // The comparison. Central: every sample of every relayed tag, by tag and epoch ms.
-    const rows = postgres
-      .psql(
-        `SELECT t.full_tag_id, round(extract(epoch FROM s.time) * 1000)::bigint, s.quality,
-                coalesce(s.num::text, '')
-           FROM tagd_history_samples s JOIN tagd_history_tags t ON t.id = s.tag_id`,
-        'fleet',
-      )
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => line.split('|') as [string, string, string, string]);
+    // Through a client, not psql: a bigger fleet's rows exceed psql's output buffer.
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    const result = await client.query<{
+      tag: string;
+      ms: string;
+      quality: string;
+      num: number | null;
+    }>(
+      `SELECT t.full_tag_id AS tag, round(extract(epoch FROM s.time) * 1000)::bigint AS ms,
+              s.quality, s.num
+         FROM tagd_history_samples s JOIN tagd_history_tags t ON t.id = s.tag_id`,
+    );
+    await client.end();
+    const rows = result.rows.map(
+      (row) =>
+        [row.tag, String(row.ms), row.quality, row.num === null ? '' : String(row.num)] as const,
+    );
     const centralSamples = new Map<string, { quality: string; value: string }[]>();
     for (const [tag, time, quality, value] of rows) {
       const key = `${tag}@${time}`;
