@@ -18,6 +18,15 @@
  * answers from; the HTTP request itself is not in the figure) is recorded. The rate printed is
  * 1000 / p99 (ms), so the budget "p99 < 100 ms" is "≥ 10 /s"; the baseline is a bare client
  * publishing each 10 ms batch as one Sparkplug DDATA to a bare subscriber that decodes it.
+ *
+ * `relay: catch-up end to end` — a real MqttPublisher (sparkplugB, `primaryHostId`,
+ * Everything, ManualClock) stores 100,000 samples of 1,000 tags while no host is online; then
+ * the central SparkplugDriver starts (its STATE online is the edge's signal): births, the stored
+ * samples as historical DDATA, decoded by the driver and handed to the central TagStore's
+ * history listeners. The rate is stored samples / seconds from the driver's start to the last
+ * historical sample received centrally. The baseline is a bare client publishing the same
+ * samples as 2,000-metric historical DDATA (QoS 1) to a bare subscriber that decodes them.
+ * Three samples per side, alternating.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,6 +46,7 @@ import { mqttConfigSchema } from '../src/publishers/mqtt/schema.js';
 import { Collections } from '../src/tags/collections.js';
 import type { Sample } from '../src/tags/sample.js';
 import { TagStore } from '../src/tags/tag-store.js';
+import { ManualClock } from '../test/helpers/manual-clock.js';
 import { startMosquitto } from '../test/helpers/mosquitto.js';
 import { caseResult, type MeasuredCase, type SideResult, sideResult } from './harness.js';
 
@@ -367,5 +377,179 @@ function latencyCase(): MeasuredCase {
   };
 }
 
+function catchUpCase(): MeasuredCase {
+  const info = {
+    name: 'relay: catch-up end to end',
+    unit: 'samples',
+    budget: {
+      minRatePerSecond: 50_000,
+      description:
+        '≥ 50,000 stored samples/s forwarded by the edge and ingested centrally (issue 23)',
+    },
+  };
+  const tagCount = 1_000;
+  const rounds = 100;
+  const stored = tagCount * rounds;
+  const perPayload = 2_000;
+  const tagIds = Array.from({ length: tagCount }, (_, i) => `Line1/T${i}`);
+  const silent = pino({ level: 'silent' });
+  const roundSamples = (clock: ManualClock, round: number): Sample[] => {
+    const stamp = new Date(clock.now()).toISOString();
+    return tagIds.map((fullTagId, i) => ({
+      fullTagId,
+      utcTimestamp: stamp,
+      quality: 'Good',
+      value: round * 1_000 + i * 0.5,
+    }));
+  };
+  return {
+    kind: 'measured',
+    ...info,
+    async measure() {
+      const { t, cleanUp } = benchContext();
+      try {
+        const broker = await startMosquitto(t);
+
+        const baselineRun = async (): Promise<number> => {
+          const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
+          let counted = 0;
+          let reached: () => void = () => undefined;
+          const done = new Promise<void>((resolve) => {
+            reached = resolve;
+          });
+          sub.on('message', (_topic, payload) => {
+            counted += codec.decodePayload(payload).metrics?.length ?? 0;
+            if (counted >= stored) reached();
+          });
+          await sub.subscribeAsync('spBv1.0/Bare/#', { qos: 1 });
+          const client = await connectAsync(broker.url, { reconnectPeriod: 0 });
+          const clock = new ManualClock(Date.UTC(2026, 0, 1));
+          const samples: Sample[] = [];
+          for (let round = 1; round <= rounds; round++) {
+            clock.advance(100);
+            samples.push(...roundSamples(clock, round));
+          }
+          const started = performance.now();
+          let seq = 0;
+          const publishes: Promise<unknown>[] = [];
+          for (let start = 0; start < samples.length; start += perPayload) {
+            const metrics = samples.slice(start, start + perPayload).map((sample, i) => ({
+              alias: ((start + i) % tagCount) + 1,
+              timestamp: Date.parse(sample.utcTimestamp),
+              type: 'Double' as const,
+              value: sample.value as number,
+              isHistorical: true,
+              properties: { Quality: { type: 'Int32' as const, value: 192 } },
+            }));
+            const payload = codec.encodePayload({
+              timestamp: Date.now(),
+              seq: seq++ % 256,
+              metrics,
+            });
+            publishes.push(
+              client.publishAsync('spBv1.0/Bare/DDATA/edge/Line1', Buffer.from(payload), {
+                qos: 1,
+              }),
+            );
+          }
+          await done;
+          const seconds = (performance.now() - started) / 1000;
+          await Promise.all(publishes);
+          await client.endAsync(true);
+          await sub.endAsync(true);
+          return stored / seconds;
+        };
+
+        const subjectRun = async (): Promise<number> => {
+          const folder = mkdtempSync(join(tmpdir(), 'tagd-bench-relay-'));
+          try {
+            const clock = new ManualClock(Date.UTC(2026, 0, 1));
+            const edge = new TagStore({ clock, logger: silent });
+            edge.write(roundSamples(clock, 0));
+            const collections = new Collections(edge, [{ name: 'plant', members: ['**'] }], silent);
+            await collections.start();
+            const publisher = new MqttPublisher(
+              mqttConfigSchema.parse({
+                name: 'bench',
+                brokerUrl: broker.url,
+                collections: ['plant'],
+                format: 'sparkplugB',
+                groupId: 'Bench',
+                edgeNodeId: 'edge',
+                primaryHostId: 'central',
+                loggingMode: 'Everything',
+                updateIntervalMs: 100,
+                bufferLimitMB: 256,
+              }),
+              { store: edge, collections, clock, logger: silent, stateDir: folder },
+            );
+            await publisher.start();
+            for (let round = 1; round <= rounds; round++) {
+              clock.advance(10);
+              edge.write(roundSamples(clock, round));
+              clock.advance(90);
+            }
+            const queued = publisher.state().sparkplug?.storedSamples;
+            if (queued !== stored) throw new Error(`${queued} samples stored, not ${stored}`);
+
+            const central = new TagStore({ clock: systemClock });
+            let received = 0;
+            let reached: () => void = () => undefined;
+            const done = new Promise<void>((resolve) => {
+              reached = resolve;
+            });
+            central.onHistorical((samples) => {
+              received += samples.length;
+              if (received >= stored) reached();
+            });
+            const driver = new SparkplugDriver(
+              sparkplugDriverSchema.parse({
+                type: 'sparkplug',
+                name: 'site',
+                brokerUrl: broker.url,
+                hostId: 'central',
+                groupIds: ['Bench'],
+              }),
+              { store: central, clock: systemClock, logger: silent, stateDir: '/nonexistent' },
+            );
+            const started = performance.now();
+            await driver.start();
+            await done;
+            const seconds = (performance.now() - started) / 1000;
+            await driver.stop();
+            await publisher.stop();
+            await collections.stop();
+            return stored / seconds;
+          } finally {
+            rmSync(folder, { recursive: true, force: true });
+          }
+        };
+
+        const baseline: number[] = [];
+        const subject: number[] = [];
+        for (let run = 0; run < 3; run++) {
+          baseline.push(await baselineRun());
+          subject.push(await subjectRun());
+        }
+        return caseResult(
+          info,
+          sideResult(
+            `bare client → bare subscriber, ${perPayload}-metric historical DDATA`,
+            stored,
+            baseline,
+          ),
+          sideResult(
+            `MqttPublisher catch-up → SparkplugDriver, ${stored} samples`,
+            stored,
+            subject,
+          ),
+        );
+      } finally {
+        await cleanUp();
+      }
+    },
+  };
+}
+
 /** The cases, for bench/run.ts. */
-export const cases: MeasuredCase[] = [ingestCase(), latencyCase()];
+export const cases: MeasuredCase[] = [ingestCase(), latencyCase(), catchUpCase()];
