@@ -227,6 +227,10 @@ function signal(child: ChildProcess, name: NodeJS.Signals) {
     postgres = await startPostgresServer();
     const database = await postgres.createDatabase('fleet');
     const broker = await startMosquitto(t);
+    t.teardown(async () => {
+      const debug = globalThis.process.env.FLEET_DEBUG;
+      if (debug) await writeFile(join(debug, 'mosquitto.log'), broker.log());
+    });
     const folder = await tempDir(t);
 
     // The central gateway: Primary Host "central", history of every relayed tag in PostgreSQL.
