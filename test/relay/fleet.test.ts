@@ -183,7 +183,7 @@ async function api<T>(central: Central, path: string): Promise<T> {
 
 /** Every relayed tag of an edge on the central side, by browse pages. */
 async function centralTags(central: Central, edge: string) {
-  const tags: { fullTagId: string; quality: string }[] = [];
+  const tags: { fullTagId: string; quality: string; utcTimestamp: string }[] = [];
   let cursor: string | undefined;
   do {
     const page = await api<{ tags: typeof tags; nextCursor?: string }>(
@@ -196,10 +196,13 @@ async function centralTags(central: Central, edge: string) {
   return tags;
 }
 
-const allGood = async (central: Central, names: string[]) => {
+/** Every relayed tag of the edges Good (and, with `since`, read at or after it). */
+const allGood = async (central: Central, names: string[], since = 0) => {
   for (const name of names) {
     const tags = await centralTags(central, name);
-    const bad = tags.filter((tag) => tag.quality !== 'Good');
+    const bad = tags.filter(
+      (tag) => tag.quality !== 'Good' || Date.parse(tag.utcTimestamp) < since,
+    );
     if (tags.length !== tagsPerEdge || bad.length > 0) {
       throw new Error(
         `${name}: ${tags.length} tags, ${bad.length} not Good: ${JSON.stringify(bad[0])}`,
@@ -294,7 +297,13 @@ function signal(child: ChildProcess, name: NodeJS.Signals) {
     signal(centralProcess.child, 'SIGSTOP');
     await sleep(stopMs); // the freeze itself
     signal(centralProcess.child, 'SIGCONT');
+    const thawed = Date.now();
     await until('every relayed tag Good after SIGCONT', () => allGood(central, names));
+    // The next fault waits until the central side has worked off the broker's backlog: every
+    // tag holds a value read after the freeze. A host stopped with a backlog still unread
+    // loses it (the broker drops a clean session's queue; the edges only store once the
+    // host's STATE says offline): docs/relay.md.
+    await until('the backlog of the freeze ingested', () => allGood(central, names, thawed));
     t.log(`central SIGSTOP ${stopMs} ms, SIGCONT: every tag Good again`);
 
     // 3. Restart of the central tagd: its STATE goes offline, the edges store, then forward.
