@@ -115,6 +115,12 @@ interface TagLog {
   generation: number;
   /** The last sample logged on change. */
   last: Sample | undefined;
+  /**
+   * Epoch ms of the newest sample of the past (Sparkplug `is_historical`) logged: an edge
+   * forwards its stored samples in order, so one at or before it was logged already (a
+   * catch-up resent after a lost connection).
+   */
+  historicalMs?: number;
 }
 
 /** The onChange and interval logger of one history section. */
@@ -331,14 +337,24 @@ export class HistoryLogger {
   /**
    * Samples of the past (Sparkplug `is_historical`): each one of a tag that an entry logs is
    * stored at its own timestamp, whatever the deadband (it is not a change of the current
-   * value) and without becoming the last logged sample the on-change rule compares with.
+   * value) and without becoming the last logged sample the on-change rule compares with. One
+   * at the timestamp of the tag's last live logged sample, or at or before the newest sample of
+   * the past logged, was logged already and is skipped.
    */
   private onHistorical(samples: readonly Sample[]): void {
     this.refreshRules();
     let queued = false;
     for (const sample of samples) {
       if (!this.logs(sample.fullTagId)) continue;
-      this.push(toLogged(sample, Date.parse(sample.utcTimestamp)));
+      const epochMs = Date.parse(sample.utcTimestamp);
+      // Never twice at one timestamp: the edge's births carry its current value, which is also
+      // the last sample it stored (so logged live already), and a catch-up cut off by a lost
+      // connection is sent again from its start.
+      const log = this.tagLog(sample.fullTagId);
+      if (log.historicalMs !== undefined && epochMs <= log.historicalMs) continue;
+      if (log.last !== undefined && log.last.utcTimestamp === sample.utcTimestamp) continue;
+      log.historicalMs = epochMs;
+      this.push(toLogged(sample, epochMs));
       queued = true;
     }
     if (queued) this.queued();

@@ -249,6 +249,32 @@ test('samples of the past (Sparkplug is_historical) are logged at their own time
   t.deepEqual(await s.stored('Line1/unknown'), []);
 });
 
+test('a sample of the past already logged (the birth carried it, or the edge sent it again) is not logged twice', async (t) => {
+  const s = await setup(t, [onChange('Line1/**')]);
+  const at = (ms: number, value: number): Sample => ({
+    fullTagId: 'Line1/temp',
+    utcTimestamp: new Date(t0 + ms).toISOString(),
+    quality: 'Good',
+    value,
+  });
+  // The edge's births carry its current value, read before the host was back, so that read is
+  // also the last of the samples it stored: forwarded, it is the sample the birth logged.
+  s.write(['Line1/temp', 100]);
+  await s.tick(10);
+  s.store.writeHistorical([at(-2000, 98), at(-1000, 99), at(0, 100)]);
+  // A catch-up resent after a lost connection starts again from samples already logged.
+  s.store.writeHistorical([at(-1000, 99), at(0, 100)]);
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/temp')).map((x) => [x.epochMs - t0, x.value]),
+    [
+      [-2000, 98],
+      [-1000, 99],
+      [0, 100],
+    ],
+  );
+});
+
 test('several entries covering a tag: the finest deadband wins', async (t) => {
   const s = await setup(t, [onChange('Line1/**', 5), onChange('Line1/fine', 0.1)]);
   for (const value of [1, 1.2, 1.25]) {
