@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import type { ActionBy } from '../../alarms/alarm.js';
+import { inArea } from '../../alarms/alarm-filter.js';
 import type { JournalQuery } from '../../alarms/alarm-journal.js';
 import {
   type AlarmDefinition,
@@ -741,10 +742,6 @@ function byOf(principal: Principal | undefined, comment: string | undefined): Ac
 
 function isReserved(name: string): boolean {
   return reservedAlarmNames.some((reserved) => reserved.toLowerCase() === name.toLowerCase());
-}
-
-function inArea(area: string | undefined, wanted: string): boolean {
-  return area !== undefined && (area === wanted || area.startsWith(`${wanted}/`));
 }
 
 function notFound(name: string): NotFoundError {
