@@ -232,6 +232,8 @@ export class Daemon {
       const drivers = new RunningDrivers({
         store,
         logger,
+        // Asked at each start: the relay drivers run only with the data relay feature.
+        license: () => this.license ?? unlicensed,
         shared: { clock, profileDir: profileFolder, dbc, stateDir },
         metrics: (name, type) => metrics.driver(name, type),
         hooks: {

@@ -5,6 +5,9 @@
  * fed by one topic only. Losing the broker turns every tag Unavailable at once; a tag becomes
  * Good again only with a message received on the new connection. A silent topic turns Stale
  * after `staleAfterMs` (the store's sweep); a payload that cannot be read turns its tag Bad.
+ * A retained message (the broker's last value, handed over at subscription) is of unknown age
+ * unless its payload has a timestamp: without one it is written Stale, never Good, until a live
+ * message arrives; with one it is judged by it, as any message.
  */
 import { hostname } from 'node:os';
 import { rootCertificates } from 'node:tls';
@@ -60,6 +63,8 @@ export interface MqttCounters {
   messagesUnmatched: number;
   /** Retained messages ignored by a subscription with `acceptRetained: false`. */
   retainedIgnored: number;
+  /** Retained messages without a timestamp, written Stale (their age is unknown). */
+  retainedUnknownAge: number;
   /** Payloads that could not be read (sum of the kinds below); the tag turned Bad. */
   malformed: number;
   payloadTooLarge: number;
@@ -113,6 +118,7 @@ export class MqttDriver implements Driver {
     messagesReceived: 0,
     messagesUnmatched: 0,
     retainedIgnored: 0,
+    retainedUnknownAge: 0,
     malformed: 0,
     payloadTooLarge: 0,
     payloadNotText: 0,
@@ -482,7 +488,7 @@ export class MqttDriver implements Driver {
       if (entry === undefined) return;
       created = true;
     }
-    const sample = this.sample(entry, payload);
+    const sample = this.sample(entry, payload, retained);
     this.lifecycle.markAvailable();
     // Written first, then defined: the new tag's first sample is this one, not a placeholder.
     this.deps.store.write([sample]);
@@ -532,7 +538,8 @@ export class MqttDriver implements Driver {
     return entry;
   }
 
-  private sample(entry: TagEntry, payload: Buffer): Sample {
+  /** @param retained the broker's retained message, handed over at subscription. */
+  private sample(entry: TagEntry, payload: Buffer, retained: boolean): Sample {
     const now = this.deps.clock.now();
     const reading = entry.subscription.reader.read(payload);
     const base = { fullTagId: entry.fullTagId, metadata: entry.metadata };
@@ -579,6 +586,21 @@ export class MqttDriver implements Driver {
           message: 'The publisher reports the value Stale (Uncertain).',
         };
       default: {
+        if (retained && reading.timestampMs === undefined) {
+          // The broker may have kept it for days, its publisher long dead: a value of unknown
+          // age is never Good. The next live message (retained or not) makes it Good.
+          this.counters.retainedUnknownAge++;
+          return {
+            ...base,
+            metadata,
+            utcTimestamp,
+            quality: 'Stale',
+            value: reading.value as Sample['value'],
+            reason: 'NoUpdate',
+            message:
+              'Retained value of unknown age: the broker kept it and the payload has no timestamp; Good again with the next live message.',
+          };
+        }
         const bound = entry.subscription.staleAfterMs;
         const age = reading.timestampMs !== undefined ? now - reading.timestampMs : 0;
         if (bound !== undefined && age > bound) {

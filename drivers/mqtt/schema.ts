@@ -126,7 +126,9 @@ export const mqttSubscriptionSchema = z
       .boolean()
       .default(true)
       .describe(
-        'Take retained messages (the last value the broker kept, of unknown age). False ' +
+        'Take retained messages (the last value the broker kept, handed over at subscription). ' +
+          'One whose payload has a timestamp is judged by it against staleAfterMs; one without ' +
+          'is of unknown age and shown Stale, never Good, until a live message arrives. False ' +
           'ignores them: a tag then waits for a message published after the subscription.',
       ),
     writeTopic: z

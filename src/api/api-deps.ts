@@ -94,8 +94,9 @@ export interface ApiDeps {
   /** The running MQTT publishers, following every change made through the API. */
   mqttPublishers?: PublisherManager<MqttConfig, MqttPublisherState>;
   /**
-   * The license in force, read on every publisher request. Default: unlicensed, so every
-   * publisher route answers 403 `feature-unavailable`.
+   * The license in force, read on every publisher and relay request and on every change of a
+   * relay driver. Default: unlicensed, so every publisher and relay route, and adding or
+   * replacing a relay driver, answers 403 `feature-unavailable`.
    */
   license?: () => LicenseState;
   /**

@@ -121,6 +121,36 @@ export function editionsWith(feature: Feature): Edition[] {
   return editions.filter((edition) => featuresByEdition[edition].includes(feature));
 }
 
+/** How each feature is named in messages and documentation. */
+export const featureNames: Record<Feature, string> = { dataRelay: 'data relay' };
+
+/** "server or enterprise edition": the editions that include a feature, in words. */
+export function editionPhrase(feature: Feature): string {
+  const names = editionsWith(feature);
+  const last = names.pop();
+  return `${names.length > 0 ? `${names.join(', ')} or ` : ''}${last} edition`;
+}
+
+/**
+ * Why something that needs a feature is unavailable, or undefined when the license grants it:
+ * "The webhook publisher needs the data relay feature of the server or enterprise edition; this
+ * installation is not licensed." It never quotes the license file's problem (which may name a
+ * path): the daemon's log says that.
+ * @param what what needs the feature, as the sentence's subject ("The webhook publisher").
+ */
+export function featureUnavailable(
+  license: LicenseState,
+  feature: Feature,
+  what: string,
+): string | undefined {
+  if (license.features.has(feature)) return undefined;
+  const current =
+    license.edition === 'unlicensed'
+      ? 'this installation is not licensed'
+      : `this installation is licensed for the ${license.edition} edition`;
+  return `${what} needs the ${featureNames[feature]} feature of the ${editionPhrase(feature)}; ${current}.`;
+}
+
 function refused(problem: string): LicenseState {
   return { ...unlicensed, problem };
 }

@@ -11,8 +11,9 @@
  *
  * Order: the license is re-read; publishers that were removed stop; collections follow; the
  * history section restarts when it changed; drivers that were removed or changed stop (their
- * tags leave the store) and changed or added ones start; the extensions server restarts when
- * its section changed; last, publishers that were added or changed start, and those whose
+ * tags leave the store) and changed or added ones start (a relay driver the license no longer
+ * allows stops and is listed in Error; one it now allows starts); the extensions server
+ * restarts when its section changed; last, publishers that were added or changed start, and those whose
  * conditions changed (the license, a collection they select appeared or went) are restarted;
  * webhook and MQTT publishers alike. Alarm definitions are applied after the drivers (their
  * sources exist then), each alarm keeping its state unless removed or disabled; then a changed
@@ -363,8 +364,10 @@ export class ProfileReloader {
       return;
     }
     // An unchanged driver that is not running (left out at start for a file the operator has
-    // since fixed) gets another chance: a reload is how the fix is applied.
-    if (kind === 'unchanged' && (running || !config.enabled)) {
+    // since fixed, or for want of a license since installed) gets another chance: a reload is
+    // how the fix is applied. A running one the license in force no longer allows stops.
+    const allowed = drivers.licenseBlocker(config) === undefined;
+    if (kind === 'unchanged' && ((running && allowed) || !config.enabled)) {
       summary.unchanged.push(id);
       return;
     }

@@ -16,11 +16,18 @@
  * the other drivers keep running. The reason names no more than the fields at fault: the
  * Drivers API is for every DriverView account, and a parse error may quote a file (the log, for
  * operators, has the detail).
+ *
+ * A driver whose type needs a licensed feature the license in force lacks (the relay drivers:
+ * the data relay, src/license/licensed-drivers.ts) is not started either: it is listed in Error
+ * with the reason naming the feature and the editions that include it, as a publisher stays Off
+ * saying so; the rest of the gateway runs.
  */
 import type { Logger } from 'pino';
 import type { Driver, DriverDeps, DriverMetrics } from '../../drivers/driver.js';
 import { createDriver, type DriverConfig } from '../../drivers/registry.js';
 import type { FieldError } from '../errors.js';
+import type { LicenseState } from '../license/license.js';
+import { driverLicenseBlocker } from '../license/licensed-drivers.js';
 import type { TagStore } from '../tags/tag-store.js';
 
 /** Options of {@link RunningDrivers}. */
@@ -30,6 +37,8 @@ export interface RunningDriversOptions {
   store: TagStore;
   /** The daemon's logger; each driver logs as `component: <name>, driver: <type>`. */
   logger: Logger;
+  /** The license in force, asked at every start (a reload can replace it). */
+  license: () => LicenseState;
   /**
    * Called once a driver has started, and before it stops: where the daemon keeps what maps
    * tags to drivers in step (the TagWriter's routes to writable tags). Default: nothing.
@@ -93,7 +102,8 @@ export class RunningDrivers {
 
   /**
    * Creates and starts a driver. A driver that fails to load or start is logged and left out,
-   * so the other equipment keeps being read; a disabled one is logged and not started.
+   * so the other equipment keeps being read; a disabled one is logged and not started; one the
+   * license does not allow is logged and listed in Error, not started (`ok: false`).
    * A driver of that name still running is stopped first (its tags removed).
    */
   async start(config: DriverConfig): Promise<DriverStartOutcome> {
@@ -103,6 +113,12 @@ export class RunningDrivers {
     if (!config.enabled) {
       logger.info('driver disabled in the profile');
       return { ok: true, driver: undefined, disabled: true };
+    }
+    const unlicensed = this.licenseBlocker(config);
+    if (unlicensed !== undefined) {
+      logger.warn(`driver not started: ${unlicensed}`);
+      this.failed.set(config.name, this.failedDriver(config, unlicensed));
+      return { ok: false, message: unlicensed };
     }
     const metrics = this.options.metrics?.(config.name, config.type);
     if (metrics) this.metricsRemovers.set(config.name, () => metrics.remove());
@@ -123,6 +139,14 @@ export class RunningDrivers {
       this.failed.set(config.name, this.failedDriver(config, startFailedMessage));
       return { ok: false, message: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  /**
+   * Why a driver of this configuration may not run under the license in force (its type needs
+   * a feature the license lacks), or undefined when it may.
+   */
+  licenseBlocker(config: Pick<DriverConfig, 'type'>): string | undefined {
+    return driverLicenseBlocker(this.options.license(), config.type);
   }
 
   /**

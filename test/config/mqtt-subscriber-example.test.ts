@@ -31,6 +31,7 @@ test('the MQTT subscriber example reads the MQTT example’s gateway and two sen
   const central = JSON.parse(await readFile(exampleFile, 'utf8'));
   central.$schema = undefined;
   central.drivers[0].brokerUrl = broker.url;
+  central.license.file = license;
   const edge = JSON.parse(await readFile(edgeFile, 'utf8'));
   edge.$schema = undefined;
   edge.license.file = license;

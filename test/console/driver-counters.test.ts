@@ -14,6 +14,10 @@ test('counter keys read as words with a rate unit; levels have none', (t) => {
   // The same key means another thing per driver type.
   t.is(counterLabel('malformed', 'modbus').label, 'Malformed answers');
   t.is(counterLabel('malformed', 'can').label, 'Malformed records');
+  t.deepEqual(counterLabel('retainedUnknownAge', 'mqtt'), {
+    label: 'Retained messages of unknown age (Stale)',
+    rateUnit: 'messages/s',
+  });
 });
 
 test('rates are the change per second between two polls; a restart (a smaller total) shows —', (t) => {

@@ -1,12 +1,15 @@
 import type { ExecutionContext } from 'ava';
-import { adminToken, demoDaemon } from './demo-daemon.js';
+import { adminToken, type DemoDaemonOptions, demoDaemon } from './demo-daemon.js';
 
 /** A JSON answer body. */
 export type Json = Record<string, unknown>;
 
-/** A demo daemon (simulator `Demo`, CAN replay `Vehicle`) and a client with an admin token. */
-export async function managedDaemon(t: ExecutionContext) {
-  const demo = await demoDaemon(t);
+/**
+ * A demo daemon (simulator `Demo`, CAN replay `Vehicle`) and a client with an admin token.
+ * @param profile changes the demo profile before it is written (as {@link demoDaemon}'s).
+ */
+export async function managedDaemon(t: ExecutionContext, profile?: DemoDaemonOptions['profile']) {
+  const demo = await demoDaemon(t, profile === undefined ? {} : { profile });
   const admin = await adminToken(demo.url, demo.stateDir);
   const request = async (
     path: string,

@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { driverConfigSchema } from '../../drivers/registry.js';
+import { unlicensed } from '../../src/license/license.js';
 import { TagdMetrics } from '../../src/metrics/tagd-metrics.js';
 import { RunningDrivers } from '../../src/runtime/running-drivers.js';
 import { TagStore } from '../../src/tags/tag-store.js';
@@ -26,6 +27,7 @@ test("a driver's poll series appear with it and go when it is removed", async (t
   const drivers = new RunningDrivers({
     store,
     logger: captureLogs().logger,
+    license: () => unlicensed,
     shared: { clock, stateDir: '/nonexistent', profileDir: '/nonexistent' },
     metrics: (name, type) => metrics.driver(name, type),
   });

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { driverConfigSchema } from '../../drivers/registry.js';
+import { type LicenseState, unlicensed } from '../../src/license/license.js';
 import {
   filesUnusableMessage,
   RunningDrivers,
@@ -9,13 +10,17 @@ import { TagStore } from '../../src/tags/tag-store.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
-function setup() {
+/** A server license: the data relay feature. */
+const server: LicenseState = { edition: 'server', features: new Set(['dataRelay']) };
+
+function setup(license: () => LicenseState = () => unlicensed) {
   const clock = new ManualClock();
   const store = new TagStore({ clock });
   const logs = captureLogs();
   const drivers = new RunningDrivers({
     store,
     logger: logs.logger,
+    license,
     shared: { clock, stateDir: '/nonexistent', profileDir: '/nonexistent' },
   });
   return { clock, store, logs, drivers };
@@ -132,6 +137,7 @@ test('hooks hear of each driver started and of each before it stops', async (t) 
   const drivers = new RunningDrivers({
     store,
     logger: captureLogs().logger,
+    license: () => unlicensed,
     shared: { clock, stateDir: '/nonexistent' },
     hooks: {
       started: (driver) => heard.push(`started ${driver.name}`),
@@ -142,4 +148,65 @@ test('hooks hear of each driver started and of each before it stops', async (t) 
   await drivers.start(simulator('A', ['y']));
   await drivers.stopAll();
   t.deepEqual(heard, ['started A', 'stopping A Running', 'started A', 'stopping A Running']);
+});
+
+test('a relay driver does not start without the data relay feature: listed in Error saying why', async (t) => {
+  let license: LicenseState = unlicensed;
+  const { clock, store, drivers, logs } = setup(() => license);
+  t.teardown(() => drivers.stopAll());
+  // A broker nobody listens on: a started driver would only be Reconnecting, never fail.
+  const relay = (type: 'mqtt' | 'sparkplug', name: string) =>
+    driverConfigSchema.parse({
+      type,
+      name,
+      brokerUrl: 'mqtt://127.0.0.1:1',
+      ...(type === 'mqtt' ? { subscriptions: [{ topic: 'a', tag: 'A' }] } : { hostId: 'scada' }),
+    });
+  const unlicensedMessage =
+    'The MQTT subscriber driver (`mqtt`) needs the data relay feature of the server or enterprise edition; this installation is not licensed.';
+  t.deepEqual(await drivers.start(relay('mqtt', 'Sub')), { ok: false, message: unlicensedMessage });
+  const sparkplug = await drivers.start(relay('sparkplug', 'Host'));
+  t.false(sparkplug.ok);
+  await drivers.start(simulator('Sim', ['x']));
+  t.is(drivers.get('Sub'), undefined, 'not running');
+  drivers.arrange(['Sub', 'Host', 'Sim']);
+  t.deepEqual(
+    drivers.list().map((driver) => [driver.name, driver.status().state]),
+    [
+      ['Sub', 'Error'],
+      ['Host', 'Error'],
+      ['Sim', 'Running'],
+    ],
+  );
+  t.deepEqual(drivers.list()[0]?.status(), {
+    state: 'Error',
+    since: new Date(clock.now()).toISOString(),
+    message: unlicensedMessage,
+    tagCount: 0,
+    counters: {},
+  });
+  t.regex(
+    String(drivers.list()[1]?.status().message),
+    /^The Sparkplug host driver \(`sparkplug`\) needs the data relay feature/,
+  );
+  t.deepEqual([...store.ids()], ['Sim/x'], 'no tag of an unlicensed driver');
+  t.like(
+    logs.lines.find((line) => line.component === 'Sub'),
+    { level: 40, driver: 'mqtt', msg: `driver not started: ${unlicensedMessage}` },
+  );
+
+  // A standard license lacks the feature too; the message says which edition is installed.
+  license = { edition: 'standard', features: new Set() };
+  t.regex(
+    String(drivers.licenseBlocker({ type: 'mqtt' })),
+    /needs the data relay feature of the server or enterprise edition; this installation is licensed for the standard edition\.$/,
+  );
+  t.is(drivers.licenseBlocker({ type: 'simulator' }), undefined);
+
+  // Licensed: the same entry starts (connecting in the background: Starting, not Error).
+  license = server;
+  const started = await drivers.start(relay('mqtt', 'Sub'));
+  t.true(started.ok && started.driver !== undefined);
+  t.not(drivers.get('Sub')?.status().state, 'Error');
+  t.is(drivers.licenseBlocker({ type: 'sparkplug' }), undefined);
 });

@@ -6,7 +6,9 @@
  * stops or starts, the others keep reading. Its tags follow: a replaced driver defines its tags
  * anew, a removed one's tags leave the store, its collections and so its history logging.
  * Derived-tag drivers (type `derived`) also need `DerivedTagManage` to be added, replaced or
- * removed. `GET /api/v2/DriverConfigurations` lists every entry (disabled ones too) and
+ * removed. Relay drivers (types `sparkplug` and `mqtt`) need the data relay feature of the
+ * license to be added, replaced or checked (403 `feature-unavailable` otherwise, as the
+ * publisher routes); one can always be removed. `GET /api/v2/DriverConfigurations` lists every entry (disabled ones too) and
  * `POST /api/v2/DriverConfigurations/Check` validates one as a change would, saving nothing
  * (the console's CSV import previews with it).
  */
@@ -20,6 +22,8 @@ import {
   ProfileInvalidError,
   ValidationError,
 } from '../../errors.js';
+import { unlicensed } from '../../license/license.js';
+import { driverLicenseBlocker } from '../../license/licensed-drivers.js';
 import { type DriverConfig, driverConfigSchema, type ProfileInput } from '../../profile/schema.js';
 import {
   findSecrets,
@@ -81,9 +85,18 @@ const checkQuery = z.object({
     ),
 });
 
+/** What every route that takes an entry says about the relay drivers' license. */
+const relayLicenseNote =
+  'A relay driver (`sparkplug`, `mqtt`) needs the data relay feature of the license (server or enterprise edition): without it the entry is refused with 403 `feature-unavailable`, and nothing is saved.';
+
 /** Driver management (`DriverManage`). */
 export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
   const access = { kind: 'permission', permission: 'DriverManage' } as const;
+  // A relay driver receives other gateways' data: licensed as the publishers are.
+  const requireLicensed = (config: Pick<DriverConfig, 'type'>) => {
+    const message = driverLicenseBlocker(deps.license?.() ?? unlicensed, config.type);
+    if (message !== undefined) throw new ForbiddenError(message, 'feature-unavailable');
+  };
   const current = () => {
     if (!deps.profile) throw new Error('The driver management routes need the profile service.');
     return deps.profile.current();
@@ -135,14 +148,14 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       operationId: 'checkDriverConfiguration',
       tag,
       summary: 'Check a driver entry without saving it',
-      description:
-        "Validates an entry as POST and PUT `/api/v2/Drivers` would (the profile's schema, then the rules of the whole profile with the entry in place of the stored one of its name, or added), and saves nothing: every error is answered at its path in the body, as a 400 `validation-failed`. For a preview before a change (the console's CSV import).",
+      description: `Validates an entry as POST and PUT \`/api/v2/Drivers\` would (the profile's schema, then the rules of the whole profile with the entry in place of the stored one of its name, or added), and saves nothing: every error is answered at its path in the body, as a 400 \`validation-failed\`. For a preview before a change (the console's CSV import). ${relayLicenseNote}`,
       access,
       query: checkQuery,
       body: driverEntrySchema,
       responses: { 200: { description: 'The entry is valid.', schema: driverCheckSchema } },
       problems: [404, 409],
       handle: ({ query, body }) => {
+        requireLicensed(body);
         const drivers = current().drivers;
         const index = drivers.findIndex((existing) => existing.name === body.name);
         const stored = drivers[index];
@@ -193,14 +206,14 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       operationId: 'createDriver',
       tag,
       summary: 'Add a driver',
-      description:
-        "Validates the entry with the profile's own schema (every wrong field listed with its path in the body), saves it to the profile and starts the driver at once; no other driver restarts. A name in use is 409 `already-exists`. A driver whose files are unusable or that fails to start is saved and listed in `reload.failed`.",
+      description: `Validates the entry with the profile's own schema (every wrong field listed with its path in the body), saves it to the profile and starts the driver at once; no other driver restarts. A name in use is 409 \`already-exists\`. A driver whose files are unusable or that fails to start is saved and listed in \`reload.failed\`. ${relayLicenseNote}`,
       access,
       body: driverEntrySchema,
       responses: { 201: changed },
       problems: [409, 503],
       handle: async ({ context, body, principal }) => {
         requireDerivedTagManage(principal, body);
+        requireLicensed(body);
         rejectMasks(body);
         if (deps.stateDirGuard) refuseStateDirFiles(body, deps.stateDirGuard);
         const reload = await saved(() =>
@@ -271,7 +284,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       operationId: 'replaceDriver',
       tag,
       summary: 'Replace a driver',
-      description: `Replaces the whole entry and restarts that driver alone with it: its tags are defined anew (Unavailable until first read; tags it no longer has leave the store). \`name\` must be the path's (a driver cannot be renamed: delete and add). A secret sent as \`${secretMask}\` keeps the stored one, unless the driver now points at another server (\`endpointUrl\`, \`host\`, an MQTT driver's \`brokerUrl\` host or port), which needs the secret again.`,
+      description: `Replaces the whole entry and restarts that driver alone with it: its tags are defined anew (Unavailable until first read; tags it no longer has leave the store). \`name\` must be the path's (a driver cannot be renamed: delete and add). A secret sent as \`${secretMask}\` keeps the stored one, unless the driver now points at another server (\`endpointUrl\`, \`host\`, an MQTT driver's \`brokerUrl\` host or port), which needs the secret again. ${relayLicenseNote}`,
       access,
       params: nameParams,
       body: driverEntrySchema,
@@ -281,6 +294,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
         requireDerivedTagManage(principal, body);
         const stored = current().drivers.find((driver) => driver.name === params.name);
         if (stored) requireDerivedTagManage(principal, stored);
+        requireLicensed(body);
         if (deps.stateDirGuard) refuseStateDirFiles(body, deps.stateDirGuard);
         if (body.name !== params.name) {
           throw new ValidationError('The request body is invalid.', [

@@ -10,7 +10,12 @@
 import { z } from 'zod';
 import type { Principal } from '../../auth/account-service.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
-import { editionsWith, type LicenseState, unlicensed } from '../../license/license.js';
+import {
+  editionPhrase as editionPhraseOf,
+  featureUnavailable,
+  type LicenseState,
+  unlicensed,
+} from '../../license/license.js';
 import type { ProfileService } from '../../profile/profile-service.js';
 import type { Profile, ProfileInput } from '../../profile/schema.js';
 import {
@@ -418,22 +423,13 @@ export function publisherManagementRoutes<
  * @throws ForbiddenError `feature-unavailable`, naming the editions that include it.
  */
 export function requireDataRelay(license: LicenseState, what: string): void {
-  if (license.features.has('dataRelay')) return;
-  const current =
-    license.edition === 'unlicensed'
-      ? 'this installation is not licensed'
-      : `this installation is licensed for the ${license.edition} edition`;
-  throw new ForbiddenError(
-    `${what} needs the data relay feature of the ${editionPhrase()}; ${current}.`,
-    'feature-unavailable',
-  );
+  const message = featureUnavailable(license, 'dataRelay', what);
+  if (message !== undefined) throw new ForbiddenError(message, 'feature-unavailable');
 }
 
 /** "server or enterprise edition": the editions with the data relay feature. */
 export function editionPhrase(): string {
-  const names = editionsWith('dataRelay');
-  const last = names.pop();
-  return `${names.length > 0 ? `${names.join(', ')} or ` : ''}${last} edition`;
+  return editionPhraseOf('dataRelay');
 }
 
 function audited(event: string, publisher: string, principal: Principal | undefined) {

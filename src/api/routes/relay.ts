@@ -1,12 +1,16 @@
 /**
  * The tag relay routes: the drivers that relay other gateways' tags through a broker (a
  * Sparkplug B host application, the generic MQTT subscriber) and the edge nodes a Sparkplug host
- * has seen (docs/relay.md). Read-only, for DriverView.
+ * has seen (docs/relay.md). Read-only, for DriverView. Like every publisher route they need the
+ * data relay feature of the license: without it they answer 403 `feature-unavailable` (the relay
+ * drivers do not run then; `GET /api/v2/Drivers` lists them in Error saying why).
  */
 import { z } from 'zod';
 import { NotFoundError } from '../../errors.js';
+import { unlicensed } from '../../license/license.js';
 import type { ApiDeps } from '../api-deps.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
+import { requireDataRelay } from './publisher-management.js';
 
 const iso = (what: string) => z.string().describe(`${what}, ISO 8601 UTC.`);
 
@@ -70,6 +74,9 @@ const driverParams = z.object({
 /** The tag relay routes. */
 export function relayRoutes(deps: ApiDeps): RouteDefinition[] {
   const access = { kind: 'permission', permission: 'DriverView' } as const;
+  const licensed = () => requireDataRelay(deps.license?.() ?? unlicensed, 'The tag relay');
+  const licenseNote =
+    'Needs the data relay feature (server or enterprise edition); without it the relay routes answer 403 `feature-unavailable`.';
   return [
     defineRoute({
       method: 'get',
@@ -77,6 +84,7 @@ export function relayRoutes(deps: ApiDeps): RouteDefinition[] {
       operationId: 'listRelayDrivers',
       tag: 'Relay',
       summary: 'The relay drivers (Sparkplug host, MQTT subscriber) with a summary of their nodes',
+      description: licenseNote,
       access,
       responses: {
         200: {
@@ -85,7 +93,10 @@ export function relayRoutes(deps: ApiDeps): RouteDefinition[] {
         },
       },
       problems: [],
-      handle: () => ({ drivers: deps.relay?.list() ?? [] }),
+      handle: () => {
+        licensed();
+        return { drivers: deps.relay?.list() ?? [] };
+      },
     }),
     defineRoute({
       method: 'get',
@@ -93,8 +104,7 @@ export function relayRoutes(deps: ApiDeps): RouteDefinition[] {
       operationId: 'listRelayNodes',
       tag: 'Relay',
       summary: 'Every edge node and device a relay driver has seen',
-      description:
-        'Online or offline since when, last birth, bdSeq, sequence errors, rebirth requests, stored-data catch-up, tags per node. A generic MQTT subscriber has no nodes.',
+      description: `Online or offline since when, last birth, bdSeq, sequence errors, rebirth requests, stored-data catch-up, tags per node. A generic MQTT subscriber has no nodes. ${licenseNote}`,
       access,
       params: driverParams,
       responses: {
@@ -107,6 +117,7 @@ export function relayRoutes(deps: ApiDeps): RouteDefinition[] {
       },
       problems: [404],
       handle: ({ params }) => {
+        licensed();
         const nodes = deps.relay?.nodes(params.driver);
         if (nodes === undefined)
           throw new NotFoundError(`No relay driver named '${params.driver.slice(0, 300)}'.`);

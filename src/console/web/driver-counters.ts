@@ -27,6 +27,11 @@ const labels: Record<string, CounterLabel> = {
   keepAlives: { label: 'Keep-alives', rateUnit: 'keep-alives/s' },
   monitoredItemsFailed: { label: 'Monitored items refused' },
   faults: { label: 'Faults', rateUnit: 'faults/s' },
+  'mqtt.retainedIgnored': { label: 'Retained messages ignored', rateUnit: 'messages/s' },
+  'mqtt.retainedUnknownAge': {
+    label: 'Retained messages of unknown age (Stale)',
+    rateUnit: 'messages/s',
+  },
 };
 
 /**

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { requireDerivedTagManage } from '../../../src/api/routes/driver-management.js';
 import type { Permission } from '../../../src/auth/permissions.js';
@@ -387,4 +388,78 @@ test('an MQTT driver: broker URL and password sealed and masked; kept only for t
   t.is(same.status, 200, JSON.stringify(same.json));
   const report = await request('/api/v2/Drivers/Remote');
   t.like(report.json, { type: 'mqtt', state: 'Reconnecting' });
+});
+
+test('without the data relay license a relay driver does not run (Failed, saying why) and cannot be added or replaced; a reload follows the license', async (t) => {
+  const licenseFile = fileURLToPath(new URL('../../../config/demo-license.json', import.meta.url));
+  const subscriber = {
+    type: 'mqtt',
+    name: 'Remote',
+    // Nothing listens there: a started driver only tries to connect.
+    brokerUrl: 'mqtt://127.0.0.1:1',
+    subscriptions: [{ topic: 'plant/gw1/#', tag: '{1}', format: 'tagd' }],
+  };
+  const { request, profileFile, logs } = await managedDaemon(t, (demo: Json) => {
+    demo.license = undefined;
+    (demo.drivers as unknown[]).push(subscriber);
+  });
+  const why =
+    'The MQTT subscriber driver (`mqtt`) needs the data relay feature of the server or enterprise edition; this installation is not licensed.';
+  const report = await request('/api/v2/Drivers/Remote');
+  t.like(report.json, { name: 'Remote', type: 'mqtt', state: 'Failed', message: why, tagCount: 0 });
+  t.like((await request('/api/v2/Drivers/Demo')).json, { state: 'Running' }, 'the rest runs');
+  t.true(
+    logs.lines.some(
+      (line) => line.component === 'Remote' && line.msg === `driver not started: ${why}`,
+    ),
+  );
+
+  const saved = await readFile(profileFile, 'utf8');
+  const sparkplug = {
+    type: 'sparkplug',
+    name: 'Site',
+    brokerUrl: 'mqtt://127.0.0.1:1',
+    hostId: 'scada',
+  };
+  const refusals = [
+    await request('/api/v2/Drivers', { method: 'POST', body: sparkplug }),
+    await request('/api/v2/Drivers/Remote', {
+      method: 'PUT',
+      body: { ...subscriber, staleAfterMs: 5000 },
+    }),
+    await request('/api/v2/DriverConfigurations/Check', { method: 'POST', body: sparkplug }),
+  ];
+  for (const refused of refusals) {
+    t.is(refused.status, 403);
+    t.like(refused.json, { code: 'feature-unavailable', status: 403 });
+  }
+  t.regex(
+    String(refusals[0]?.json.detail),
+    /^The Sparkplug host driver \(`sparkplug`\) needs the data relay feature of the server or enterprise edition; this installation is not licensed\.$/,
+  );
+  t.is(await readFile(profileFile, 'utf8'), saved, 'nothing saved');
+  // Other drivers are added as ever.
+  t.is((await request('/api/v2/Drivers', { method: 'POST', body: press })).status, 201);
+
+  // The license installed and the profile reloaded: the relay driver starts.
+  const withLicense = JSON.parse(await readFile(profileFile, 'utf8'));
+  withLicense.license = { file: licenseFile };
+  await writeFile(profileFile, JSON.stringify(withLicense));
+  const licensed = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.is(licensed.status, 200, JSON.stringify(licensed.json));
+  t.true((licensed.json.restarted as string[]).includes('license'));
+  t.true((licensed.json.started as string[]).includes('drivers/Remote'));
+  t.like((await request('/api/v2/Drivers/Remote')).json, { state: 'Reconnecting' });
+
+  // And removed again: the running relay driver stops and is Failed, saying why.
+  withLicense.license = undefined;
+  await writeFile(profileFile, JSON.stringify(withLicense));
+  const unlicensedAgain = await request('/api/v2/Profile/Reload', { method: 'POST' });
+  t.deepEqual(unlicensedAgain.json.failed, [{ component: 'drivers/Remote', message: why }]);
+  t.like((await request('/api/v2/Drivers/Remote')).json, { state: 'Failed', message: why });
+  t.is(
+    (await request('/api/v2/Drivers/Remote', { method: 'DELETE' })).status,
+    204,
+    'one can always be removed',
+  );
 });

@@ -9,12 +9,16 @@ import type { Driver } from '../../../drivers/driver.js';
 import { sparkplugDriverSchema } from '../../../drivers/sparkplug/schema.js';
 import { SparkplugDriver } from '../../../drivers/sparkplug/sparkplug-driver.js';
 import { systemClock } from '../../../src/clock.js';
+import type { LicenseState } from '../../../src/license/license.js';
 import { DriverReports } from '../../../src/runtime/driver-reports.js';
 import { RelayReports } from '../../../src/runtime/relay-reports.js';
 import { TagWriter } from '../../../src/tags/tag-writer.js';
 import { startApi } from '../../helpers/api-harness.js';
 import { startMosquitto } from '../../helpers/mosquitto.js';
 import { ScriptedEdge } from '../../helpers/sparkplug-edge.js';
+
+/** A server license: the relay needs its data relay feature. */
+const server: LicenseState = { edition: 'server', features: new Set(['dataRelay']) };
 
 test('Relay lists the relay drivers; Relay/{driver}/Nodes every node and device seen; a write becomes a DCMD', async (t) => {
   const broker = await startMosquitto(t);
@@ -28,6 +32,7 @@ test('Relay lists the relay drivers; Relay/{driver}/Nodes every node and device 
         drivers: reports,
         relay: new RelayReports({ drivers: () => drivers, reports }),
         writer,
+        license: () => server,
       };
     },
   });
@@ -121,4 +126,33 @@ test('Relay lists the relay drivers; Relay/{driver}/Nodes every node and device 
   const answer = await written;
   t.is(answer.status, 200);
   t.like(answer.json, { results: [{ fullTagId: 'central/G/N/D/Setpoint', status: 'Good' }] });
+});
+
+test('without the data relay feature the relay routes answer 403 feature-unavailable, as the publisher routes', async (t) => {
+  let license: LicenseState = { edition: 'standard', features: new Set() };
+  const api = await startApi(t, {
+    deps: ({ store, clock }) => {
+      const reports = new DriverReports({ drivers: () => [], store, clock });
+      return {
+        drivers: reports,
+        relay: new RelayReports({ drivers: () => [], reports }),
+        license: () => license,
+      };
+    },
+  });
+  const token = await api.signIn((await api.addUser('olga', ['Operators'])).username);
+  for (const path of ['/api/v2/Relay', '/api/v2/Relay/central/Nodes']) {
+    const refused = await api.request(path, { token });
+    t.is(refused.status, 403, path);
+    t.like(refused.json, {
+      code: 'feature-unavailable',
+      detail:
+        'The tag relay needs the data relay feature of the server or enterprise edition; this installation is licensed for the standard edition.',
+    });
+  }
+  license = server;
+  const list = await api.request('/api/v2/Relay', { token });
+  t.is(list.status, 200);
+  t.deepEqual(list.json, { drivers: [] });
+  t.is((await api.request('/api/v2/Relay/central/Nodes', { token })).status, 404);
 });

@@ -399,27 +399,60 @@ test('bad payloads turn their tag Bad with a counted reason, logged rate-limited
   t.is(wrongType.length, 1, 'the second of a kind within the minute is only counted');
 });
 
-test('retained messages are taken by default and ignored with acceptRetained false', async (t) => {
+test('a retained message without a timestamp is Stale (age unknown) until a live one; with one, judged by it; acceptRetained false ignores them', async (t) => {
   const broker = await startMosquitto(t);
   const client = await publisher(t, broker);
-  await client.publishAsync('r/a', '1', { retain: true, qos: 1 });
-  await client.publishAsync('r/b', '2', { retain: true, qos: 1 });
+  const clock = new ManualClock();
+  // Published before the driver starts: the broker keeps each as its topic's retained message,
+  // and hands it to the driver when it subscribes, however old it is.
+  const retain = { retain: true, qos: 1 } as const;
+  await client.publishAsync('r/a', '1', retain);
+  await client.publishAsync('r/b', '2', retain);
+  await client.publishAsync('w/x', '5', retain);
+  await client.publishAsync('j/fresh', JSON.stringify({ v: 7, t: clock.now() - 1000 }), retain);
+  await client.publishAsync('j/old', JSON.stringify({ v: 8, t: clock.now() - 6000 }), retain);
   const { driver, store } = setup(
     t,
     config(broker, {
+      staleAfterMs: 5000,
       subscriptions: [
         { topic: 'r/a', tag: 'A' },
         { topic: 'r/b', tag: 'B', acceptRetained: false },
+        { topic: 'w/+', tag: 'W/{1}' },
+        { topic: 'j/+', tag: 'J/{1}', format: 'json', valuePath: '/v', timestampPath: '/t' },
       ],
     }),
+    clock,
   );
   await driver.start();
-  await sampleWhen(store, 'Mq/A', good(1));
+  const unknownAge = /^Retained value of unknown age/;
+  const retained = await sampleWhen(store, 'Mq/A', (s) => s.value === 1);
+  t.like(
+    retained,
+    { quality: 'Stale', reason: 'NoUpdate' },
+    'never Good: its publisher may be dead',
+  );
+  t.regex(retained.message ?? '', unknownAge);
+  const wildcard = await sampleWhen(store, 'Mq/W/x', (s) => s.value === 5);
+  t.like(wildcard, { quality: 'Stale', reason: 'NoUpdate' });
+  t.regex(wildcard.message ?? '', unknownAge);
+  // A retained payload with its own timestamp is judged by it, against staleAfterMs.
+  t.like(await sampleWhen(store, 'Mq/J/fresh', (s) => s.value === 7), { quality: 'Good' });
+  const old = await sampleWhen(store, 'Mq/J/old', (s) => s.value === 8);
+  t.is(old.quality, 'Stale');
+  t.regex(old.message ?? '', /6000 ms old/);
   await running(driver);
-  t.is(store.require('Mq/B').quality, 'Unavailable');
-  await client.publishAsync('r/b', '3', { retain: true, qos: 1 });
-  await sampleWhen(store, 'Mq/B', good(3));
-  t.is(driver.status().counters?.retainedIgnored, 1);
+  t.is(store.require('Mq/B').quality, 'Unavailable', 'acceptRetained false: ignored');
+  t.is(store.require('Mq/A').quality, 'Stale', 'still Stale: nothing live came');
+
+  // Live messages are Good (a retained publish reaches a subscriber live, its flag cleared).
+  await client.publishAsync('r/a', '3', { qos: 1 });
+  await sampleWhen(store, 'Mq/A', good(3));
+  await client.publishAsync('r/b', '4', retain);
+  await sampleWhen(store, 'Mq/B', good(4));
+  await client.publishAsync('w/x', '6', { qos: 1 });
+  await sampleWhen(store, 'Mq/W/x', good(6));
+  t.like(driver.status().counters, { retainedIgnored: 1, retainedUnknownAge: 2 });
 });
 
 test('writes publish on writeTopic only with allowWrites; the tag waits for the device', async (t) => {

@@ -67,6 +67,8 @@ test('a central tagd reads an edge tagd’s json-per-tag output with an mqtt dri
     },
   };
   const centralProfile = {
+    // The mqtt driver relays another gateway's data: the data relay feature of the license.
+    license: { file: license },
     drivers: [
       {
         type: 'mqtt',
