@@ -6,20 +6,14 @@
  * the test (page.route) to make the race certain instead of a matter of timing.
  */
 import test from 'ava';
-import type { Browser, Page, Route } from 'playwright-core';
-import { chromiumSkipReason } from '../helpers/chromium.js';
-import {
-  type ConsoleDaemon,
-  firstAdminSignIn,
-  launchBrowser,
-  startConsoleDaemon,
-  wait,
-} from '../helpers/console-session.js';
+import type { Page, Route } from 'playwright-core';
+import { consoleSuite, wait } from '../helpers/console-session.js';
 
-const skipReason = chromiumSkipReason();
-
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
+const suite = consoleSuite('collections-page.test.ts', 'console collections in Chromium', {
+  edit: (profile) => {
+    (profile.collections as unknown[]).push({ name: 'press', members: ['Demo/Line1/*'] });
+  },
+});
 
 /** The list of collections (not one collection's own path). */
 const isList = (url: URL) => url.pathname === '/api/v2/Collections';
@@ -56,33 +50,13 @@ async function stored(page: Page, name: string): Promise<{ members: string[] }> 
   )) as { members: string[] };
 }
 
-if (skipReason) {
-  console.warn(`collections-page.test.ts skipped: ${skipReason}`);
-  test.skip('console collections in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon((profile) => {
-      (profile.collections as unknown[]).push({ name: 'press', members: ['Demo/Line1/*'] });
-    });
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'Edit opened at once after a Save shows and saves the new members; a list answer while the form is open keeps what was typed',
     async (t) => {
       t.timeout(180_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 900 },
-      });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, 'a long new admin password');
+      const { url } = suite.gateway();
+      const page = await suite.adminPage(t, { viewport: { width: 1366, height: 900 } });
       const list = await holdListAnswers(page);
 
       await page.goto(`${url}/#/collections`, wait);
