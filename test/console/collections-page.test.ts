@@ -7,7 +7,8 @@
  */
 import test from 'ava';
 import type { Page, Route } from 'playwright-core';
-import { consoleSuite, wait } from '../helpers/console-session.js';
+import { wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
 const suite = consoleSuite('collections-page.test.ts', 'console collections in Chromium', {
   edit: (profile) => {

@@ -6,12 +6,8 @@
  */
 import { join } from 'node:path';
 import test from 'ava';
-import {
-  consoleSuite,
-  expectAccessible,
-  screenshotFolder,
-  wait,
-} from '../helpers/console-session.js';
+import { expectAccessible, screenshotFolder, wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 import { startMosquitto } from '../helpers/mosquitto.js';
 import { subscribe } from '../helpers/mqtt-subscriber.js';
 

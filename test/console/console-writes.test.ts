@@ -7,14 +7,8 @@
 import { join } from 'node:path';
 import test from 'ava';
 import type { Page } from 'playwright-core';
-import {
-  type ConsoleSuite,
-  consoleSuite,
-  expectAccessible,
-  screenshotFolder,
-  signIn,
-  wait,
-} from '../helpers/console-session.js';
+import { expectAccessible, screenshotFolder, signIn, wait } from '../helpers/console-session.js';
+import { type ConsoleSuite, consoleSuite } from '../helpers/console-suite.js';
 
 const suite = consoleSuite('console-writes.test.ts', 'console tag writes in Chromium');
 const setpoint = 'Demo/Controls/Setpoint';

@@ -6,7 +6,8 @@
  * tree with its expression in the detail panel.
  */
 import test from 'ava';
-import { consoleSuite, expectAccessible, wait } from '../helpers/console-session.js';
+import { expectAccessible, wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
 const suite = consoleSuite('derived-tags.test.ts', 'console derived-tag editor in Chromium');
 

@@ -12,13 +12,12 @@ import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import type { Page } from 'playwright-core';
 import {
-  type ConsoleSuite,
-  consoleSuite,
   describeViolations,
   seriousAxeViolations,
   signIn,
   wait,
 } from '../helpers/console-session.js';
+import { type ConsoleSuite, consoleSuite } from '../helpers/console-suite.js';
 import { ModbusPeer, pymodbusMissing } from '../helpers/modbus-peer.js';
 
 const sizes = [

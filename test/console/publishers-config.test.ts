@@ -7,11 +7,8 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import type { Page } from 'playwright-core';
-import {
-  consoleSuite,
-  expectAccessible as expectAccessibleNow,
-  wait,
-} from '../helpers/console-session.js';
+import { expectAccessible as expectAccessibleNow, wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const signingSecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

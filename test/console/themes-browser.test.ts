@@ -10,13 +10,8 @@ import test from 'ava';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
 import { parseColour } from '../../src/themes/contrast.js';
 import { computedColour, type Rgb } from '../helpers/computed-colour.js';
-import {
-  consoleSuite,
-  expectAccessible,
-  screenshotFolder,
-  wait,
-  watchPage,
-} from '../helpers/console-session.js';
+import { expectAccessible, screenshotFolder, wait, watchPage } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
 const suite = consoleSuite('themes-browser.test.ts', 'console themes in Chromium');
 

@@ -13,13 +13,8 @@ import test from 'ava';
 import type { Page } from 'playwright-core';
 import type { Sample } from '../../src/tags/sample.js';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
-import {
-  consoleSuite,
-  expectAccessible,
-  screenshotFolder,
-  wait,
-  watchPage,
-} from '../helpers/console-session.js';
+import { expectAccessible, screenshotFolder, wait, watchPage } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
 const seeded = 'Test/Seeded/Level';
 const minute = 60_000;
