@@ -5,58 +5,22 @@
  * edit and kept when saved unchanged, Stop and Start.
  */
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumSkipReason } from '../helpers/chromium.js';
-import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
-  screenshotFolder,
-  seriousAxeViolations,
-  startConsoleDaemon,
-  wait,
-} from '../helpers/console-session.js';
+import test from 'ava';
+import { expectAccessible, screenshotFolder, wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 import { startMosquitto } from '../helpers/mosquitto.js';
 import { subscribe } from '../helpers/mqtt-subscriber.js';
 
-const skipReason = chromiumSkipReason();
+const suite = consoleSuite('console-mqtt.test.ts', 'console MQTT publishers in Chromium');
 
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
-
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
-}
-
-if (skipReason) {
-  console.warn(`console-mqtt.test.ts skipped: ${skipReason}`);
-  test.skip('console MQTT publishers in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon();
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'an MQTT publisher created in the console shows On; invalid fields show their messages; the masked broker URL is kept when saved unchanged',
     async (t) => {
       t.timeout(180_000);
       const broker = await startMosquitto(t);
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 900 },
-      });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, 'a long new admin password');
-      const { url } = gateway as ConsoleDaemon;
+      const page = await suite.adminPage(t, { viewport: { width: 1366, height: 900 } });
+      const { url } = suite.gateway();
 
       await page.goto(`${url}/#/publishers`, wait);
       await page.getByRole('heading', { name: 'MQTT', exact: true }).waitFor(wait);

@@ -5,71 +5,37 @@
  * writeMin/writeMax refused at the field before the confirmation step, and a Viewer who is offered no control and whom the server refuses anyway.
  */
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumSkipReason } from '../helpers/chromium.js';
-import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
-  screenshotFolder,
-  seriousAxeViolations,
-  startConsoleDaemon,
-  wait,
-} from '../helpers/console-session.js';
+import test from 'ava';
+import type { Page } from 'playwright-core';
+import { expectAccessible, screenshotFolder, signIn, wait } from '../helpers/console-session.js';
+import { type ConsoleSuite, consoleSuite } from '../helpers/console-suite.js';
 
-const skipReason = chromiumSkipReason();
-const adminPassword = 'a long new admin password';
+const suite = consoleSuite('console-writes.test.ts', 'console tag writes in Chromium');
 const setpoint = 'Demo/Controls/Setpoint';
-
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
-
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
-}
 
 /** The audit lines of writes to the Setpoint so far. */
 function setpointWrites(): Record<string, unknown>[] {
-  return (gateway as ConsoleDaemon).logs.lines.filter(
-    (line) => line.event === 'tag-write' && line.fullTagId === setpoint,
-  );
+  return (suite as ConsoleSuite)
+    .gateway()
+    .logs.lines.filter((line) => line.event === 'tag-write' && line.fullTagId === setpoint);
 }
 
 /** Opens the Tags page on one tag's detail. */
 async function openTag(page: Page, path: string): Promise<void> {
   const name = path.split('/').at(-1) as string;
-  await page.goto(`${(gateway as ConsoleDaemon).url}/#/tags?filter=${name}`, wait);
+  await page.goto(`${(suite as ConsoleSuite).gateway().url}/#/tags?filter=${name}`, wait);
   await page.locator(`button.tree-tag[data-path="${path}"]`).click(wait);
   await page.locator('.tag-detail').getByRole('heading', { name: path }).waitFor(wait);
 }
 
-if (skipReason) {
-  console.warn(`console-writes.test.ts skipped: ${skipReason}`);
-  test.skip('console tag writes in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon();
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'an administrator writes the Setpoint with a confirmation step; Cancel writes nothing; the range message shows at the control; a Viewer gets no control and a 403; an Operator writes a boolean',
     async (t) => {
       t.timeout(180_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 900 },
-      });
-      const page = await context.newPage();
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      const gateway = suite.gateway();
+      const { url } = gateway;
+      const page = await suite.adminPage(t, { viewport: { width: 1366, height: 900 } });
 
       await openTag(page, setpoint);
       const detail = page.locator('.tag-detail');
@@ -98,7 +64,7 @@ if (skipReason) {
       await form.getByRole('button', { name: 'Cancel' }).click(wait);
       await form.getByRole('button', { name: 'Write…' }).waitFor(wait);
       t.deepEqual(setpointWrites(), []);
-      t.is((gateway as ConsoleDaemon).daemon.store?.get(setpoint)?.value, 60);
+      t.is(gateway.daemon.store?.get(setpoint)?.value, 60);
 
       // Confirm writes once; the new value comes back through the stream.
       await form.getByRole('button', { name: 'Write…' }).click(wait);
@@ -149,15 +115,9 @@ if (skipReason) {
       await page.getByLabel('Initial password').fill('watcher first password', wait);
       await page.getByRole('button', { name: 'Create account' }).click(wait);
       await page.getByRole('heading', { name: /^watcher/ }).waitFor(wait);
-      const viewerContext = await (browser as Browser).newContext();
-      const viewer = await viewerContext.newPage();
-      await viewer.goto(`${url}/`, { waitUntil: 'load', ...wait });
-      await viewer.getByLabel('Username').fill('watcher', wait);
-      await viewer.getByLabel('Password', { exact: true }).fill('watcher first password', wait);
-      await viewer.getByRole('button', { name: 'Sign in' }).click(wait);
-      await viewer.getByRole('button', { name: 'Sign out' }).waitFor(wait);
-      const { url: base } = gateway as ConsoleDaemon;
-      await viewer.goto(`${base}/#/tags?filter=Setpoint`, wait);
+      const viewer = await suite.newPage(t, {});
+      await signIn(viewer, gateway, 'watcher', 'watcher first password');
+      await viewer.goto(`${url}/#/tags?filter=Setpoint`, wait);
       await viewer.locator(`button.tree-tag[data-path="${setpoint}"]`).click(wait);
       const viewerDetail = viewer.locator('.tag-detail');
       await viewerDetail.getByTestId('tag-value').filter({ hasText: /°C/ }).waitFor(wait);
@@ -173,7 +133,6 @@ if (skipReason) {
       })()`)) as number;
       t.is(refused, 403);
       t.is(setpointWrites().filter((line) => line.account === 'watcher').length, 0);
-      await viewerContext.close();
 
       // An Operator writes the boolean ConveyorOn with its select.
       await page.goto(`${url}/#/users/new`, wait);
@@ -182,16 +141,11 @@ if (skipReason) {
       await page.getByRole('checkbox', { name: 'Operators' }).check(wait);
       await page.getByRole('button', { name: 'Create account' }).click(wait);
       await page.getByRole('heading', { name: /^shift/ }).waitFor(wait);
-      const operatorContext = await (browser as Browser).newContext();
-      const operator = await operatorContext.newPage();
-      await operator.goto(`${url}/`, { waitUntil: 'load', ...wait });
-      await operator.getByLabel('Username').fill('shift', wait);
-      await operator.getByLabel('Password', { exact: true }).fill('shift first password', wait);
-      await operator.getByRole('button', { name: 'Sign in' }).click(wait);
-      await operator.getByRole('button', { name: 'Sign out' }).waitFor(wait);
+      const operator = await suite.newPage(t, {});
+      await signIn(operator, gateway, 'shift', 'shift first password');
       const conveyor = 'Demo/Controls/ConveyorOn';
       await openTag(operator, conveyor);
-      const before = (gateway as ConsoleDaemon).daemon.store?.get(conveyor)?.value;
+      const before = gateway.daemon.store?.get(conveyor)?.value;
       const target = before === true ? 'false' : 'true';
       const operatorForm = operator
         .locator('.tag-detail')
@@ -209,13 +163,9 @@ if (skipReason) {
         .filter({ hasText: new RegExp(`^${target}`) })
         .waitFor(wait);
       t.like(
-        (gateway as ConsoleDaemon).logs.lines.find(
-          (line) => line.event === 'tag-write' && line.account === 'shift',
-        ),
+        gateway.logs.lines.find((line) => line.event === 'tag-write' && line.account === 'shift'),
         { fullTagId: conveyor, requestedValue: target === 'true', status: 'Good' },
       );
-      await operatorContext.close();
-      await context.close();
     },
   );
 }

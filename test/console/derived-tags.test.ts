@@ -5,54 +5,19 @@
  * value and each input with its quality, saved through the Drivers API; then the tag in the Tags
  * tree with its expression in the detail panel.
  */
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumSkipReason } from '../helpers/chromium.js';
-import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
-  seriousAxeViolations,
-  startConsoleDaemon,
-  wait,
-} from '../helpers/console-session.js';
+import test from 'ava';
+import { expectAccessible, wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
-const skipReason = chromiumSkipReason();
-const adminPassword = 'a long new admin password';
+const suite = consoleSuite('derived-tags.test.ts', 'console derived-tag editor in Chromium');
 
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
-
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
-}
-
-if (skipReason) {
-  console.warn(`derived-tags.test.ts skipped: ${skipReason}`);
-  test.skip('console derived-tag editor in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon();
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'the Drivers page lists derived tags; the editor shows a syntax error at its position, previews live, and saves',
     async (t) => {
       t.timeout(180_000);
-      const { url, daemon } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 900 },
-      });
-      const page = await context.newPage();
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      const { url, daemon } = suite.gateway();
+      const page = await suite.adminPage(t, { viewport: { width: 1366, height: 900 } });
       await page.goto(`${url}/#/drivers`, wait);
 
       const section = page.locator('section', {
@@ -100,7 +65,6 @@ if (skipReason) {
       await page.locator('button.tree-tag[data-path="Calc/Double"]').click(wait);
       const detail = page.locator('.tag-detail');
       await detail.getByText('derived: {Demo/Line1/Temperature} * 2').waitFor(wait);
-      await context.close();
     },
   );
 }

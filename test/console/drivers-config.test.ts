@@ -10,29 +10,22 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumSkipReason } from '../helpers/chromium.js';
+import type { Page } from 'playwright-core';
 import {
-  type ConsoleDaemon,
   describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
   seriousAxeViolations,
-  startConsoleDaemon,
+  signIn,
   wait,
 } from '../helpers/console-session.js';
+import { type ConsoleSuite, consoleSuite } from '../helpers/console-suite.js';
 import { ModbusPeer, pymodbusMissing } from '../helpers/modbus-peer.js';
 
-const skipReason = chromiumSkipReason() ?? pymodbusMissing();
-const adminPassword = 'a long new admin password';
 const sizes = [
   { width: 1920, height: 1080 },
   { width: 1366, height: 768 },
   { width: 390, height: 844 },
 ];
 
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
 let peer: ModbusPeer | undefined;
 
 /** 50 holding registers, register i holding i × 10: with scale 0.1 tag T<i> reads i. */
@@ -69,27 +62,21 @@ async function expectAccessible(t: ExecutionContext, page: Page, where: string):
   await page.setViewportSize({ width: 1366, height: 768 });
 }
 
-let adminSignedIn = false;
-
-/** Signs `admin` in: the first time with the forced password change, then with the new one. */
-async function signInAdmin(page: Page): Promise<void> {
-  if (!adminSignedIn) {
-    await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
-    adminSignedIn = true;
-    return;
-  }
-  await page.goto(`${(gateway as ConsoleDaemon).url}/`, { waitUntil: 'load', ...wait });
-  await page.getByLabel('Username').fill('admin', wait);
-  await page.getByLabel('Password', { exact: true }).fill(adminPassword, wait);
-  await page.getByRole('button', { name: 'Sign in' }).click(wait);
-  await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
-}
+const suite = consoleSuite('drivers-config.test.ts', 'console driver configuration in Chromium', {
+  skipReason: pymodbusMissing(),
+  before: async () => {
+    peer = await ModbusPeer.start({ kind: 'tcp' }, { hr: registers });
+  },
+  after: async () => {
+    await peer?.kill();
+  },
+});
 
 type DriverEntry = { name: string; tags: { name: string; unit?: string }[] };
 
 /** The drivers of the profile file, as the gateway saved it. */
 async function savedDrivers(): Promise<DriverEntry[]> {
-  const file = join((gateway as ConsoleDaemon).folder, 'profile.json');
+  const file = join((suite as ConsoleSuite).gateway().folder, 'profile.json');
   return (JSON.parse(await readFile(file, 'utf8')) as { drivers: DriverEntry[] }).drivers;
 }
 
@@ -102,34 +89,17 @@ async function importCsv(page: Page, name: string, text: string): Promise<void> 
   await page.getByRole('heading', { name: `Import preview: ${name}` }).waitFor(wait);
 }
 
-if (skipReason) {
-  console.warn(`drivers-config.test.ts skipped: ${skipReason}`);
-  test.skip('console driver configuration in Chromium', () => {});
-} else {
-  test.before(async () => {
-    peer = await ModbusPeer.start({ kind: 'tcp' }, { hr: registers });
-    gateway = await startConsoleDaemon();
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-    await peer?.kill();
-  });
-
+if (suite) {
   test.serial(
     'a Modbus TCP driver with 50 tags from a CSV file: preview, apply, Good values; export, edit one line, import shows that change; errors by line apply nothing; stop, start, delete',
     async (t) => {
       t.timeout(600_000);
-      const { url, daemon } = gateway as ConsoleDaemon;
+      const { url, daemon } = suite.gateway();
       const port = (peer as ModbusPeer).port;
-      const context = await (browser as Browser).newContext({
+      const page = await suite.adminPage(t, {
         viewport: { width: 1366, height: 768 },
         acceptDownloads: true,
       });
-      const page = await context.newPage();
-      await signInAdmin(page);
       await page.goto(`${url}/#/drivers`, wait);
       // The demo's simulator: its endpoint and counters as words with units.
       const demo = page.getByRole('article', { name: /^Demo/ });
@@ -303,16 +273,9 @@ if (skipReason) {
         }).then((response) => response.status)`,
       )) as number;
       t.is(created, 201);
-      await context.close();
-      const opsContext = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 768 },
-      });
-      const ops = await opsContext.newPage();
-      await ops.goto(`${url}/`, { waitUntil: 'load', ...wait });
-      await ops.getByLabel('Username').fill('ops', wait);
-      await ops.getByLabel('Password', { exact: true }).fill('ops long password', wait);
-      await ops.getByRole('button', { name: 'Sign in' }).click(wait);
-      await ops.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
+      await page.context().close();
+      const ops = await suite.newPage(t);
+      await signIn(ops, suite.gateway(), 'ops', 'ops long password');
       await ops.goto(`${url}/#/drivers`, wait);
       const reason = 'Changing drivers needs the DriverManage permission (Administrators).';
       const add = ops.getByRole('button', { name: 'Add driver' });
@@ -333,7 +296,6 @@ if (skipReason) {
       // No endpoint for a DriverView account: the API shows it no configuration.
       t.is(await demoCard.getByTestId('driver-endpoint').count(), 0);
       await expectAccessible(t, ops, 'the Drivers page of an Operator');
-      await opsContext.close();
     },
   );
 
@@ -341,12 +303,8 @@ if (skipReason) {
     'a simulator with tags typed into the table, a CAN replay and an OPC UA driver: each added, shown with its endpoint, edited, deleted',
     async (t) => {
       t.timeout(600_000);
-      const { url, daemon } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 768 },
-      });
-      const page = await context.newPage();
-      await signInAdmin(page);
+      const { url, daemon } = suite.gateway();
+      const page = await suite.adminPage(t);
 
       // Simulator: two tags typed into the table.
       await page.goto(`${url}/#/drivers/new`, wait);
@@ -439,7 +397,6 @@ if (skipReason) {
         (await savedDrivers()).map((entry) => entry.name),
         ['Demo', 'Vehicle', 'Derived'],
       );
-      await context.close();
     },
   );
 }

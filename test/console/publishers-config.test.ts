@@ -6,24 +6,12 @@
  * clean at 1366×768 and at 390 px.
  */
 import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumSkipReason } from '../helpers/chromium.js';
-import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
-  seriousAxeViolations,
-  startConsoleDaemon,
-  wait,
-} from '../helpers/console-session.js';
+import type { Page } from 'playwright-core';
+import { expectAccessible as expectAccessibleNow, wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
-const skipReason = chromiumSkipReason();
 const signingSecret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
 
 /** axe at the desktop size and at a phone's width. */
 async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
@@ -32,51 +20,32 @@ async function expectAccessible(t: ExecutionContext, page: Page, where: string):
     { width: 390, height: 844 },
   ]) {
     await page.setViewportSize(size);
-    const violations = await seriousAxeViolations(page);
-    t.is(
-      describeViolations(t, `${where} at ${size.width} px`, violations),
-      '',
-      `${where} at ${size.width} px: serious or critical violations`,
-    );
+    await expectAccessibleNow(t, page, `${where} at ${size.width} px`);
   }
   await page.setViewportSize({ width: 1366, height: 768 });
 }
 
-if (skipReason) {
-  console.warn(`publishers-config.test.ts skipped: ${skipReason}`);
-  test.skip('console configuration in Chromium', () => {});
-} else {
-  test.before(async () => {
-    // A publisher naming a collection the profile lacks (Off: it cannot run), for the check.
-    gateway = await startConsoleDaemon((profile) => {
-      const publishers = profile.publishers as { webhooks: Record<string, unknown>[] };
-      publishers.webhooks.push({
-        name: 'orphan-feed',
-        destinationUrl: 'http://127.0.0.1:9/none',
-        collections: ['Nowhere'],
-        autoConnect: false,
-      });
+const suite = consoleSuite('publishers-config.test.ts', 'console configuration in Chromium', {
+  // A publisher naming a collection the profile lacks (Off: it cannot run), for the check.
+  edit: (profile) => {
+    const publishers = profile.publishers as { webhooks: Record<string, unknown>[] };
+    publishers.webhooks.push({
+      name: 'orphan-feed',
+      destinationUrl: 'http://127.0.0.1:9/none',
+      collections: ['Nowhere'],
+      autoConnect: false,
     });
-    browser = await launchBrowser();
-  });
+  },
+});
 
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'publishers, collections and the profile check as an administrator uses them',
     async (t) => {
       t.timeout(240_000);
       const receiver = await startReceiver(t);
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 768 },
-      });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, 'a long new admin password');
-      const { url } = gateway as ConsoleDaemon;
+      const page = await suite.adminPage(t);
+      const { url } = suite.gateway();
 
       // Publishers: health in words, not true/false.
       await page.goto(`${url}/#/publishers`, wait);

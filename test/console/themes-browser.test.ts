@@ -6,34 +6,14 @@
  * nothing (`/theme.css` is same-origin). Screenshots: `<tmp>/tagd-console-screenshots/themes-*.png`.
  */
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
+import test from 'ava';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
 import { parseColour } from '../../src/themes/contrast.js';
-import { chromiumSkipReason } from '../helpers/chromium.js';
 import { computedColour, type Rgb } from '../helpers/computed-colour.js';
-import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
-  screenshotFolder,
-  seriousAxeViolations,
-  startConsoleDaemon,
-  wait,
-  watchPage,
-} from '../helpers/console-session.js';
+import { expectAccessible, screenshotFolder, wait, watchPage } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
-const skipReason = chromiumSkipReason();
-const adminPassword = 'a long new admin password';
-
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
-
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
-}
+const suite = consoleSuite('themes-browser.test.ts', 'console themes in Chromium');
 
 /** A built-in theme's page background as the browser computes it. */
 function background(name: string): Rgb {
@@ -44,32 +24,18 @@ function background(name: string): Rgb {
   return [colour.r, colour.g, colour.b];
 }
 
-if (skipReason) {
-  console.warn(`themes-browser.test.ts skipped: ${skipReason}`);
-  test.skip('console themes in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon();
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'the page follows the browser until a theme is chosen; each built-in theme recolours it and passes axe',
     async (t) => {
       t.timeout(180_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
+      const { url } = suite.gateway();
+      const page = await suite.newPage(t, {
         viewport: { width: 1366, height: 900 },
         colorScheme: 'light',
       });
-      const page = await context.newPage();
       const watch = watchPage(page);
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      await suite.signInAdmin(page);
       await page.goto(`${url}/#/tags?filter=PartsCount`, wait);
       await page.locator('button.tree-tag .tree-value').first().waitFor(wait);
       const html = page.locator('html');
@@ -119,7 +85,6 @@ if (skipReason) {
       await page.locator('html:not([data-theme])').waitFor({ state: 'attached', ...wait });
       t.deepEqual(await computedColour(html, 'background-color'), background('light'));
       t.deepEqual(watch.cspViolations(), []);
-      await context.close();
     },
   );
 }

@@ -9,56 +9,23 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
+import test from 'ava';
+import type { Page } from 'playwright-core';
 import type { Sample } from '../../src/tags/sample.js';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
-import { chromiumSkipReason } from '../helpers/chromium.js';
-import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
-  screenshotFolder,
-  seriousAxeViolations,
-  startConsoleDaemon,
-  wait,
-  watchPage,
-} from '../helpers/console-session.js';
+import { expectAccessible, screenshotFolder, wait, watchPage } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
-const skipReason = chromiumSkipReason();
-const adminPassword = 'a long new admin password';
 const seeded = 'Test/Seeded/Level';
 const minute = 60_000;
 const hour = 60 * minute;
 const dense = ['Test/Dense/A', 'Test/Dense/B', 'Test/Dense/C'];
-
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
-
-/** Signs in on the console's page (an account with no step pending). */
-async function signIn(page: Page, url: string): Promise<void> {
-  await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
-  await page.getByLabel('Username').fill('admin', wait);
-  await page.getByLabel('Password', { exact: true }).fill(adminPassword, wait);
-  await page.getByRole('button', { name: 'Sign in' }).click(wait);
-  await page.getByRole('button', { name: 'Sign out' }).waitFor(wait);
-}
 
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({
     path: join(await screenshotFolder(), `trends-${name}.png`),
     fullPage: true,
   });
-}
-
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(
-    describeViolations(t, where, violations),
-    '',
-    `${where}: serious or critical axe violations`,
-  );
 }
 
 /** A day of one-minute samples of a level, Bad (lost communications) for one hour of it. */
@@ -125,42 +92,33 @@ async function plotRange(page: Page): Promise<[number, number]> {
   return text.split(',').map(Number) as [number, number];
 }
 
-if (skipReason) {
-  console.warn(`trends-browser.test.ts skipped: ${skipReason}`);
-  test.skip('trends in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon((profile) => {
-      const history = profile.history as { log: unknown[] };
-      history.log.push({ source: 'Test/**', mode: 'onChange' });
-    });
-    browser = await launchBrowser();
-    // A day of history of one tag, written through the store as a driver would (stamped in the
-    // past), so the logger stores it as it stores every sample.
+const suite = consoleSuite('trends-browser.test.ts', 'trends in Chromium', {
+  edit: (profile) => {
+    const history = profile.history as { log: unknown[] };
+    history.log.push({ source: 'Test/**', mode: 'onChange' });
+  },
+  // A day of history of one tag, written through the store as a driver would (stamped in the
+  // past), so the logger stores it as it stores every sample.
+  started: (gateway) => {
     gateway.daemon.store?.write(seededDay(Date.now()));
     gateway.daemon.store?.write(densePens(Date.now()));
-  });
+  },
+});
 
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'a trend of three demo tags: live, zoomed, kept in the URL, 24 hours of history, exported',
     async (t) => {
       t.timeout(300_000);
 
-      const context = await (browser as Browser).newContext({
+      const page = await suite.newPage(t, {
         viewport: { width: 1920, height: 1080 },
         locale: 'de-DE',
         timezoneId: 'Europe/Berlin',
         acceptDownloads: true,
       });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
       const watch = watchPage(page);
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      await suite.signInAdmin(page);
 
       await page.getByRole('link', { name: 'Trends' }).click(wait);
       await page.getByRole('heading', { name: 'Trends' }).waitFor(wait);
@@ -352,14 +310,11 @@ if (skipReason) {
     'the tags table: columns, sorting, search by path, unit and description, selection exported',
     async (t) => {
       t.timeout(180_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
+      const { url } = suite.gateway();
+      const page = await suite.adminPage(t, {
         viewport: { width: 1366, height: 768 },
         acceptDownloads: true,
       });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
-      await signIn(page, url);
       await page.goto(`${url}/#/tags`, { waitUntil: 'load', ...wait });
       await page
         .getByRole('navigation', { name: 'Tags view' })
@@ -473,13 +428,8 @@ if (skipReason) {
     '3 pens × 10,000 raw points: drawn whole, redrawn on every zoom step (cost logged)',
     async (t) => {
       t.timeout(180_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1920, height: 1080 },
-      });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
-      await signIn(page, url);
+      const { url } = suite.gateway();
+      const page = await suite.adminPage(t, { viewport: { width: 1920, height: 1080 } });
       await page.goto(
         `${url}/#/trends?${dense.map((path) => `pen=${path}`).join('&')}&range=1h`,
         wait,
@@ -534,17 +484,13 @@ if (skipReason) {
     'axe finds nothing serious on Trends and the tags table at three sizes in every theme',
     async (t) => {
       t.timeout(300_000);
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       for (const [width, height] of [
         [1920, 1080],
         [1366, 768],
         [390, 844],
       ] as const) {
-        const context = await (browser as Browser).newContext({
-          viewport: { width, height },
-        });
-        const page = await context.newPage();
-        await signIn(page, url);
+        const page = await suite.adminPage(t, { viewport: { width, height } });
         for (const theme of builtInThemes) {
           await page.goto(
             `${url}/#/trends?pen=Demo/Line1/Temperature&pen=Demo/Line1/FillLevel&pen=Demo/Line1/PumpRunning&range=15m`,
@@ -589,7 +535,7 @@ if (skipReason) {
           if (theme.name === 'light') await shot(page, `04-table-${width}`);
         }
         await page.getByLabel('Theme').selectOption('', wait);
-        await context.close();
+        await page.context().close();
       }
     },
   );

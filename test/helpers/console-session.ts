@@ -144,6 +144,16 @@ export async function screenshotFolder(): Promise<string> {
   return folder;
 }
 
+/** Asserts that axe finds no serious or critical violation in the page as it is now. */
+export async function expectAccessible(
+  t: ExecutionContext,
+  page: Page,
+  where: string,
+): Promise<void> {
+  const violations = await seriousAxeViolations(page);
+  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
+}
+
 /** Logs a violation list readably. */
 export function describeViolations(
   t: ExecutionContext,
@@ -173,5 +183,19 @@ export async function firstAdminSignIn(
   await page.getByLabel('New password', { exact: true }).fill(password, wait);
   await page.getByLabel('Repeat the new password').fill(password, wait);
   await page.getByRole('button', { name: 'Change password' }).click(wait);
+  await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
+}
+
+/** Signs `username` in (an account with no step pending) from the console's first page. */
+export async function signIn(
+  page: Page,
+  gateway: ConsoleDaemon,
+  username: string,
+  password: string,
+): Promise<void> {
+  await page.goto(`${gateway.url}/`, { waitUntil: 'load', ...wait });
+  await page.getByLabel('Username').fill(username, wait);
+  await page.getByLabel('Password', { exact: true }).fill(password, wait);
+  await page.getByRole('button', { name: 'Sign in' }).click(wait);
   await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
 }

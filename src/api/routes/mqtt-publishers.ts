@@ -52,6 +52,12 @@ export const mqttPublisherStateSchema = publisherStateSchema
           .boolean()
           .optional()
           .describe("With a primaryHostId: the primary host's latest STATE said online."),
+        primaryHostSince: z
+          .string()
+          .optional()
+          .describe(
+            "With a primaryHostId: since when (ISO 8601) the primary host is online or offline as far as this publisher knows: the STATE that changed it, or the publisher's start (no STATE yet counts as offline).",
+          ),
         storedSamples: z
           .int()
           .min(0)

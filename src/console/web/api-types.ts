@@ -184,8 +184,23 @@ export interface MqttConfig {
   format: 'json' | 'json-per-tag' | 'sparkplugB';
   groupId?: string;
   edgeNodeId?: string;
+  /** sparkplugB: the Primary Host Application followed (store-and-forward). */
+  primaryHostId?: string;
   bufferLimitMB: number;
   [extra: string]: unknown;
+}
+
+/** A running Sparkplug publisher's `state.sparkplug`; the host fields only with a primaryHostId. */
+export interface SparkplugState {
+  commandsWritten: number;
+  commandsRefused: number;
+  primaryHostOnline?: boolean;
+  /** ISO 8601: since when the host is online or offline as far as the publisher knows. */
+  primaryHostSince?: string;
+  storedSamples?: number;
+  droppedSamples?: number;
+  forwardedSamples?: number;
+  catchingUp?: boolean;
 }
 
 /** An MQTT publisher's state (`MqttPublisherState`). */
@@ -194,6 +209,7 @@ export type MqttPublisherState = PublisherState & {
   messages: number;
   queueDepth: number;
   oldestQueuedAgeSeconds: number;
+  sparkplug?: SparkplugState;
 };
 
 /** An MQTT publisher as listed. */

@@ -11,16 +11,37 @@ import { usePoll } from './use-poll';
  */
 export function CollectionsPage() {
   const [, action, name] = route.value.segments;
-  const list = usePoll(() => api<Collection[]>('/api/v2/Collections'), 0, action ?? '');
+  if (action === 'new') return <CollectionForm onDone={() => navigate('collections')} />;
+  if (action === 'edit' && name) return <EditCollection key={name} name={name} />;
+  return <CollectionList />;
+}
+
+/**
+ * The form on the collection read afresh: the list may predate a save made a moment ago, and a
+ * form opened on it would send the old members back. Read once: nothing replaces what the user
+ * types.
+ */
+function EditCollection({ name }: { name: string }) {
+  const entry = usePoll(
+    () => api<Collection>(`/api/v2/Collections/${encodeURIComponent(name)}`),
+    0,
+    name,
+  );
+  if (entry.error) {
+    return (
+      <p class="form-error" role="alert">
+        {entry.error}
+      </p>
+    );
+  }
+  if (!entry.data) return <p role="status">Loading…</p>;
+  return <CollectionForm existing={entry.data} onDone={() => navigate('collections')} />;
+}
+
+function CollectionList() {
+  const list = usePoll(() => api<Collection[]>('/api/v2/Collections'), 0);
   const confirming = useSignal<string | undefined>(undefined);
   const message = useSignal('');
-
-  if (action === 'new') return <CollectionForm onDone={() => navigate('collections')} />;
-  if (action === 'edit' && name) {
-    const existing = list.data?.find((collection) => collection.name === name);
-    if (!existing) return <p role="status">Loading…</p>;
-    return <CollectionForm key={name} existing={existing} onDone={() => navigate('collections')} />;
-  }
 
   const remove = async (collection: string) => {
     confirming.value = undefined;

@@ -2,6 +2,7 @@ import type { MqttPublisher, Sample } from './api-types';
 import { formatTime } from './format';
 import { healthWords } from './publisher-health';
 import { href } from './router';
+import { sparkplugFormats, storeAndForwardWords } from './sparkplug-words';
 
 /** An MQTT publisher with its delivery health tags (when this account may read tags). */
 export interface MqttPublisherRow {
@@ -12,6 +13,9 @@ export interface MqttPublisherRow {
 
 const statusClass = { On: 'ok', Off: 'off', Error: 'bad' } as const;
 
+/** The browser's language, made once. */
+const formats = sparkplugFormats();
+
 /** Props of {@link MqttPublisherTable}. */
 export interface MqttPublisherTableProps {
   rows: MqttPublisherRow[];
@@ -19,7 +23,10 @@ export interface MqttPublisherTableProps {
   command(name: string, verb: 'Start' | 'Stop'): void;
 }
 
-/** The MQTT publishers: status and reason, connection, queue and delivery health, actions. */
+/**
+ * The MQTT publishers: status and reason, connection, queue and delivery health (with a Sparkplug
+ * primary host: its state, what is stored and the catch-up), actions.
+ */
 export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTableProps) {
   if (rows.length === 0) return <p>No MQTT publishers yet.</p>;
   return (
@@ -40,6 +47,7 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
           {rows.map(({ publisher, success, error }) => {
             const { state } = publisher;
             const last = state.lastDelivery;
+            const storeAndForward = storeAndForwardWords(publisher, Date.now(), formats);
             return (
               <tr key={publisher.name} data-mqtt-publisher={publisher.name}>
                 <th scope="row">{publisher.name}</th>
@@ -56,6 +64,13 @@ export function MqttPublisherTable({ rows, manage, command }: MqttPublisherTable
                   <div data-testid="publisher-health">{healthWords(success, error)}</div>
                   <div>Waiting for the broker: {state.queueDepth} messages</div>
                   <div>Oldest waiting: {state.oldestQueuedAgeSeconds} s</div>
+                  {storeAndForward.length > 0 ? (
+                    <div data-testid="store-and-forward">
+                      {storeAndForward.map((line) => (
+                        <div key={line}>{line}</div>
+                      ))}
+                    </div>
+                  ) : null}
                 </td>
                 <td data-label="Last delivery">
                   {last

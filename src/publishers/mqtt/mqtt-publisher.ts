@@ -112,6 +112,11 @@ export interface SparkplugState {
   commandsRefused: number;
   /** With a primaryHostId: the primary host's latest STATE said online. */
   primaryHostOnline?: boolean;
+  /**
+   * With a primaryHostId: since when the host is online or offline as far as this publisher
+   * knows (ISO 8601): the STATE that changed it, or the publisher's start (no STATE yet is offline).
+   */
+  primaryHostSince?: string;
   /** With a primaryHostId: samples stored in the outbox, waiting to be forwarded. */
   storedSamples?: number;
   /** With a primaryHostId: stored samples dropped (the oldest first) from a full outbox, since started. */
@@ -201,6 +206,11 @@ export class MqttPublisher {
   // Sparkplug store-and-forward, set while running with a primaryHostId.
   private storeAndForward = false;
   private hostState: PrimaryHostState | undefined;
+  /**
+   * When the primary host's state, as this publisher knows it, last changed (epoch ms): a
+   * STATE turning it online or offline, or the start (no STATE yet counts as offline).
+   */
+  private hostSince = 0;
   /** The connection whose births went out (with a primaryHostId: only once the host is online). */
   private bornOn: MqttClient | undefined;
   private commands: SparkplugCommands | undefined;
@@ -302,6 +312,7 @@ export class MqttPublisher {
     return {
       ...commands,
       primaryHostOnline: this.hostState?.online ?? false,
+      primaryHostSince: new Date(this.hostSince).toISOString(),
       storedSamples: this.outbox?.samples ?? 0,
       droppedSamples: (this.outbox?.droppedSamples ?? 0) - this.droppedStoredAtStart,
       forwardedSamples: this.forwardedTotal,
@@ -400,6 +411,7 @@ export class MqttPublisher {
       if (this.storeAndForward) {
         this.defineStoreAndForwardHealth();
         this.hostState = new PrimaryHostState();
+        this.hostSince = this.deps.clock.now();
         this.writeHealth(this.health.primaryHostOnline, false);
         this.writeHealth(this.health.catchingUp, false);
       }
@@ -613,11 +625,13 @@ export class MqttPublisher {
   private onHostState(client: MqttClient, state: { online: boolean; timestamp: number }): void {
     const host = this.hostState;
     if (host === undefined) return;
+    const wasOnline = host.online;
     const result = host.update(state);
     if (result === 'ignored') {
       this.log.debug({ timestamp: state.timestamp }, 'Stale Sparkplug STATE ignored.');
       return;
     }
+    if ((result === 'online') !== wasOnline) this.hostSince = this.deps.clock.now();
     this.writeHealth(this.health.primaryHostOnline, result === 'online');
     const connection = this.connection;
     if (connection?.connected !== client) return;

@@ -78,12 +78,16 @@ test('host offline: stored, no births; host online: births, then the stored data
     stamps.push(clock.now() - 90);
   }
   t.is(publisher.state().sparkplug?.storedSamples, 5);
+  // Offline (an offline STATE, as no STATE at all) since the start.
+  t.false(publisher.state().sparkplug?.primaryHostOnline);
+  t.is(publisher.state().sparkplug?.primaryHostSince, new Date(t0).toISOString());
   t.is(store.get(mqttHealthTagIds('spb').storedSamples)?.value, 5);
   t.is(publisher.state().status, 'Error');
   t.regex(publisher.state().reason ?? '', /primary host 'central'/);
   await publisher.idle();
   t.is(sub.messages.length, 0, 'nothing is published before the host is online');
 
+  const onlineAt = clock.now();
   await host.state(true, 2_000);
   await sub.waitFor((list) => decodeSparkplug(list).some((m) => m.type === 'DDATA'));
   await until(() => publisher.state().sparkplug?.storedSamples === 0, 'the outbox is empty');
@@ -114,6 +118,7 @@ test('host offline: stored, no births; host online: births, then the stored data
   t.is(state.status, 'On');
   t.like(state.sparkplug, {
     primaryHostOnline: true,
+    primaryHostSince: new Date(onlineAt).toISOString(),
     storedSamples: 0,
     forwardedSamples: 5,
     catchingUp: false,
@@ -134,6 +139,7 @@ test('host offline after the births: NDEATH and a new session; a stale STATE is 
   change(1);
   await sub.waitFor((list) => decodeSparkplug(list).some((m) => m.type === 'DDATA'));
 
+  const offlineAt = clock.now();
   await host.state(false, 1_000);
   await sub.waitFor((list) => decodeSparkplug(list).some((m) => m.type === 'NDEATH'));
   // The new session connects at once and waits for the host.
@@ -147,6 +153,7 @@ test('host offline after the births: NDEATH and a new session; a stale STATE is 
   await host.state(true, 500);
   await until(() => logs.text().includes('Stale Sparkplug STATE ignored'), 'ignored', 20_000);
   t.false(publisher.state().sparkplug?.primaryHostOnline);
+  t.is(publisher.state().sparkplug?.primaryHostSince, new Date(offlineAt).toISOString());
   change(4);
   await host.state(true, 3_000);
   await sub.waitFor((list) =>
