@@ -96,3 +96,72 @@ export function getOn(socket: Duplex, path: string, host = 'localhost'): Promise
     socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\n\r\n`);
   });
 }
+
+/** What {@link uploadThenRead} saw. */
+export interface UploadResult {
+  /** Everything the server sent, as latin1 text. */
+  text: string;
+  /** Body bytes the socket accepted before writing ended or failed. */
+  written: number;
+  /** The socket's error code, if any (`ECONNRESET`, `EPIPE`): a reset can destroy the answer. */
+  error?: string;
+}
+
+/**
+ * Sends `head`, then a body of `bodyBytes` bytes ('a's, 64 KiB at a time; chunk-framed when
+ * `chunked`), and reads nothing until the whole body is written or writing failed, the way most
+ * clients send a request; then reads what the server sent until the connection closes.
+ */
+export function uploadThenRead(
+  url: string,
+  head: string,
+  bodyBytes: number,
+  options: { chunked?: boolean } = {},
+): Promise<UploadResult> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ''));
+    // Paused before it connects: nothing is read off the wire until the upload is over.
+    socket.pause();
+    const chunks: Buffer[] = [];
+    let error: string | undefined;
+    let written = 0;
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', (failure: Error & { code?: string }) => {
+      error ??= failure.code ?? failure.message;
+      socket.resume();
+    });
+    socket.once('close', () =>
+      resolve({
+        text: Buffer.concat(chunks).toString('latin1'),
+        written,
+        ...(error ? { error } : {}),
+      }),
+    );
+    const slice = Buffer.alloc(64 * 1024, 'a');
+    socket.write(head);
+    let left = bodyBytes;
+    const pump = () => {
+      while (left > 0 && !socket.destroyed) {
+        const piece = slice.subarray(0, Math.min(slice.length, left));
+        left -= piece.length;
+        const framed = options.chunked
+          ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, crlf])
+          : piece;
+        const more = socket.write(framed, (failed) => {
+          if (!failed) written += piece.length;
+        });
+        if (!more) {
+          socket.once('drain', pump);
+          return;
+        }
+      }
+      if (socket.destroyed) return;
+      // Written (handed to the kernel): now the answer is read.
+      socket.write(options.chunked ? '0\r\n\r\n' : '', () => socket.resume());
+    };
+    pump();
+  });
+}
+
+const crlf = Buffer.from('\r\n');
