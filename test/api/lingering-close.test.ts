@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
+import { maxBodyBytes } from '../../src/api/json-bodies.js';
 import { closeAfterAnswer, type LingerLimits } from '../../src/api/lingering-close.js';
 import { startApi } from '../helpers/api-harness.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -32,6 +33,10 @@ test('a client that reads only once it has sent a 12 MiB body gets its 413, then
     t.is(answer.headers.connection, 'close', `${name}: the client knows the connection ends`);
     const problem = JSON.parse(answer.body);
     t.is(problem.code, 'payload-too-large');
+    t.is(
+      problem.detail,
+      `The request body is larger than ${maxBodyBytes} bytes (256 KiB), this route's limit.`,
+    );
   }
   // The daemon is fine and keeps answering.
   t.is((await api.request('/healthz')).status, 200);

@@ -165,3 +165,34 @@ export function uploadThenRead(
 }
 
 const crlf = Buffer.from('\r\n');
+
+/**
+ * Writes `bytes` (a request, or only its start) on `socket` and resolves with the first complete
+ * response (its head and Content-Length body), whether or not the request was all sent. Rejects
+ * if the connection closes first.
+ */
+export function answerTo(socket: Duplex, bytes: string | Buffer): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+      if (Buffer.byteLength(text, 'latin1') < end + 4 + length) return;
+      cleanup();
+      resolve(parseResponse(text));
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new Error(`the connection closed before the response; got ${JSON.stringify(text)}`));
+    };
+    const cleanup = () => {
+      socket.off('data', onData);
+      socket.off('close', onClose);
+    };
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    socket.write(bytes);
+  });
+}
