@@ -111,16 +111,16 @@ export interface UploadResult {
  * Sends `head`, then a body of `bodyBytes` bytes ('a's, 64 KiB at a time; chunk-framed when
  * `chunked`), and reads nothing until the whole body is written or writing failed, the way most
  * clients send a request; then reads what the server sent until the connection closes.
+ * @param target the server's URL (plain TCP), or a function opening the connection (TLS).
  */
 export function uploadThenRead(
-  url: string,
+  target: string | (() => Duplex),
   head: string,
   bodyBytes: number,
   options: { chunked?: boolean } = {},
 ): Promise<UploadResult> {
-  const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname.replace(/^\[|\]$/g, ''));
+    const socket = typeof target === 'string' ? connectTo(target) : target();
     // Paused before it connects: nothing is read off the wire until the upload is over.
     socket.pause();
     const chunks: Buffer[] = [];
@@ -165,6 +165,11 @@ export function uploadThenRead(
 }
 
 const crlf = Buffer.from('\r\n');
+
+function connectTo(url: string): Socket {
+  const { hostname, port } = new URL(url);
+  return connect(Number(port), hostname.replace(/^\[|\]$/g, ''));
+}
 
 /**
  * Writes `bytes` (a request, or only its start) on `socket` and resolves with the first complete
