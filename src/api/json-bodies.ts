@@ -4,108 +4,140 @@ import { RequestError, type TagdError } from '../errors.js';
 import { fromKoaError } from './problem.js';
 import { discardBody, hasBody } from './unread-bodies.js';
 
-/** Largest JSON request body accepted (413 beyond). */
+/** Largest JSON request body a route accepts unless it sets its own limit: 256 KiB (413 beyond). */
 export const maxBodyBytes = 256 * 1024;
 
-/** Where a body's refusal waits in `context.state` for the route to take it. */
-const bodyRefusalKey = Symbol('bodyRefusal');
+/**
+ * Largest JSON request body of the configuration routes (a driver entry and its check, the
+ * profile check, a collection): 16 MiB, room for a driver of some 90,000 Modbus tags (10,000
+ * tags with a unit and a description are about 1.4 MB).
+ */
+export const configurationBodyBytes = 16 * 1024 * 1024;
+
+/** The methods whose bodies are read as JSON (@koa/bodyparser's `parsedMethods` default). */
+export const jsonBodyMethods: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Marks in `context.state` that a route took the request, and so its body (read or not). */
+const bodyTakenKey = Symbol('bodyTaken');
 
 /**
- * Parses JSON bodies (256 KiB at most). Errors raised while reading a body (a Content-Encoding
- * that does not decode, a truncated stream) are the client's: they answer 400, never 500.
+ * The request envelope's part of the JSON bodies. A POST, PUT or PATCH body is not read here:
+ * the route that serves the request reads it with {@link readJsonBody} after it authenticated
+ * the caller and checked the permission (src/api/router.ts), up to the route's own limit, so a
+ * client without a valid token cannot make the daemon buffer a byte of it (its answer, 401 or
+ * 403, ends the connection: lingering-close.ts). A request no route takes (404, 405) has its
+ * body read afterwards, within {@link maxBodyBytes}, and refused first if it cannot be read,
+ * as when every body was read before routing.
  *
- * A body that cannot be read (not JSON, over the limit, not decodable) is refused by the route
- * the request reaches, after that route authenticated the caller (src/api/router.ts takes it
- * with {@link takeBodyRefusal}): a client without a valid token learns only that (401), and a
- * route can audit the refusal under the account that sent it (Tags/Write does). A request no
- * route takes is refused for its body as before, whatever the rest of the app answered.
- *
- * Only the methods the parser reads bodies of (POST, PUT, PATCH) reach it. A body sent with any
- * other method is read and discarded, within the same 256 KiB, before the route runs
- * (unread-bodies.ts); a request without a body goes on at once. The parser's module (co-body
- * and its decoders, about 140 ms of CPU to load) is imported on the first request it parses,
- * not at start.
+ * A body sent with any other method is read and discarded, within {@link maxBodyBytes}, before
+ * the route runs (unread-bodies.ts); a request without a body goes on at once.
  */
 export function jsonBodies(): Koa.Middleware {
-  let parser: Promise<Koa.Middleware> | undefined;
-  const parseThenNext: Koa.Middleware = async (context, next) => {
-    parser ??= loadBodyParser();
-    const parse = await parser;
+  const readAfterRoutes: Koa.Middleware = async (context, next) => {
+    let failure: { error: unknown } | undefined;
     try {
-      await parse(context, async () => undefined);
+      await next();
     } catch (error) {
-      const status = (error as { status?: unknown }).status;
-      const refusal =
-        typeof status === 'number' && status >= 400 && status < 500
-          ? (fromKoaError(error) as TagdError)
-          : new RequestError(
-              'bad-request',
-              400,
-              'The request body could not be read (check its Content-Encoding).',
-            );
-      return refusedUnlessTaken(context, next, refusal);
+      failure = { error };
     }
-    await next();
+    if (!bodyTaken(context) && hasBody(context.req)) {
+      // No route took the request: its body is refused first, whatever the app answered.
+      await readJsonBody(context, maxBodyBytes);
+    }
+    if (failure) throw failure.error;
   };
   // A body no route reads (unread-bodies.ts): read and thrown away before the route answers.
+  // Over the limit, the rest is left unread: the connection ends after the 413.
   const discardThenNext: Koa.Middleware = async (context, next) => {
-    try {
-      await discardBody(context.req, maxBodyBytes);
-    } catch (error) {
-      // The rest of a refused body is not read: the connection ends after the answer.
-      context.set('Connection', 'close');
-      throw error;
-    }
+    await discardBody(context.req, maxBodyBytes);
     await next();
   };
   // Not async: a request without a body (every GET) passes with no frame of its own.
   return (context, next) =>
-    parsedMethods.has(context.method)
-      ? parseThenNext(context, next)
+    jsonBodyMethods.has(context.method)
+      ? readAfterRoutes(context, next)
       : hasBody(context.req)
         ? discardThenNext(context, next)
         : next();
 }
 
-/** The methods whose bodies @koa/bodyparser reads (its `parsedMethods` default). */
-const parsedMethods: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
-
-async function loadBodyParser(): Promise<Koa.Middleware> {
-  const { bodyParser } = await import('@koa/bodyparser');
-  return bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: maxBodyBytes,
-    encoding: 'utf-8',
-    jsonStrict: true,
-    parsedMethods: [...parsedMethods],
-  }) as Koa.Middleware;
+/**
+ * Reads the request's JSON body into `context.request.body` (`{}` for a body that is not
+ * `application/json`, which the router then refuses with 415). Errors raised while reading (a
+ * Content-Encoding that does not decode, a truncated stream) are the client's: 400, never 500.
+ * The parser's module (co-body and its decoders, about 140 ms of CPU to load) is imported on
+ * the first body read, not at start.
+ * @param limitBytes most bytes of the body (decoded); the route's limit.
+ * @throws RequestError 413 `payload-too-large` naming `limitBytes`, 400 `bad-request` (not
+ *   JSON, not decodable, broken off).
+ */
+export async function readJsonBody(context: Context, limitBytes: number): Promise<void> {
+  takeBody(context);
+  const parse = await parserFor(limitBytes);
+  try {
+    await parse(context, async () => undefined);
+  } catch (error) {
+    throw refusalOf(error, limitBytes);
+  }
 }
 
 /**
- * The refusal of the request's body, if it could not be read, for the route that serves the
- * request: taken once (the body parser then leaves the answer to the route).
+ * Tells the envelope that a route took the request: its body is the route's to read (with
+ * {@link readJsonBody}, once the caller is checked) or to leave unread (a caller refused), and
+ * is not read after the app answered.
  */
-export function takeBodyRefusal(context: Context): TagdError | undefined {
-  const state = context.state as Record<symbol, TagdError | undefined>;
-  const refusal = state[bodyRefusalKey];
-  if (refusal !== undefined) state[bodyRefusalKey] = undefined;
-  return refusal;
+export function takeBody(context: Context): void {
+  (context.state as Record<symbol, boolean>)[bodyTakenKey] = true;
 }
 
-/** Runs the app with the body's refusal waiting for a route; unless one took it, throws it. */
-async function refusedUnlessTaken(
-  context: Context,
-  next: Koa.Next,
-  refusal: TagdError,
-): Promise<void> {
-  const state = context.state as Record<symbol, TagdError | undefined>;
-  state[bodyRefusalKey] = refusal;
-  try {
-    await next();
-  } catch (error) {
-    // No route took the request (a 404 or 405 of the rest of the app): the body comes first.
-    if (state[bodyRefusalKey] === refusal) throw refusal;
-    throw error;
+function bodyTaken(context: Context): boolean {
+  return (context.state as Record<symbol, boolean | undefined>)[bodyTakenKey] === true;
+}
+
+function refusalOf(error: unknown, limitBytes: number): TagdError {
+  const status = (error as { status?: unknown }).status;
+  if (status === 413) {
+    return new RequestError(
+      'payload-too-large',
+      413,
+      `The request body is larger than ${limitBytes} bytes (${sizeText(limitBytes)}), this route's limit.`,
+    );
   }
-  if (state[bodyRefusalKey] === refusal) throw refusal;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return fromKoaError(error) as TagdError;
+  }
+  return new RequestError(
+    'bad-request',
+    400,
+    'The request body could not be read (check its Content-Encoding).',
+  );
+}
+
+/** `262144` → `256 KiB`, `16777216` → `16 MiB`. */
+export function sizeText(bytes: number): string {
+  const mebibytes = bytes / (1024 * 1024);
+  if (Number.isInteger(mebibytes)) return `${mebibytes} MiB`;
+  const kibibytes = bytes / 1024;
+  return Number.isInteger(kibibytes) ? `${kibibytes} KiB` : `${bytes} bytes`;
+}
+
+/** One parser per limit (the routes use two); the module is loaded once, on first use. */
+const parsers = new Map<number, Promise<Koa.Middleware>>();
+
+function parserFor(limitBytes: number): Promise<Koa.Middleware> {
+  let parser = parsers.get(limitBytes);
+  if (parser === undefined) {
+    parser = import('@koa/bodyparser').then(
+      ({ bodyParser }) =>
+        bodyParser({
+          enableTypes: ['json'],
+          jsonLimit: limitBytes,
+          encoding: 'utf-8',
+          jsonStrict: true,
+          parsedMethods: [...jsonBodyMethods],
+        }) as Koa.Middleware,
+    );
+    parsers.set(limitBytes, parser);
+  }
+  return parser;
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { builtInRoles } from '../auth/permissions.js';
 import { type ErrorCode, errorCodes } from '../errors.js';
 import { csrfCookie, csrfHeader, sessionCookie } from './authenticate.js';
-import { maxBodyBytes } from './json-bodies.js';
+import { maxBodyBytes, sizeText } from './json-bodies.js';
 import { problemMediaType } from './problem.js';
 import type { RouteDefinition } from './route.js';
 
@@ -174,7 +174,7 @@ function operationOf(route: RouteDefinition, schemas: SchemaCollector): OpenApiO
     const success = route.responses[status];
     operation.responses[String(status)] = success
       ? successResponse(success.description, success.schema, success.mediaType, schemas)
-      : problemResponse(status);
+      : problemResponse(status, route);
   }
   return operation;
 }
@@ -223,9 +223,9 @@ function successResponse(
   return { description, content: { [type]: { schema: body } } };
 }
 
-function problemResponse(status: number): JsonObject {
+function problemResponse(status: number, route: RouteDefinition): JsonObject {
   const response: JsonObject = {
-    description: problemDescription(status),
+    description: problemDescription(status, route),
     content: { [problemMediaType]: { schema: { $ref: '#/components/schemas/Problem' } } },
   };
   if (status === 401) {
@@ -247,7 +247,7 @@ function problemResponse(status: number): JsonObject {
   return response;
 }
 
-function problemDescription(status: number): string {
+function problemDescription(status: number, route: RouteDefinition): string {
   switch (status) {
     case 400:
       return 'The request is invalid; for `validation-failed`, `errors` lists every wrong field.';
@@ -259,8 +259,10 @@ function problemDescription(status: number): string {
       return 'Not found.';
     case 409:
       return 'The request conflicts with the state of the service.';
-    case 413:
-      return `The body is larger than ${maxBodyBytes} bytes (\`payload-too-large\`).`;
+    case 413: {
+      const limit = route.maxBodyBytes ?? maxBodyBytes;
+      return `The body is larger than ${limit} bytes (${sizeText(limit)}), this route's limit (\`payload-too-large\`).`;
+    }
     case 415:
       return 'The body is not `application/json` (`unsupported-media-type`).';
     case 429:

@@ -82,6 +82,13 @@ export interface RouteDefinition<Params = unknown, Query = unknown, Body = unkno
   params?: z.ZodType<Params>;
   query?: z.ZodType<Query>;
   body?: z.ZodType<Body>;
+  /**
+   * Largest JSON body of a POST, PUT or PATCH, bytes (decoded); beyond, 413
+   * `payload-too-large` naming it. Read only once the caller is authenticated and holds the
+   * permission. Default `maxBodyBytes` of json-bodies.ts, 256 KiB; the configuration routes
+   * take `configurationBodyBytes`, 16 MiB.
+   */
+  maxBodyBytes?: number;
   /** Success responses by status. */
   responses: Record<number, RouteResponse>;
   /**

@@ -11,14 +11,16 @@ import {
 } from '../errors.js';
 import { toFieldErrors } from '../profile/validate-profile.js';
 import { authenticateRequest } from './authenticate.js';
-import { takeBodyRefusal } from './json-bodies.js';
+import { jsonBodyMethods, maxBodyBytes, readJsonBody, takeBody } from './json-bodies.js';
 import type { RouteDefinition } from './route.js';
 
 /**
  * Builds the koa router for a list of route definitions: each request is authenticated per
- * the route's access rule, then its body's refusal (a body the parser could not read), path
- * parameters, query and JSON body are checked with the route's zod schemas (every wrong field
- * listed; the route's `onInvalid` is told), and the handler's result is the response.
+ * the route's access rule (token and permission), then the JSON body of a POST, PUT or PATCH is
+ * read, up to the route's `maxBodyBytes` (so no byte of it is buffered for a caller refused),
+ * then path parameters, query and body are checked with the route's zod schemas (every wrong
+ * field listed; a body that cannot be read is refused there too, and the route's `onInvalid`
+ * is told), and the handler's result is the response.
  */
 export function buildRouter(
   routes: readonly RouteDefinition[],
@@ -38,15 +40,17 @@ export function buildRouter(
         }
         // The route's template, for the request metrics: a bounded label, unlike the path.
         context.state.route = route.path;
-        // This route answers the request: an unreadable body is its to refuse, after the caller.
-        const bodyRefusal = takeBodyRefusal(context);
+        // This route answers the request: its body is read after the caller is checked, or never.
+        const readsBody = jsonBodyMethods.has(context.method);
+        if (readsBody) takeBody(context);
         try {
           const principal = authenticateRequest(context, route.access, accounts, statusToken);
           let params: unknown;
           let query: unknown;
           let body: unknown;
           try {
-            if (bodyRefusal !== undefined) throw bodyRefusal;
+            // After the caller: a body is buffered only for one who may call the route.
+            if (readsBody) await readJsonBody(context, route.maxBodyBytes ?? maxBodyBytes);
             params = parse(route.params, context.params, 'path');
             // context.query parses the query string on first access: only for routes with one.
             query = route.query ? parse(route.query, context.query, 'query') : undefined;

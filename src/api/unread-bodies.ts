@@ -3,7 +3,8 @@
  * it, so it is read and thrown away before the route runs, up to {@link maxBodyBytes}. Left
  * unread, node closes a `Connection: close` socket with the body's bytes still arriving, the
  * kernel answers them with a reset, and a large answer (the 1.7 MB Swagger UI bundle) is cut off
- * at the client. A body over the limit is 413 `payload-too-large`, as for a JSON body.
+ * at the client. A body over the limit is 413 `payload-too-large`, as for a JSON body; its rest
+ * is left unread and the connection closes after the answer (lingering-close.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { RequestError } from '../errors.js';

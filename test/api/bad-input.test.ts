@@ -1160,10 +1160,6 @@ async function send(agent: Agent, origin: URL, bad: BadRequest): Promise<Answer>
 }
 
 function sendOnce(agent: Agent | undefined, origin: URL, bad: BadRequest): Promise<Answer> {
-  let markAnswered: () => void = () => {};
-  const answer = new Promise<void>((resolve) => {
-    markAnswered = resolve;
-  });
   return new Promise((resolve, reject) => {
     let answered = false;
     const framing: Record<string, string> =
@@ -1183,7 +1179,6 @@ function sendOnce(agent: Agent | undefined, origin: URL, bad: BadRequest): Promi
       },
       (response) => {
         answered = true;
-        markAnswered();
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () =>
@@ -1202,7 +1197,7 @@ function sendOnce(agent: Agent | undefined, origin: URL, bad: BadRequest): Promi
       const reused = outgoing.reusedSocket && (error as { code?: string }).code === 'ECONNRESET';
       reject(Object.assign(error, { reusedSocket: reused }));
     });
-    void writeBody(outgoing, bad.body, bad.chunked === true, answer, () => answered);
+    void writeBody(outgoing, bad.body, () => answered);
   });
 }
 
@@ -1210,17 +1205,13 @@ function sendOnce(agent: Agent | undefined, origin: URL, bad: BadRequest): Promi
 const sliceBytes = 64 * 1024;
 
 /**
- * Writes a body in slices and stops once the server has answered. A body over the cap is held
- * back until the server has had its say: with a declared length the server answers 413 on the
- * headers alone, and a chunked body is sent only a little past the cap at first. A server that
- * refuses a body closes the connection, and data it never read turns that close into a reset
- * that would destroy its answer before the client reads it.
+ * Writes a body in slices, as fast as the connection takes them, and stops once the server has
+ * answered. A body over the limit is refused while it is still arriving: the server reads and
+ * drops the rest (its lingering close), so the client reads the 413 and not a reset.
  */
 async function writeBody(
   outgoing: ReturnType<typeof request>,
   body: string | Buffer | undefined,
-  chunked: boolean,
-  answer: Promise<unknown>,
   answered: () => boolean,
 ): Promise<void> {
   if (body === undefined) {
@@ -1228,20 +1219,10 @@ async function writeBody(
     return;
   }
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  const over = bytes.length > maxBodyBytes;
-  const holdAt = !over ? bytes.length : chunked ? maxBodyBytes + 1024 : 0;
-  const write = async (from: number, to: number) => {
-    for (let offset = from; offset < to; offset += sliceBytes) {
-      if (answered() || outgoing.destroyed) return;
-      const slice = bytes.subarray(offset, Math.min(offset + sliceBytes, to));
-      await new Promise<void>((resolve) => outgoing.write(slice, () => resolve()));
-    }
-  };
-  await write(0, holdAt);
-  if (over) {
-    if (holdAt === 0) outgoing.flushHeaders();
-    await Promise.race([answer, new Promise((resolve) => setTimeout(resolve, 1_000))]);
-    await write(holdAt, bytes.length);
+  for (let offset = 0; offset < bytes.length; offset += sliceBytes) {
+    if (answered() || outgoing.destroyed) return;
+    const slice = bytes.subarray(offset, offset + sliceBytes);
+    await new Promise<void>((resolve) => outgoing.write(slice, () => resolve()));
   }
   if (!answered() && !outgoing.destroyed) outgoing.end();
 }

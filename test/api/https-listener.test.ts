@@ -19,7 +19,14 @@ import {
 } from '../helpers/certificates.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { closed, getOn, openSocket, parseResponse, sendUntilClosed } from '../helpers/raw-http.js';
+import {
+  closed,
+  getOn,
+  openSocket,
+  parseResponse,
+  sendUntilClosed,
+  uploadThenRead,
+} from '../helpers/raw-http.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const silent = pino({ level: 'silent' });
@@ -433,6 +440,29 @@ function tlsSocket(url: string, ca: Buffer): Promise<TLSSocket> {
     socket.once('error', reject);
   });
 }
+
+test('over TLS, a client that reads only once it has sent a 12 MiB chunked body gets its 413 without a reset', async (t) => {
+  const certificates = await makeCertificates(t);
+  const api = await startApi(t);
+  const url = await started(
+    t,
+    listenerOn(certificates, { handler: createApp(api.deps).callback() }),
+  );
+  const bytes = 12 * 1024 * 1024;
+  const socket = await tlsSocket(url, certificates.ca);
+  const result = await uploadThenRead(
+    () => socket,
+    'POST /api/v2/Users/Authenticate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    bytes,
+    { chunked: true },
+  );
+  t.is(result.error, undefined, 'no reset');
+  t.is(result.written, bytes);
+  const answer = parseResponse(result.text);
+  t.is(answer.status, 413);
+  t.is(answer.headers.connection, 'close');
+  t.is(JSON.parse(answer.body).code, 'payload-too-large');
+});
 
 test('a client that never starts the TLS handshake is closed after handshakeTimeoutMs', async (t) => {
   const certificates = await makeCertificates(t);

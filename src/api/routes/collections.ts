@@ -19,6 +19,7 @@ import { collectionSchema, type ProfileInput } from '../../profile/schema.js';
 import type { WebhookConfig } from '../../publishers/webhook/schema.js';
 import type { CollectionDefinition } from '../../tags/collections.js';
 import type { ApiDeps } from '../api-deps.js';
+import { configurationBodyBytes } from '../json-bodies.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 
 const basePath = '/api/v2/Collections';
@@ -76,6 +77,7 @@ export function collectionRoutes(deps: ApiDeps): RouteDefinition[] {
         'Saves the collection to the profile; it resolves against the tags at once and gains tags that appear later. A name in use is 409 `already-exists`.',
       access,
       body: collectionModelSchema,
+      maxBodyBytes: configurationBodyBytes,
       responses: { 201: { description: 'Created.', schema: collectionModelSchema } },
       problems: [409],
       handle: async ({ body, principal }) => {
@@ -120,6 +122,7 @@ export function collectionRoutes(deps: ApiDeps): RouteDefinition[] {
       access,
       params: nameParams,
       body: collectionReplacementSchema,
+      maxBodyBytes: configurationBodyBytes,
       responses: found,
       problems: [404],
       handle: async ({ params, body, principal }) => {

@@ -35,6 +35,7 @@ import { formatPath, validateProfile } from '../../profile/validate-profile.js';
 import type { ReloadSummary } from '../../reload/profile-reloader.js';
 import { tagColumns, tagsToCsv } from '../../tags/tag-csv.js';
 import type { ApiDeps } from '../api-deps.js';
+import { configurationBodyBytes } from '../json-bodies.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { refuseStateDirFiles } from '../state-dir-guard.js';
 import { driverReportSchema } from './drivers.js';
@@ -152,6 +153,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       access,
       query: checkQuery,
       body: driverEntrySchema,
+      maxBodyBytes: configurationBodyBytes,
       responses: { 200: { description: 'The entry is valid.', schema: driverCheckSchema } },
       problems: [404, 409],
       handle: ({ query, body }) => {
@@ -209,6 +211,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `Validates the entry with the profile's own schema (every wrong field listed with its path in the body), saves it to the profile and starts the driver at once; no other driver restarts. A name in use is 409 \`already-exists\`. A driver whose files are unusable or that fails to start is saved and listed in \`reload.failed\`. ${relayLicenseNote}`,
       access,
       body: driverEntrySchema,
+      maxBodyBytes: configurationBodyBytes,
       responses: { 201: changed },
       problems: [409, 503],
       handle: async ({ context, body, principal }) => {
@@ -288,6 +291,7 @@ export function driverManagementRoutes(deps: ApiDeps): RouteDefinition[] {
       access,
       params: nameParams,
       body: driverEntrySchema,
+      maxBodyBytes: configurationBodyBytes,
       responses: { 200: changed },
       problems: [404, 503],
       handle: async ({ params, body, principal }) => {

@@ -13,6 +13,7 @@ import { profileSchema } from '../../profile/schema.js';
 import { maskSecrets, secretMask, unmaskSecrets } from '../../profile/secret-fields.js';
 import type { ProfileReloader } from '../../reload/profile-reloader.js';
 import type { ApiDeps } from '../api-deps.js';
+import { configurationBodyBytes } from '../json-bodies.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
 import { refuseStateDirFiles } from '../state-dir-guard.js';
 
@@ -119,6 +120,7 @@ export function profileRoutes(deps: ApiDeps): RouteDefinition[] {
       description: `What \`tagd profile check\` does, on the profile in the body: the schema and cross-field rules, sealed secrets (opened with this tagd's key), and the start-up checks (listeners, HTTPS certificates, DBC, replay, broker and CA files, the license) — on the parts without errors when the schema found some, so one call lists everything. Relative file names are resolved from the running profile's folder; files in the state directory are refused (400). Secrets shown as \`${secretMask}\` (as GET Profile gives them) stand for the running profile's values. Warnings (derived tags or alarms reading tags no driver declares; publishers or history naming collections the profile lacks) leave the profile valid. Answers 200 whether or not the profile is valid.`,
       access,
       body: z.record(z.string(), z.unknown()).meta({ description: 'A tagd profile document.' }),
+      maxBodyBytes: configurationBodyBytes,
       responses: { 200: { description: 'The problems found.', schema: profileCheckSchema } },
       problems: [400],
       handle: async ({ body }) => {

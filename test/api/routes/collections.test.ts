@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import { maxBodyBytes } from '../../../src/api/json-bodies.js';
 import type { LicenseState } from '../../../src/license/license.js';
 import { ProfileService } from '../../../src/profile/profile-service.js';
 import { ProfileStore } from '../../../src/profile/profile-store.js';
@@ -140,6 +141,26 @@ test('list, read and create: a new collection is saved and resolves against the 
   t.deepEqual(await collectionsOnDisk(profileFile), [...baseProfile.collections, presses]);
   t.deepEqual((await call(`${basePath}/Press%201`)).body, presses, 'a space is %20 in the path');
   t.deepEqual((await call(basePath)).body, [...baseProfile.collections, presses]);
+});
+
+test('a collection of 10,000 members (over 256 KiB) is created and replaced: the configuration routes take 16 MiB', async (t) => {
+  const { call, collections, profileFile } = await setup(t);
+  const members = Array.from({ length: 10_000 }, (_, i) => `Plant/Area${i % 10}/Tag${i}/Value`);
+  const plant = { name: 'Plant', members: [...members, 'Line1/Press/Pressure'] };
+  t.true(JSON.stringify(plant).length > maxBodyBytes, 'over the default limit');
+  const created = await call(basePath, { method: 'POST', body: plant });
+  t.is(created.status, 201);
+  t.deepEqual(collections.members('Plant'), ['Line1/Press/Pressure']);
+  const replaced = await call(`${basePath}/Plant`, {
+    method: 'PUT',
+    body: { members: [...members, 'Line2/Pump/Flow'] },
+  });
+  t.is(replaced.status, 200);
+  t.deepEqual((await call(`${basePath}/Plant`)).body, {
+    name: 'Plant',
+    members: [...members, 'Line2/Pump/Flow'],
+  });
+  t.deepEqual(((await collectionsOnDisk(profileFile)) as unknown[]).length, 3);
 });
 
 test('a collection created over the API can be published at once', async (t) => {

@@ -2,9 +2,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { configurationBodyBytes, maxBodyBytes } from '../../../src/api/json-bodies.js';
 import { requireDerivedTagManage } from '../../../src/api/routes/driver-management.js';
 import type { Permission } from '../../../src/auth/permissions.js';
 import { managedDaemon } from '../../helpers/managed-daemon.js';
+import { answerTo, closed, openSocket } from '../../helpers/raw-http.js';
 
 type Json = Record<string, unknown>;
 
@@ -462,4 +464,104 @@ test('without the data relay license a relay driver does not run (Failed, saying
     204,
     'one can always be removed',
   );
+});
+
+/** A Modbus TCP driver with `count` holding-register tags, each with a unit and a description. */
+function plantDriver(name: string, count: number) {
+  return {
+    type: 'modbus',
+    name,
+    transport: { kind: 'tcp', host: '127.0.0.1', port: 1 },
+    tags: Array.from({ length: count }, (_, i) => ({
+      name: `Area${Math.floor(i / 1000)}/Tag${String(i).padStart(5, '0')}`,
+      table: 'holdingRegister',
+      address: i,
+      type: 'uint16',
+      unit: '°C',
+      description: `Temperature of zone ${i}, line ${i % 7}`,
+    })),
+  };
+}
+
+test('a Modbus driver of 10,000 tags (1.4 MB) is saved, checked, replaced and read back', async (t) => {
+  const { request } = await managedDaemon(t);
+  const plant = plantDriver('Plant', 10_000);
+  t.true(JSON.stringify(plant).length > 4 * maxBodyBytes, 'far over the default limit');
+  const created = await request('/api/v2/Drivers', { method: 'POST', body: plant });
+  t.is(created.status, 201, JSON.stringify(created.json).slice(0, 300));
+  const tagsOf = (entry: Json) =>
+    (entry.tags as Json[]).map((tag) => [tag.name, tag.address, tag.description]);
+  const read = await request('/api/v2/Drivers/Plant/Configuration');
+  t.is(read.status, 200);
+  t.deepEqual(tagsOf(read.json), tagsOf(plant));
+  // The driver runs with all of them.
+  t.is((await request('/api/v2/Tags/Sample/Plant/Area9/Tag09999')).status, 200);
+
+  const check = await request('/api/v2/DriverConfigurations/Check?intent=replace', {
+    method: 'POST',
+    body: plant,
+  });
+  t.is(check.status, 200);
+  t.is(check.json.replaces, true);
+  const changed = structuredClone(plant);
+  (changed.tags[9_999] as Json).description = 'Outlet';
+  const replaced = await request('/api/v2/Drivers/Plant', { method: 'PUT', body: changed });
+  t.is(replaced.status, 200, JSON.stringify(replaced.json).slice(0, 300));
+  const again = await request('/api/v2/Drivers/Plant/Configuration');
+  t.deepEqual(tagsOf(again.json), tagsOf(changed));
+});
+
+test("a body over a route's limit is 413 naming that limit: 16 MiB for a driver, 256 KiB elsewhere", async (t) => {
+  const { url, admin } = await managedDaemon(t);
+  /** A JSON document of exactly `bytes` bytes. */
+  const sized = (bytes: number) => {
+    const start = '{"type":"modbus","name":"Huge","pad":"';
+    return `${start}${'a'.repeat(bytes - start.length - 2)}"}`;
+  };
+  const post = async (path: string, body: string) => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' },
+      body,
+    });
+    return { status: response.status, json: (await response.json()) as Json };
+  };
+  const overDriver = await post('/api/v2/Drivers', sized(configurationBodyBytes + 1));
+  t.is(overDriver.status, 413);
+  t.like(overDriver.json, {
+    code: 'payload-too-large',
+    detail: `The request body is larger than ${configurationBodyBytes} bytes (16 MiB), this route's limit.`,
+  });
+  // At the limit, the body is read and judged by the schema.
+  const atLimit = await post('/api/v2/Drivers', sized(configurationBodyBytes));
+  t.is(atLimit.status, 400);
+  t.is(atLimit.json.code, 'validation-failed');
+  const overQuery = await post('/api/v2/TagQuerySet', sized(maxBodyBytes + 1));
+  t.is(overQuery.status, 413);
+  t.like(overQuery.json, {
+    code: 'payload-too-large',
+    detail: `The request body is larger than ${maxBodyBytes} bytes (256 KiB), this route's limit.`,
+  });
+});
+
+test('a 16 MiB POST without a token (401) or without DriverManage (403) is refused before its body is sent', async (t) => {
+  const { url, operator } = await managedDaemon(t);
+  for (const [who, authorization, status] of [
+    ['no token', '', 401],
+    ['an Operator', `Authorization: Bearer ${operator}\r\n`, 403],
+  ] as const) {
+    const socket = await openSocket(url);
+    const head =
+      'POST /api/v2/Drivers HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+      `${authorization}Content-Length: ${configurationBodyBytes}\r\n\r\n`;
+    // The first 64 KiB of the body, then nothing: the answer cannot wait for the rest.
+    const answer = await answerTo(socket, `${head}{"pad":"${'a'.repeat(65_536)}`);
+    t.is(answer.status, status, who);
+    t.is(answer.headers['content-type'], 'application/problem+json', who);
+    t.is(answer.headers.connection, 'close', `${who}: the rest of the body is not awaited`);
+    // The client gives up its upload: the connection closes at once.
+    const gone = closed(socket);
+    socket.end();
+    await gone;
+  }
 });

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
+import { maxBodyBytes } from '../../../src/api/json-bodies.js';
 import { type Json, managedDaemon } from '../../helpers/managed-daemon.js';
 
 async function editProfile(file: string, edit: (profile: Json & { drivers: Json[] }) => void) {
@@ -234,5 +235,35 @@ test('Check lists schema errors, start-up problems and missing collections at on
     (await request('/api/v2/Profile/Check', { method: 'POST', body: inForce, token: operator }))
       .status,
     403,
+  );
+});
+
+test('Check takes a plant-sized profile: a driver of 10,000 Modbus tags (over 256 KiB)', async (t) => {
+  const { request } = await managedDaemon(t);
+  const inForce = (await request('/api/v2/Profile')).json as Json & { drivers: Json[] };
+  const plant = {
+    type: 'modbus',
+    name: 'Plant',
+    transport: { kind: 'tcp', host: '127.0.0.1', port: 1 },
+    tags: Array.from({ length: 10_000 }, (_, i) => ({
+      name: `Area${Math.floor(i / 1000)}/Tag${i}`,
+      table: 'holdingRegister',
+      address: i,
+      type: 'uint16',
+      description: `Zone ${i}`,
+    })),
+  };
+  const document = { ...inForce, drivers: [...inForce.drivers, plant] };
+  t.true(JSON.stringify(document).length > maxBodyBytes, 'over the default limit');
+  const checked = await request('/api/v2/Profile/Check', { method: 'POST', body: document });
+  t.is(checked.status, 200);
+  t.like(checked.json, { valid: true, problems: [] });
+  // A duplicate name is found at its path in the big list.
+  (plant.tags[9_999] as Json).name = 'Area0/Tag0';
+  const wrong = await request('/api/v2/Profile/Check', { method: 'POST', body: document });
+  t.is(wrong.status, 200);
+  t.deepEqual(
+    [...new Set((wrong.json.problems as { path: string }[]).map((problem) => problem.path))],
+    [`drivers[${inForce.drivers.length}].tags[9999].name`],
   );
 });
