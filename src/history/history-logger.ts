@@ -339,7 +339,7 @@ export class HistoryLogger {
    * stored at its own timestamp, whatever the deadband (it is not a change of the current
    * value) and without becoming the last logged sample the on-change rule compares with. One
    * at the timestamp of the tag's last live logged sample, or at or before the newest sample of
-   * the past logged, was logged already and is skipped.
+   * the past logged or skipped so, was logged already and is skipped.
    */
   private onHistorical(samples: readonly Sample[]): void {
     this.refreshRules();
@@ -352,8 +352,10 @@ export class HistoryLogger {
       // connection is sent again from its start.
       const log = this.tagLog(sample.fullTagId);
       if (log.historicalMs !== undefined && epochMs <= log.historicalMs) continue;
-      if (log.last !== undefined && log.last.utcTimestamp === sample.utcTimestamp) continue;
       log.historicalMs = epochMs;
+      // Seen all the same: sent again later (its acknowledgement lost with the broker, while
+      // the tag's last live sample has moved on to Unavailable), it is still skipped above.
+      if (log.last !== undefined && log.last.utcTimestamp === sample.utcTimestamp) continue;
       this.push(toLogged(sample, epochMs));
       queued = true;
     }

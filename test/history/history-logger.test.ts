@@ -275,6 +275,33 @@ test('a sample of the past already logged (the birth carried it, or the edge sen
   );
 });
 
+test('a sample of the past skipped as the one the birth logged stays skipped when the edge sends it again after an outage', async (t) => {
+  const s = await setup(t, [onChange('Line1/**')]);
+  const at = (ms: number, value: number): Sample => ({
+    fullTagId: 'Line1/temp',
+    utcTimestamp: new Date(t0 + ms).toISOString(),
+    quality: 'Good',
+    value,
+  });
+  s.write(['Line1/temp', 100]);
+  await s.tick(10);
+  // Forwarded after the birth: the birth's sample, skipped.
+  s.store.writeHistorical([at(0, 100)]);
+  // The broker dies before it acknowledged that forward: the host writes the tag Unavailable
+  // (the last live sample logged now), and the edge sends the sample again once back.
+  s.write(['Line1/temp', undefined, 'Unavailable']);
+  await s.tick(10);
+  s.store.writeHistorical([at(0, 100)]);
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/temp')).map((x) => [x.epochMs - t0, x.value ?? x.quality]),
+    [
+      [0, 100],
+      [10, 'Unavailable'],
+    ],
+  );
+});
+
 test('several entries covering a tag: the finest deadband wins', async (t) => {
   const s = await setup(t, [onChange('Line1/**', 5), onChange('Line1/fine', 0.1)]);
   for (const value of [1, 1.2, 1.25]) {
