@@ -5,10 +5,10 @@
  * - Primary Host STATE (Sparkplug 3.0): after subscribing (to the groups and to its own STATE
  *   topic), `spBv1.0/STATE/<hostId>` is published retained at QoS 1 as
  *   `{"online":true,"timestamp":t}`, with `{"online":false,"timestamp":t}` (the same t) as the
- *   connection's Will. An offline STATE of its own id delivered while online (the late Will of
+ *   connection's Will and as the first message of a clean stop. An offline STATE of its own id delivered while online (the late Will of
  *   an earlier connection) is answered by publishing the online STATE again.
- * - A clean stop drains (docs/relay.md, "Stopping the host"): the offline STATE (the current
- *   time) is published while the host is still connected and ingesting. The broker delivers a
+ * - A clean stop drains (docs/relay.md, "Stopping the host"): the offline STATE is published
+ *   while the host is still connected and ingesting. The broker delivers a
  *   client's messages in order, so everything it queued for the host before that STATE comes
  *   first (the host's own STATE echo marks the end of it); edges that follow this host answer
  *   the offline STATE with their DDEATHs and NDEATH and store from then on, so what they sent
@@ -205,13 +205,12 @@ export class SparkplugDriver implements Driver, RelaySource {
       this.settleAllPending('The driver stopped before the edge confirmed the write.');
       const connection = this.connection;
       const client = this.client;
-      // Sparkplug 3.0 (tck-id-host-topic-phid-death-payload-disconnect-clean): the death
-      // published before a DISCONNECT carries the time of the disconnect; never older than the
-      // birth, or the edges would take it for a stale one and ignore it.
-      const death = JSON.stringify({
-        online: false,
-        timestamp: Math.max(clock.now(), this.stateTimestamp),
-      });
+      // The death carries the connection's timestamp, as its Will does. The spec's text asks
+      // for the time of the disconnect (tck-id-host-topic-phid-death-payload-disconnect-clean;
+      // its TCK accepts any timestamp not older than the Will's): a death stamped later could
+      // outrun the next connection's online STATE after the wall clock stepped back, and the
+      // edges would ignore that online STATE as older.
+      const death = this.statePayload(false);
       let deathSent = false;
       if (client !== undefined && connection?.connected === client && this.config.stopDrainMs > 0) {
         deathSent = await this.drain(client, death);
