@@ -7,7 +7,7 @@
  * SIGCONT at once, the backlog of the freeze unread: the host drains it before it leaves; its
  * STATE offline, the edges store, then forward as is_historical), kill -9 of an edge.
  * Afterwards every edge's own history is compared with the central history: no sample lost, no
- * two samples of a tag at one timestamp, no tag Good on the central side after its edge died.
+ * two values of a tag at one timestamp, no tag Good on the central side after its edge died.
  *
  * Sized by environment for a bigger run (docs/relay.md): FLEET_EDGES (default 3), FLEET_TAGS
  * (tags per edge, default 100), FLEET_DEVICES (simulators, so DDATA per scan, per edge, default
@@ -445,7 +445,12 @@ function signal(child: ChildProcess, name: NodeJS.Signals) {
       list.push({ quality, value });
       centralSamples.set(key, list);
     }
-    const duplicates = [...centralSamples].filter(([, list]) => list.length > 1);
+    // Two values of a tag at one timestamp. An Unavailable row the host stamped with its own
+    // clock (a death, a lost broker) can fall on the very millisecond of an edge's reading:
+    // two different events, not a value logged twice.
+    const duplicates = [...centralSamples].filter(
+      ([, list]) => list.filter((each) => each.value !== '').length > 1,
+    );
     const twiceAt = new Set(
       duplicates.map(([key]) => {
         const [tag, time] = key.split('@') as [string, string];
