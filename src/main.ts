@@ -17,8 +17,12 @@ import { SystemdNotifier } from './systemd/notifier.js';
 
 export { exitCodes };
 
-/** How long a stop may take before the process exits anyway, ms. */
-export const stopDeadlineMs = 10_000;
+/**
+ * How long a stop may take before the process exits anyway, ms. Room for a Sparkplug host's
+ * drain (its `stopDrainMs`, 5 s by default) and the history's last append after it; the systemd
+ * unit's TimeoutStopSec (30 s) stays above it.
+ */
+export const stopDeadlineMs = 20_000;
 
 /** Called with the daemon before it starts, to subscribe to it (e.g. {@link Daemon.onReload}). */
 export type DaemonSetup = (daemon: Daemon) => void;

@@ -1,8 +1,8 @@
 /**
  * Profile entry of a Sparkplug B host application driver (`type: sparkplug`): the broker as the
  * MQTT publisher names it (the same field schemas, so the URL is sealed and masked the same
- * way), the groups it follows, its host id, and the bounds of staleness, rebirth requests and
- * write confirmation. Loaded eagerly with the profile schema: imports neither mqtt nor
+ * way), the groups it follows, its host id, and the bounds of staleness, rebirth requests,
+ * write confirmation and the drain of a clean stop. Loaded eagerly with the profile schema: imports neither mqtt nor
  * sparkplug-payload.
  */
 import { z } from 'zod';
@@ -54,6 +54,18 @@ export const sparkplugDriverSchema = z.strictObject({
     .describe(
       'Least time between two rebirth requests (NCMD Node Control/Rebirth) to one edge node, ' +
         'ms: a broken edge is not flooded. Default 5,000.',
+    ),
+  stopDrainMs: z
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(5_000)
+    .describe(
+      'Longest a clean stop (a shutdown, a restart, a reload of the driver) keeps ingesting ' +
+        'after publishing its offline STATE, ms: until the broker delivered what it queued for ' +
+        'the host and every edge node online sent its NDEATH (edges that follow this host do ' +
+        'on the offline STATE and store from then on). 0 disconnects at once, dropping what ' +
+        'the broker still holds for the host. Default 5,000.',
     ),
   allowWrites: allowWritesField,
   writableTags: z

@@ -2,10 +2,20 @@
  * The Sparkplug B host application (README: docs/relay.md): one broker connection, as a
  * Primary Host, relaying the metrics of the edge nodes it follows as tags.
  *
- * - Primary Host STATE (Sparkplug 3.0): after subscribing, `spBv1.0/STATE/<hostId>` is
- *   published retained at QoS 1 as `{"online":true,"timestamp":t}`, with
- *   `{"online":false,"timestamp":t}` (the same t) as the connection's Will and as the last
- *   message of a clean stop.
+ * - Primary Host STATE (Sparkplug 3.0): after subscribing (to the groups and to its own STATE
+ *   topic), `spBv1.0/STATE/<hostId>` is published retained at QoS 1 as
+ *   `{"online":true,"timestamp":t}`, with `{"online":false,"timestamp":t}` (the same t) as the
+ *   connection's Will and as the first message of a clean stop. An offline STATE of its own id delivered while online (the late Will of
+ *   an earlier connection) is answered by publishing the online STATE again.
+ * - A clean stop drains (docs/relay.md, "Stopping the host"): the offline STATE is published
+ *   while the host is still connected and ingesting. The broker delivers a
+ *   client's messages in order, so everything it queued for the host before that STATE comes
+ *   first (the host's own STATE echo marks the end of it); edges that follow this host answer
+ *   the offline STATE with their DDEATHs and NDEATH and store from then on, so what they sent
+ *   before reaches the host ahead of their NDEATH. The host disconnects once the echo arrived
+ *   and no node it follows is online any more, or after `stopDrainMs`. Its MQTT session is
+ *   clean (Sparkplug requires it of a host): whatever it has not read when it disconnects, the
+ *   broker drops.
  * - NBIRTH/DBIRTH declare the tags (relayed-tag-id.ts) and their alias table; NDATA/DDATA
  *   update them (metric-values.ts). `seq` must follow on from the previous message of the
  *   node (mod 256): a gap, a metric or alias not in the births, or DATA before any birth sends
@@ -30,6 +40,7 @@ import type { UMetric, UPayload } from 'sparkplug-payload/lib/sparkplugbpayload.
 import type { TimerHandle } from '../../src/clock.js';
 import { BrokerConnection } from '../../src/publishers/mqtt/broker-connection.js';
 import { readBrokerAuth } from '../../src/publishers/mqtt/broker-files.js';
+import { parseState } from '../../src/publishers/mqtt/primary-host-state.js';
 import { decode, encode, rebirthMetric } from '../../src/publishers/mqtt/sparkplug-payloads.js';
 import type { RelayNodeReport, RelaySource } from '../../src/runtime/relay-report.js';
 import type { Sample } from '../../src/tags/sample.js';
@@ -71,6 +82,26 @@ export const catchUpWindowMs = 10_000;
 
 type MessageType = 'NBIRTH' | 'NDATA' | 'NDEATH' | 'DBIRTH' | 'DDATA' | 'DDEATH';
 const consumed = new Set<string>(['NBIRTH', 'NDATA', 'NDEATH', 'DBIRTH', 'DDATA', 'DDEATH']);
+/** Most node names a log line about a drain lists. */
+const namesLogged = 20;
+
+/** A clean stop under way: the host ingests until its nodes have left (see the module comment). */
+interface Drain {
+  /** The offline STATE this stop published; its echo follows everything queued before it. */
+  payload: string;
+  /** The broker acknowledged the offline STATE (PUBACK). */
+  published: boolean;
+  /** The echo of the offline STATE arrived: the backlog queued before it is read. */
+  echoed: boolean;
+  /** False when the STATE subscription was not granted: no echo to wait for. */
+  awaitEcho: boolean;
+  /** Messages of the edges handled during the drain. */
+  messages: number;
+  /** Metrics those messages carried in NDATA and DDATA. */
+  dataMetrics: number;
+  /** Ends the drain if nothing is left to wait for. */
+  check(): void;
+}
 
 /** The driver; see the module comment. */
 export class SparkplugDriver implements Driver, RelaySource {
@@ -86,6 +117,12 @@ export class SparkplugDriver implements Driver, RelaySource {
   private staleTimer: TimerHandle | undefined;
   /** The timestamp of the STATE birth and Will of the current connection attempt. */
   private stateTimestamp = 0;
+  /** The client whose subscription to the host's own STATE topic the broker granted. */
+  private stateSubscribed: MqttClient | undefined;
+  /** The client whose online STATE went out. */
+  private announced: MqttClient | undefined;
+  /** Set while a clean stop drains. */
+  private draining: Drain | undefined;
   private readonly writableListeners = new Set<() => void>();
   private readonly writableMatchers: TagMatcher[] | undefined;
   private readonly counters = {
@@ -152,27 +189,138 @@ export class SparkplugDriver implements Driver, RelaySource {
     });
   }
 
+  /**
+   * Stops the driver: drains first when connected (see the module comment; at most
+   * `stopDrainMs`), then disconnects. The tags are written Unavailable once disconnected.
+   */
   stop(): Promise<void> {
     return this.lifecycle.stop(async () => {
-      this.deps.clock.clearTimer(this.staleTimer);
+      const { clock } = this.deps;
+      clock.clearTimer(this.staleTimer);
       this.staleTimer = undefined;
+      for (const node of this.nodes.values()) {
+        clock.clearTimer(node.rebirthTimer);
+        node.rebirthTimer = undefined;
+      }
+      this.settleAllPending('The driver stopped before the edge confirmed the write.');
       const connection = this.connection;
+      const client = this.client;
+      // The death carries the connection's timestamp, as its Will does. The spec's text asks
+      // for the time of the disconnect (tck-id-host-topic-phid-death-payload-disconnect-clean;
+      // its TCK accepts any timestamp not older than the Will's): a death stamped later could
+      // outrun the next connection's online STATE after the wall clock stepped back, and the
+      // edges would ignore that online STATE as older.
+      const death = this.statePayload(false);
+      let deathSent = false;
+      if (client !== undefined && connection?.connected === client && this.config.stopDrainMs > 0) {
+        deathSent = await this.drain(client, death);
+      }
       this.connection = undefined;
       this.client = undefined;
-      for (const node of this.nodes.values()) this.deps.clock.clearTimer(node.rebirthTimer);
-      this.settleAllPending('The driver stopped before the edge confirmed the write.');
+      this.stateSubscribed = undefined;
+      this.announced = undefined;
       await connection?.stop(
-        (client) =>
-          new Promise<void>((resolve, reject) =>
-            client.publish(
-              this.stateTopic(),
-              this.statePayload(false),
-              { qos: 1, retain: true },
-              (error) => (error ? reject(error) : resolve()),
-            ),
-          ),
+        deathSent
+          ? undefined
+          : (live) =>
+              new Promise<void>((resolve, reject) =>
+                live.publish(this.stateTopic(), death, { qos: 1, retain: true }, (error) =>
+                  error ? reject(error) : resolve(),
+                ),
+              ),
       );
     });
+  }
+
+  /**
+   * Publishes the offline STATE and keeps ingesting until its echo arrived and no node is
+   * online, the connection closes, or `stopDrainMs` passes (on the injected clock, and in real
+   * time too: a clock nobody advances must not hold a stop, and the shutdown behind it).
+   * @returns whether the broker acknowledged the offline STATE.
+   */
+  private drain(client: MqttClient, payload: string): Promise<boolean> {
+    const { clock, logger } = this.deps;
+    const boundMs = this.config.stopDrainMs;
+    const started = clock.now();
+    const realStart = Date.now();
+    return new Promise<boolean>((resolve) => {
+      let timer: TimerHandle | undefined;
+      let realTimer: NodeJS.Timeout | undefined;
+      const drain: Drain = {
+        payload,
+        published: false,
+        echoed: false,
+        awaitEcho: this.stateSubscribed === client,
+        messages: 0,
+        dataMetrics: 0,
+        check: () => {
+          if (!drain.published || (drain.awaitEcho && !drain.echoed)) return;
+          if (this.onlineNodes().length === 0) finish('drained');
+        },
+      };
+      const finish = (outcome: 'drained' | 'bound' | 'closed' | 'refused') => {
+        if (this.draining !== drain) return;
+        this.draining = undefined;
+        clock.clearTimer(timer);
+        clearTimeout(realTimer);
+        client.off('close', closed);
+        const waitedMs = Math.max(clock.now() - started, Date.now() - realStart);
+        const figures = {
+          waitedMs,
+          messages: drain.messages,
+          dataMetrics: drain.dataMetrics,
+          backlogRead: drain.echoed,
+        };
+        if (outcome === 'drained') {
+          logger.info(figures, 'Sparkplug host drained before leaving: every edge node left');
+        } else if (outcome === 'bound') {
+          const online = this.onlineNodes();
+          logger.warn(
+            {
+              ...figures,
+              stopDrainMs: boundMs,
+              nodesOnline: online.length,
+              nodes: online.slice(0, namesLogged),
+            },
+            `Sparkplug host stopped draining after ${boundMs} ms: ` +
+              (drain.echoed || !drain.awaitEcho
+                ? `${online.length} edge node(s) sent no NDEATH (an edge that does not follow ` +
+                  `this host, primaryHostId '${this.config.hostId}', keeps publishing)`
+                : 'the broker had not delivered everything queued before the offline STATE ' +
+                  '(the rest is dropped with the session)'),
+          );
+        } else {
+          logger.warn(
+            figures,
+            outcome === 'closed'
+              ? 'Sparkplug host lost the broker while draining'
+              : 'Sparkplug host could not publish its offline STATE; not draining',
+          );
+        }
+        resolve(drain.published);
+      };
+      const closed = () => finish('closed');
+      this.draining = drain;
+      client.once('close', closed);
+      timer = clock.setTimeout(() => finish('bound'), boundMs);
+      realTimer = setTimeout(() => finish('bound'), boundMs);
+      client.publish(this.stateTopic(), payload, { qos: 1, retain: true }, (error) => {
+        if (error) {
+          logger.debug({ err: error }, 'Sparkplug offline STATE not published');
+          finish('refused');
+          return;
+        }
+        drain.published = true;
+        drain.check();
+      });
+    });
+  }
+
+  /** The `<group>/<node>` of every node online. */
+  private onlineNodes(): string[] {
+    const online: string[] = [];
+    for (const [key, node] of this.nodes) if (node.online) online.push(key);
+    return online;
   }
 
   status(): DriverStatus {
@@ -204,10 +352,11 @@ export class SparkplugDriver implements Driver, RelaySource {
 
   private async connected(run: number, client: MqttClient): Promise<void> {
     if (!this.lifecycle.isCurrent(run)) return;
-    client.on('message', (topic, payload) => {
+    client.on('message', (topic, payload, packet) => {
       if (this.client !== client) return;
       try {
-        this.onMessage(topic, payload);
+        if (topic === this.stateTopic()) this.ownState(client, payload, packet.retain);
+        else this.onMessage(topic, payload);
       } catch (error) {
         // A payload tagd cannot make sense of must never stop the driver.
         this.counters.malformed++;
@@ -215,10 +364,12 @@ export class SparkplugDriver implements Driver, RelaySource {
       }
     });
     const groups = this.config.groupIds ?? ['+'];
-    const filters = groups.flatMap((group) => [
-      `${namespace}/${group}/+/+`,
-      `${namespace}/${group}/+/+/+`,
-    ]);
+    // Its own STATE topic too (Sparkplug 3.0, tck-id-host-topic-phid-birth-sub-required): a
+    // late Will of an earlier connection is answered, and a drain sees its offline STATE echo.
+    const filters = [
+      ...groups.flatMap((group) => [`${namespace}/${group}/+/+`, `${namespace}/${group}/+/+/+`]),
+      this.stateTopic(),
+    ];
     // Messages are handled from the first one the subscriptions bring (a birth is sent once).
     this.client = client;
     try {
@@ -230,11 +381,13 @@ export class SparkplugDriver implements Driver, RelaySource {
           'The broker refused subscriptions of the Sparkplug host (check its ACL)',
         );
       }
+      if (!refused.includes(this.stateTopic())) this.stateSubscribed = client;
       if (this.connection?.connected !== client || !this.lifecycle.isCurrent(run)) return;
       await client.publishAsync(this.stateTopic(), this.statePayload(true), {
         qos: 1,
         retain: true,
       });
+      this.announced = client;
     } catch (error) {
       // The connection dropped meanwhile: its close starts the next attempt.
       this.deps.logger.debug({ err: error }, 'Sparkplug host set-up interrupted');
@@ -248,8 +401,11 @@ export class SparkplugDriver implements Driver, RelaySource {
       `Sparkplug host '${this.config.hostId}' online`,
     );
     // Nodes known from before the outage: their session on this connection is unknown until
-    // they are born again (an edge that follows this host's STATE does so by itself).
-    for (const node of this.nodes.values()) this.requestRebirth(node);
+    // they are born again (an edge that follows this host's STATE does so by itself). One
+    // whose NBIRTH came already (an edge answers the online STATE at once; its birth can be
+    // handled before this continuation runs) is not asked again: a needless rebirth turns its
+    // device tags Unavailable and back to Good at the same sample, which history logs twice.
+    for (const node of this.nodes.values()) if (!node.born) this.requestRebirth(node);
   }
 
   private disconnected(run: number, reason: string): void {
@@ -257,6 +413,8 @@ export class SparkplugDriver implements Driver, RelaySource {
     if (this.client !== undefined) this.counters.disconnects++;
     else this.counters.failedAttempts++;
     this.client = undefined;
+    this.stateSubscribed = undefined;
+    this.announced = undefined;
     const now = this.deps.clock.now();
     this.settleAllPending('The broker connection was lost before the edge confirmed the write.');
     for (const node of this.nodes.values()) {
@@ -340,6 +498,47 @@ export class SparkplugDriver implements Driver, RelaySource {
       }
     }
     if (samples.length > 0) this.deps.store.write(samples);
+    const drain = this.draining;
+    if (drain !== undefined) {
+      drain.messages++;
+      if (type === 'NDATA' || type === 'DDATA') drain.dataMetrics += decoded.metrics?.length ?? 0;
+      drain.check();
+    }
+  }
+
+  /**
+   * A message on the host's own STATE topic. While draining, the echo of its offline STATE.
+   * Otherwise an offline STATE published after this connection's online one (the Will of an
+   * earlier connection, delivered late) would leave the edges waiting for a host that is
+   * online: the online STATE is published again, with this connection's timestamp (Sparkplug
+   * 3.0, tck-id-message-flow-hid-sparkplug-state-message-delivered). The broker's retained copy
+   * sent with the subscription (retain flag set) is older than this connection's birth.
+   */
+  private ownState(client: MqttClient, payload: Buffer, retained: boolean): void {
+    const drain = this.draining;
+    if (drain !== undefined) {
+      if (payload.toString('utf8') === drain.payload) {
+        drain.echoed = true;
+        drain.check();
+      }
+      return;
+    }
+    if (retained || this.announced !== client) return;
+    const state = parseState(payload);
+    if ('problem' in state || state.online) return;
+    this.deps.logger.warn(
+      { timestamp: state.timestamp },
+      `Sparkplug host '${this.config.hostId}' received an offline STATE of its own id while ` +
+        'online: publishing its online STATE again',
+    );
+    client.publish(
+      this.stateTopic(),
+      this.statePayload(true),
+      { qos: 1, retain: true },
+      (error) => {
+        if (error) this.deps.logger.debug({ err: error }, 'Sparkplug online STATE not published');
+      },
+    );
   }
 
   /**
@@ -702,7 +901,9 @@ export class SparkplugDriver implements Driver, RelaySource {
 
   /** Asks the node for new births, at most once per `rebirthIntervalMs`. */
   private requestRebirth(node: EdgeNodeState): void {
-    if (this.client === undefined || node.rebirthTimer !== undefined) return;
+    // A host that is leaving asks for nothing: its edges end their sessions anyway.
+    if (this.client === undefined || this.draining !== undefined || node.rebirthTimer !== undefined)
+      return;
     const { clock } = this.deps;
     const now = clock.now();
     const wait =
@@ -782,13 +983,13 @@ export class SparkplugDriver implements Driver, RelaySource {
         message: 'The tag is not relayed any more; nothing was sent.',
       });
     }
-    if (client === undefined || !this.live(node, slot)) {
+    if (client === undefined || this.draining !== undefined || !this.live(node, slot)) {
       return Promise.resolve({
         status: 'Bad',
         reason: 'Disconnected',
         message:
-          client === undefined
-            ? 'The host is not connected to the broker; nothing was sent.'
+          client === undefined || this.draining !== undefined
+            ? 'The host is not connected to the broker (or is stopping); nothing was sent.'
             : 'The edge node or device is offline; nothing was sent.',
       });
     }

@@ -121,7 +121,18 @@ interface TagLog {
    * catch-up resent after a lost connection).
    */
   historicalMs?: number;
+  /**
+   * Epoch ms of the last {@link recentLiveKept} samples with a value logged on change, oldest
+   * overwritten first (`recentAt` is the next slot). A QoS 1 message the broker delivered but
+   * could not acknowledge before it died is kept by the edge and sent again as a sample of the
+   * past, after the births: one at any of these timestamps was logged already.
+   */
+  recentLive?: number[];
+  recentAt?: number;
 }
+
+/** Live samples per tag whose timestamps {@link TagLog.recentLive} keeps. */
+const recentLiveKept = 8;
 
 /** The onChange and interval logger of one history section. */
 export class HistoryLogger {
@@ -328,7 +339,9 @@ export class HistoryLogger {
       if (last === undefined) this.loggedTags++;
       else if (!changedBeyond(last, sample, rule.deadband)) continue;
       log.last = sample;
-      this.push(toLogged(sample, this.epochMsOf(sample.utcTimestamp)));
+      const epochMs = this.epochMsOf(sample.utcTimestamp);
+      if (sample.value !== undefined) rememberLive(log, epochMs);
+      this.push(toLogged(sample, epochMs));
       queued = true;
     }
     if (queued) this.queued();
@@ -338,8 +351,9 @@ export class HistoryLogger {
    * Samples of the past (Sparkplug `is_historical`): each one of a tag that an entry logs is
    * stored at its own timestamp, whatever the deadband (it is not a change of the current
    * value) and without becoming the last logged sample the on-change rule compares with. One
-   * at the timestamp of the tag's last live logged sample, or at or before the newest sample of
-   * the past logged, was logged already and is skipped.
+   * at the timestamp of the tag's last live logged sample or of one of its recent ones with a
+   * value, or at or before the newest sample of the past logged or skipped so, was logged
+   * already and is skipped.
    */
   private onHistorical(samples: readonly Sample[]): void {
     this.refreshRules();
@@ -352,8 +366,11 @@ export class HistoryLogger {
       // connection is sent again from its start.
       const log = this.tagLog(sample.fullTagId);
       if (log.historicalMs !== undefined && epochMs <= log.historicalMs) continue;
-      if (log.last !== undefined && log.last.utcTimestamp === sample.utcTimestamp) continue;
       log.historicalMs = epochMs;
+      // Seen all the same: sent again later (its acknowledgement lost with the broker, while
+      // the tag's last live sample has moved on to Unavailable), it is still skipped above.
+      if (log.last !== undefined && log.last.utcTimestamp === sample.utcTimestamp) continue;
+      if (log.recentLive?.includes(epochMs)) continue;
       this.push(toLogged(sample, epochMs));
       queued = true;
     }
@@ -750,4 +767,20 @@ function toLogged(sample: Sample, epochMs: number): LoggedSample {
   }
   if (sample.reason !== undefined) logged.reason = sample.reason;
   return logged;
+}
+
+/** Keeps the timestamp of a live sample logged on change (see {@link TagLog.recentLive}). */
+function rememberLive(log: TagLog, epochMs: number): void {
+  const recent = log.recentLive;
+  if (recent === undefined) {
+    log.recentLive = [epochMs];
+    return;
+  }
+  if (recent.length < recentLiveKept) {
+    recent.push(epochMs);
+    return;
+  }
+  const at = log.recentAt ?? 0;
+  recent[at] = epochMs;
+  log.recentAt = (at + 1) % recentLiveKept;
 }

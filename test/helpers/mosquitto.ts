@@ -25,6 +25,13 @@ export interface MosquittoOptions {
    * does not grant is refused.
    */
   acl?: string;
+  /**
+   * `max_queued_messages`: QoS 1 messages queued per client beyond those in flight; more are
+   * silently dropped (a client too busy to read). Mosquitto's default: 1,000.
+   */
+  maxQueuedMessages?: number;
+  /** `max_queued_bytes`: the same bound in bytes. Mosquitto's default: none (0). */
+  maxQueuedBytes?: number;
   /** TLS on the listener, with the test PKI's server certificate. */
   tls?: {
     certs: TestCertificates;
@@ -64,6 +71,10 @@ export async function startMosquitto(
   const anonymous =
     options.anonymous ?? (options.users === undefined && !options.tls?.requireClientCert);
   lines.push(`allow_anonymous ${anonymous}`);
+  if (options.maxQueuedMessages !== undefined)
+    lines.push(`max_queued_messages ${options.maxQueuedMessages}`);
+  if (options.maxQueuedBytes !== undefined)
+    lines.push(`max_queued_bytes ${options.maxQueuedBytes}`);
   if (options.users !== undefined) {
     const passwordFile = join(dir, 'passwords');
     await writeFile(passwordFile, '');

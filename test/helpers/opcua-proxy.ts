@@ -4,12 +4,18 @@
  * sees the connection lost, the server keeps the session), new connections are relayed again.
  * `hang()` makes the server look hung: the connections stay open and new ones are accepted, but
  * nothing is relayed either way until `resume()` (what was sent meanwhile is lost).
+ * `hold()` stops reading what the server sends (as a client too busy to read: TCP backpressure
+ * reaches the server, which queues), delivered in order after `release()`; the other way
+ * still flows. Protocol-neutral: also used between an MQTT client and Mosquitto.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /** A running relay. */
 export class TcpRelay {
   private hung = false;
+  private held = false;
+  /** The relay's connections to the server, one per relayed client. */
+  private readonly outbounds = new Set<Socket>();
 
   private constructor(
     private readonly server: Server,
@@ -23,6 +29,9 @@ export class TcpRelay {
     let relay: TcpRelay | undefined;
     const server = createServer((inbound) => {
       const outbound = connect(targetPort, '127.0.0.1');
+      relay?.outbounds.add(outbound);
+      outbound.on('close', () => relay?.outbounds.delete(outbound));
+      if (relay?.held) outbound.pause();
       for (const socket of [inbound, outbound]) {
         sockets.add(socket);
         socket.on('close', () => {
@@ -67,6 +76,18 @@ export class TcpRelay {
   /** Relays again after {@link hang}. */
   resume(): void {
     this.hung = false;
+  }
+
+  /** Stops reading from the server on every connection (open or new); see the module comment. */
+  hold(): void {
+    this.held = true;
+    for (const outbound of this.outbounds) outbound.pause();
+  }
+
+  /** Reads from the server again after {@link hold}: what it queued follows in order. */
+  release(): void {
+    this.held = false;
+    for (const outbound of this.outbounds) outbound.resume();
   }
 
   /** Drops the connections and stops listening. */

@@ -29,7 +29,11 @@ export interface ReceivedCommand {
 export class ScriptedEdge {
   seq = 0;
   readonly commands: ReceivedCommand[] = [];
+  /** STATE messages of the followed host, in arrival order (see {@link followHost}). */
+  readonly hostStates: { online: boolean; timestamp: number; retain: boolean }[] = [];
   private readonly waiters = new Set<() => void>();
+  /** Set by {@link followHost}: an offline STATE of the host ends the session with NDEATH. */
+  private followed: string | undefined;
 
   private constructor(
     readonly client: MqttClient,
@@ -37,7 +41,15 @@ export class ScriptedEdge {
     readonly edgeNodeId: string,
     readonly bdSeq: number,
   ) {
-    client.on('message', (topic, payload) => {
+    client.on('message', (topic, payload, packet) => {
+      if (topic === `spBv1.0/STATE/${this.followed}`) {
+        const state = JSON.parse(payload.toString()) as { online: boolean; timestamp: number };
+        this.hostStates.push({ ...state, retain: packet.retain });
+        // As an edge with a primary host does (Sparkplug 3.0): the host went offline, the
+        // session ends (NDEATH; a real edge also disconnects and stores from then on).
+        if (!state.online && !packet.retain) void this.ndeath();
+        return;
+      }
       this.commands.push({ topic, payload: decodePayload(payload) });
       for (const waiter of [...this.waiters]) waiter();
     });
@@ -117,6 +129,15 @@ export class ScriptedEdge {
   /** An NDEATH carrying `bdSeq` (the edge's own by default). */
   async ndeath(bdSeq = this.bdSeq): Promise<void> {
     await this.send('NDEATH', undefined, { timestamp: Date.now(), metrics: [bdSeqMetric(bdSeq)] });
+  }
+
+  /**
+   * Follows a primary host as an edge with `primaryHostId` does: subscribes to its STATE and
+   * answers an offline STATE (not the broker's retained copy) with this session's NDEATH.
+   */
+  async followHost(hostId: string): Promise<void> {
+    this.followed = hostId;
+    await this.client.subscribeAsync(`spBv1.0/STATE/${hostId}`, { qos: 1 });
   }
 
   /** Resolves once a command satisfying `predicate` arrived (20 s safety net). */

@@ -275,6 +275,65 @@ test('a sample of the past already logged (the birth carried it, or the edge sen
   );
 });
 
+test('a sample of the past skipped as the one the birth logged stays skipped when the edge sends it again after an outage', async (t) => {
+  const s = await setup(t, [onChange('Line1/**')]);
+  const at = (ms: number, value: number): Sample => ({
+    fullTagId: 'Line1/temp',
+    utcTimestamp: new Date(t0 + ms).toISOString(),
+    quality: 'Good',
+    value,
+  });
+  s.write(['Line1/temp', 100]);
+  await s.tick(10);
+  // Forwarded after the birth: the birth's sample, skipped.
+  s.store.writeHistorical([at(0, 100)]);
+  // The broker dies before it acknowledged that forward: the host writes the tag Unavailable
+  // (the last live sample logged now), and the edge sends the sample again once back.
+  s.write(['Line1/temp', undefined, 'Unavailable']);
+  await s.tick(10);
+  s.store.writeHistorical([at(0, 100)]);
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/temp')).map((x) => [x.epochMs - t0, x.value ?? x.quality]),
+    [
+      [0, 100],
+      [10, 'Unavailable'],
+    ],
+  );
+});
+
+test('a live sample the edge sends again as one of the past (its acknowledgement lost with the broker) is not logged twice', async (t) => {
+  const s = await setup(t, [onChange('Line1/**')]);
+  const at = (ms: number, value: number): Sample => ({
+    fullTagId: 'Line1/temp',
+    utcTimestamp: new Date(t0 + ms).toISOString(),
+    quality: 'Good',
+    value,
+  });
+  // Delivered live and logged; the broker dies before the edge has its PUBACK, so the edge
+  // keeps it in its outbox.
+  s.store.write([at(0, 100)]);
+  await s.tick(10);
+  s.write(['Line1/temp', undefined, 'Unavailable']);
+  await s.tick(3000);
+  // Back: the births carry the current value, then the outbox: the unacknowledged sample, then
+  // what was read meanwhile.
+  s.store.write([at(3000, 103)]);
+  await s.tick(10);
+  s.store.writeHistorical([at(0, 100), at(1000, 101), at(2000, 102)]);
+  await s.tick(1000);
+  t.deepEqual(
+    (await s.stored('Line1/temp')).map((x) => [x.epochMs - t0, x.value ?? x.quality]),
+    [
+      [0, 100],
+      [1000, 101],
+      [2000, 102],
+      [3000, 103],
+      [10, 'Unavailable'],
+    ].sort((a, b) => (a[0] as number) - (b[0] as number)),
+  );
+});
+
 test('several entries covering a tag: the finest deadband wins', async (t) => {
   const s = await setup(t, [onChange('Line1/**', 5), onChange('Line1/fine', 0.1)]);
   for (const value of [1, 1.2, 1.25]) {

@@ -10,13 +10,14 @@ const minimal = {
   hostId: 'central',
 };
 
-test('defaults: every group, 60 s staleness, 5 s between rebirth requests and for a confirmation, no writes', (t) => {
+test('defaults: every group, 60 s staleness, 5 s between rebirth requests, for a confirmation and to drain at stop, no writes', (t) => {
   const config = sparkplugDriverSchema.parse(minimal);
   t.like(config, {
     enabled: true,
     staleAfterMs: 60_000,
     rebirthIntervalMs: 5_000,
     writeConfirmTimeoutMs: 5_000,
+    stopDrainMs: 5_000,
     authentication: { mode: 'None' },
   });
   t.is(config.groupIds, undefined);
@@ -48,4 +49,17 @@ test('bad fields are named: ids with topic wildcards, a wrong URL scheme, a bad 
   t.false(result.success);
   const paths = result.error?.issues.map((issue) => issue.path.join('.')).sort();
   t.deepEqual(paths, ['brokerUrl', 'groupIds.0', 'hostId', 'staleAfterMs', 'writableTags.0']);
+});
+
+test('stopDrainMs: 0 (no drain) to 10,000 ms, within the daemon’s stop deadline', (t) => {
+  t.is(sparkplugDriverSchema.parse({ ...minimal, stopDrainMs: 0 }).stopDrainMs, 0);
+  t.is(sparkplugDriverSchema.parse({ ...minimal, stopDrainMs: 10_000 }).stopDrainMs, 10_000);
+  for (const stopDrainMs of [-1, 10_001, 1.5]) {
+    const result = sparkplugDriverSchema.safeParse({ ...minimal, stopDrainMs });
+    t.deepEqual(
+      result.error?.issues.map((issue) => issue.path.join('.')),
+      ['stopDrainMs'],
+      String(stopDrainMs),
+    );
+  }
 });

@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { connectAsync } from 'mqtt';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import {
   type SparkplugDriverConfig,
   sparkplugDriverSchema,
@@ -9,10 +9,17 @@ import { SparkplugDriver } from '../../../drivers/sparkplug/sparkplug-driver.js'
 import { type Clock, systemClock } from '../../../src/clock.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
+import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { type Mosquitto, startMosquitto } from '../../helpers/mosquitto.js';
 import { subscribe } from '../../helpers/mqtt-subscriber.js';
-import { decodePayload, long64, ScriptedEdge } from '../../helpers/sparkplug-edge.js';
+import { TcpRelay } from '../../helpers/opcua-proxy.js';
+import {
+  decodePayload,
+  encodePayload,
+  long64,
+  ScriptedEdge,
+} from '../../helpers/sparkplug-edge.js';
 
 interface Host {
   driver: SparkplugDriver;
@@ -22,7 +29,12 @@ interface Host {
 
 async function startHost(
   t: ExecutionContext,
-  options: { clock?: Clock; broker?: Mosquitto; config?: Record<string, unknown> } = {},
+  options: {
+    clock?: Clock;
+    broker?: Mosquitto;
+    config?: Record<string, unknown>;
+    logger?: Logger;
+  } = {},
 ): Promise<Host> {
   const broker = options.broker ?? (await startMosquitto(t));
   const clock = options.clock ?? systemClock;
@@ -37,7 +49,7 @@ async function startHost(
   const driver = new SparkplugDriver(config, {
     store,
     clock,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     stateDir: '/nonexistent',
   });
   t.teardown(() => driver.stop());
@@ -77,6 +89,27 @@ function sampleWhere(
 const good = (value: unknown) => (sample: Sample) =>
   sample.quality === 'Good' && sample.value === value;
 
+/** Resolves once `condition` holds (checked every 10 ms; 20 s safety net). */
+async function until(what: string, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The Good values of one tag, in the order the store received them. */
+function goodValues(store: TagStore, id: string): unknown[] {
+  const values: unknown[] = [];
+  store.subscribe((updates) => {
+    for (const { sample } of updates)
+      if (sample.fullTagId === id && sample.quality === 'Good') values.push(sample.value);
+  });
+  return values;
+}
+
+const isOffline = (payload: Buffer) => JSON.parse(payload.toString()).online === false;
+
 test('the Primary Host publishes its STATE retained, with the offline STATE as Will and at stop', async (t) => {
   const { driver, broker } = await startHost(t);
   const late = await subscribe(t, broker.url, 'spBv1.0/STATE/scada');
@@ -87,14 +120,147 @@ test('the Primary Host publishes its STATE retained, with the offline STATE as W
   t.is(typeof online.timestamp, 'number');
   await driver.stop();
   const [offline] = await late
-    .waitFor((messages) =>
-      messages.some((message) => JSON.parse(message.payload.toString()).online === false),
-    )
-    .then((messages) => messages.filter((m) => !JSON.parse(m.payload.toString()).online));
-  t.deepEqual(JSON.parse(offline?.payload.toString() ?? '{}'), {
-    online: false,
-    timestamp: online.timestamp,
+    .waitFor((messages) => messages.some((message) => isOffline(message.payload)))
+    .then((messages) => messages.filter((message) => isOffline(message.payload)));
+  // The connection's timestamp, as its Will (see the driver's stop()).
+  const death = JSON.parse(offline?.payload.toString() ?? '{}');
+  t.deepEqual(death, { online: false, timestamp: online.timestamp });
+  t.true(offline?.qos === 1);
+  // Retained for the edges that connect later.
+  const later = await subscribe(t, broker.url, 'spBv1.0/STATE/scada');
+  const [kept] = await later.waitForCount(1);
+  t.deepEqual(JSON.parse(kept?.payload.toString() ?? '{}'), death);
+});
+
+test('an offline STATE of its own id while online (a late Will) is answered with the online STATE again', async (t) => {
+  const { broker } = await startHost(t);
+  const watcher = await subscribe(t, broker.url, 'spBv1.0/STATE/scada');
+  const [first] = await watcher.waitForCount(1);
+  const online = JSON.parse(first?.payload.toString() ?? '{}');
+  const other = await connectAsync(broker.url, { reconnectPeriod: 0 });
+  t.teardown(() => other.endAsync(true));
+  await other.publishAsync(
+    'spBv1.0/STATE/scada',
+    JSON.stringify({ online: false, timestamp: online.timestamp - 1000 }),
+    { qos: 1, retain: true },
+  );
+  // Sparkplug 3.0, tck-id-message-flow-hid-sparkplug-state-message-delivered.
+  const messages = await watcher.waitForCount(3);
+  t.deepEqual(JSON.parse(messages[2]?.payload.toString() ?? '{}'), online);
+  const later = await subscribe(t, broker.url, 'spBv1.0/STATE/scada');
+  const [retained] = await later.waitForCount(1);
+  t.deepEqual(JSON.parse(retained?.payload.toString() ?? '{}'), online, 'retained online again');
+});
+
+test('a clean stop drains: what the broker queued for the host reaches the store before the stop resolves', async (t) => {
+  const broker = await startMosquitto(t);
+  // The host reaches the broker through a relay that can stop reading for it.
+  const relay = await TcpRelay.start(broker.port);
+  t.teardown(() => relay.stop());
+  const logs = captureLogs('info');
+  // An injected clock nobody advances: only the drain's end can end the stop (the bound's
+  // real-time backstop is 10 s).
+  const clock = new ManualClock(Date.now());
+  const { driver, store } = await startHost(t, {
+    broker,
+    clock,
+    logger: logs.logger,
+    config: { brokerUrl: `mqtt://127.0.0.1:${relay.port}`, stopDrainMs: 10_000 },
   });
+  const edge = await ScriptedEdge.connect(t, broker.url, 'G', 'N');
+  await edge.followHost('scada');
+  await edge.nbirth();
+  await edge.dbirth('D', [{ name: 'x', alias: 1, type: 'Int32', value: 0 }]);
+  await sampleWhere(store, 'central/G/N/D/x', good(0));
+  const values = goodValues(store, 'central/G/N/D/x');
+
+  // A host too busy to read: the broker queues what the edge publishes (its STATE still says
+  // online, so the edge publishes live and stores nothing).
+  relay.hold();
+  const count = 300;
+  for (let i = 1; i <= count; i++)
+    await edge.ddata('D', [{ alias: 1, type: 'Int32', value: i } as never]);
+  t.deepEqual(values, []);
+  const startedAt = Date.now();
+  let stopped = false;
+  const stopping = driver.stop().then(() => {
+    stopped = true;
+  });
+  // The offline STATE goes out at once (only the broker-to-host way is held); the edge answers
+  // it with its NDEATH, queued behind its DDATA.
+  await until('the edge saw the host offline', () =>
+    edge.hostStates.some((state) => !state.online && !state.retain),
+  );
+  t.false(stopped, 'the host has read nothing yet');
+  relay.release();
+  await stopping;
+  t.deepEqual(
+    values,
+    Array.from({ length: count }, (_, index) => index + 1),
+  );
+  t.true(Date.now() - startedAt < 10_000, 'the NDEATH ended the drain, not the bound');
+  const drained = logs.lines.find((line) => /drained before leaving/.test(line.msg ?? ''));
+  t.like(drained, { messages: count + 1, dataMetrics: count, backlogRead: true });
+  t.is(store.get('central/G/N/D/x')?.quality, 'Unavailable');
+});
+
+test('the drain is bounded: an edge that never sends NDEATH holds the stop stopDrainMs (injected clock), ingested meanwhile', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const logs = captureLogs('info');
+  const { driver, store, broker } = await startHost(t, {
+    clock,
+    logger: logs.logger,
+    config: { stopDrainMs: 10_000 },
+  });
+  // An edge that does not follow this host (no primaryHostId): it keeps publishing.
+  const edge = await ScriptedEdge.connect(t, broker.url, 'G', 'N');
+  await edge.nbirth([{ name: 'x', alias: 1, type: 'Int32', value: 0 }]);
+  await sampleWhere(store, 'central/G/N/x', good(0));
+  const watcher = await subscribe(t, broker.url, 'spBv1.0/STATE/scada');
+  await watcher.waitForCount(1);
+  let stopped = false;
+  const stopping = driver.stop().then(() => {
+    stopped = true;
+  });
+  await watcher.waitFor((messages) => messages.some((message) => isOffline(message.payload)));
+  // Still ingesting: what the edge sends after the offline STATE reaches the store.
+  await edge.ndata([{ alias: 1, type: 'Int32', value: 1 } as never]);
+  await sampleWhere(store, 'central/G/N/x', good(1));
+  clock.advance(9_999);
+  await edge.ndata([{ alias: 1, type: 'Int32', value: 2 } as never]);
+  await sampleWhere(store, 'central/G/N/x', good(2));
+  t.false(stopped);
+  clock.advance(1);
+  await stopping;
+  t.is(store.get('central/G/N/x')?.quality, 'Unavailable');
+  const bound = logs.lines.find((line) => /stopped draining after 10000 ms/.test(line.msg ?? ''));
+  t.like(bound, { nodesOnline: 1, nodes: ['G/N'], backlogRead: true, dataMetrics: 2 });
+  t.regex(String(bound?.msg), /sent no NDEATH/);
+});
+
+test('the drain bound in real time: a stop with a node that never leaves resolves after stopDrainMs', async (t) => {
+  const { driver, store, broker } = await startHost(t, { config: { stopDrainMs: 1_000 } });
+  const edge = await ScriptedEdge.connect(t, broker.url, 'G', 'N');
+  await edge.nbirth([{ name: 'x', alias: 1, type: 'Int32', value: 0 }]);
+  await sampleWhere(store, 'central/G/N/x', good(0));
+  const startedAt = Date.now();
+  await driver.stop();
+  const took = Date.now() - startedAt;
+  t.true(took >= 1_000, `${took} ms`);
+  t.true(took < 11_000, `${took} ms (generous: a busy machine)`);
+});
+
+test('stopDrainMs 0: the host leaves at once, its offline STATE still published', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const { driver, store, broker } = await startHost(t, { clock, config: { stopDrainMs: 0 } });
+  const edge = await ScriptedEdge.connect(t, broker.url, 'G', 'N');
+  await edge.nbirth([{ name: 'x', alias: 1, type: 'Int32', value: 0 }]);
+  await sampleWhere(store, 'central/G/N/x', good(0));
+  const watcher = await subscribe(t, broker.url, 'spBv1.0/STATE/scada');
+  await watcher.waitForCount(1);
+  await driver.stop();
+  await watcher.waitFor((messages) => messages.some((message) => isOffline(message.payload)));
+  t.is(store.get('central/G/N/x')?.quality, 'Unavailable');
 });
 
 test('the Will: a host killed with the broker still up leaves STATE offline', async (t) => {
@@ -298,6 +464,37 @@ test('losing the broker turns every tag Unavailable; back, the host asks known n
   await again.nbirth([{ name: 'n', alias: 1, type: 'Double', value: 2 }]);
   await sampleWhere(store, 'central/G/N/n', good(2));
   t.is(driver.status().state, 'Running');
+});
+
+test('a node born on the new connection before the host’s online STATE went out is not asked to rebirth', async (t) => {
+  const broker = await startMosquitto(t);
+  // A birth the host reads before its online STATE is acknowledged: retained here, so it comes
+  // with the subscription (an edge answering the online STATE at once gets there too).
+  const raw = await connectAsync(broker.url, { reconnectPeriod: 0 });
+  t.teardown(() => raw.endAsync(true));
+  await raw.publishAsync(
+    'spBv1.0/G/NBIRTH/N',
+    encodePayload({
+      timestamp: Date.now(),
+      seq: 0,
+      metrics: [
+        { name: 'bdSeq', type: 'UInt64', value: 0 },
+        { name: 'x', alias: 1, type: 'Int32', value: 5 },
+      ],
+    }),
+    { qos: 1, retain: true },
+  );
+  const edge = await ScriptedEdge.connect(t, broker.url, 'G', 'N');
+  const { store, driver } = await startHost(t, {
+    broker,
+    config: { allowWrites: true, stopDrainMs: 0 },
+  });
+  await sampleWhere(store, 'central/G/N/x', good(5));
+  // A write goes out after any rebirth request would have: once the edge has it, it would have
+  // the request too (one publisher, one subscriber: the broker keeps their order).
+  void driver.write([{ fullTagId: 'central/G/N/x', value: 6 }]);
+  await edge.waitForCommand((command) => command.payload.metrics?.[0]?.name === 'x');
+  t.is(edge.rebirthRequests(), 0);
 });
 
 test('an edge node silent beyond staleAfterMs goes Stale (injected clock), and Good when it speaks', async (t) => {
