@@ -1,7 +1,9 @@
 /**
- * The two servers of the API benchmarks (bench/api.bench.ts, bench/api-cpu.bench.ts): a bare
- * node:http server answering the sample's JSON with the API's headers, and the real API with its
- * real account service. Both answer the same bytes and headers (api.bench.ts verifies it).
+ * The servers of the API benchmarks (bench/api.bench.ts, bench/api-cpu.bench.ts,
+ * bench/assistant.bench.ts): a bare node:http server answering the sample's JSON with the API's
+ * headers, and the real API with its real account service, its Tags/Sample route answered by the
+ * REST handler or by the assistant's readSamples tool. The bare server and the REST route answer
+ * the same bytes and headers (api.bench.ts verifies it).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -9,7 +11,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createApp } from '../src/api/app.js';
+import { type ApiDeps, apiRoutes, createApp } from '../src/api/app.js';
+import { defineRoute, type RouteDefinition } from '../src/api/route.js';
+import { AssistantToolRegistry } from '../src/assistant/tool-registry.js';
 import { AccountService } from '../src/auth/account-service.js';
 import { hashPassword } from '../src/auth/password.js';
 import { SignInLimiter } from '../src/auth/sign-in-limiter.js';
@@ -82,14 +86,54 @@ export function bareServer(): LoadSide {
 }
 
 /**
- * The real API with its real account service and request metrics, as the daemon builds it;
- * `token` is filled in by start().
+ * What answers `GET /api/v2/Tags/Sample/{path}` in {@link apiServer}: `route`, the REST route's
+ * own handler; `tool`, a copy of the route whose handler calls the assistant registry's
+ * readSamples tool (permission and token checks, input validation, the in-flight count, the audit
+ * line, output bounding) and answers its JSON.
  */
-export function apiServer(token: { value: string }): LoadSide {
+export type SampleHandler = 'route' | 'tool';
+
+/** The routes of `deps` with Tags/Sample answered by `registry`'s readSamples tool. */
+function toolSampleRoutes(deps: ApiDeps, registry: AssistantToolRegistry): RouteDefinition[] {
+  return apiRoutes(deps).map((route) =>
+    route.operationId !== 'getTagSample'
+      ? route
+      : defineRoute({
+          ...(route as RouteDefinition<{ fullTagPath: string }>),
+          handle: async ({ params, principal, context }) => {
+            if (!principal) throw new Error('unreachable');
+            const outcome = await registry.call(
+              'readSamples',
+              { fullTagIds: [params.fullTagPath] },
+              { principal, via: 'mcp' },
+            );
+            if (!outcome.ok) throw new Error(outcome.error.message);
+            context.type = 'application/json';
+            return outcome.json;
+          },
+        }),
+  );
+}
+
+/**
+ * The real API with its real account service, request metrics and assistant tool registry, as
+ * the daemon builds it; `token` is filled in by start(). The audit log is a real pino logger at
+ * info level writing to /dev/null, so an audit line (each tool call writes one) is paid for as
+ * in the daemon.
+ *
+ * @param sampleHandler - what answers Tags/Sample; default `route`.
+ */
+export function apiServer(
+  token: { value: string },
+  sampleHandler: SampleHandler = 'route',
+): LoadSide {
   let server: Server | undefined;
   let cleanup: () => Promise<void> = async () => {};
   return {
-    name: 'tagd API (koa, token check, TagView, TagStore)',
+    name:
+      sampleHandler === 'route'
+        ? 'tagd API (koa, token check, TagView, TagStore)'
+        : 'tagd API, Tags/Sample answered by the readSamples tool (checks, audit, bounds)',
     async start() {
       const stateDir = await mkdtemp(join(tmpdir(), 'tagd-bench-'));
       const silent = pino({ level: 'silent' });
@@ -122,16 +166,21 @@ export function apiServer(token: { value: string }): LoadSide {
       const store = new TagStore();
       store.define([{ fullTagId, ...(sample.metadata ? { metadata: sample.metadata } : {}) }]);
       store.write([sample]);
-      // The request metrics count and time every answer in the daemon too.
-      const metrics = new TagdMetrics({ version: 'bench', now }).api(() => false);
-      const app = createApp({
+      const deps: ApiDeps = {
         store,
         logger: silent,
         version: 'bench',
         accounts,
-        audit: silent,
-        metrics,
-      });
+        audit: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+        // The request metrics count and time every answer in the daemon too.
+        metrics: new TagdMetrics({ version: 'bench', now }).api(() => false),
+      };
+      const registry = new AssistantToolRegistry(deps);
+      deps.assistantTools = registry;
+      const app = createApp(
+        deps,
+        sampleHandler === 'tool' ? { routes: toolSampleRoutes(deps, registry) } : {},
+      );
       server = createServer(app.callback());
       return listen(server);
     },
