@@ -19,8 +19,10 @@ import { hashPassword } from '../src/auth/password.js';
 import { SignInLimiter } from '../src/auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from '../src/auth/token-service.js';
 import { UserStore } from '../src/auth/user-store.js';
+import { createLogger } from '../src/logger.js';
 import { TagdMetrics } from '../src/metrics/tagd-metrics.js';
 import { SecretBox } from '../src/profile/secret-box.js';
+import { RecentEvents } from '../src/recent-events.js';
 import type { Sample } from '../src/tags/sample.js';
 import { TagStore } from '../src/tags/tag-store.js';
 import type { LoadSide } from './load-harness.js';
@@ -108,7 +110,9 @@ function toolSampleRoutes(deps: ApiDeps, registry: AssistantToolRegistry): Route
               { principal, via: 'mcp' },
             );
             if (!outcome.ok) throw new Error(outcome.error.message);
-            context.type = 'application/json';
+            // The JSON as the router sends a serialized object: the header set directly, not
+            // through koa's type lookup, so both sides pay the same for it.
+            context.res.setHeader('Content-Type', 'application/json; charset=utf-8');
             return outcome.json;
           },
         }),
@@ -116,10 +120,10 @@ function toolSampleRoutes(deps: ApiDeps, registry: AssistantToolRegistry): Route
 }
 
 /**
- * The real API with its real account service, request metrics and assistant tool registry, as
- * the daemon builds it; `token` is filled in by start(). The audit log is a real pino logger at
- * info level writing to /dev/null, so an audit line (each tool call writes one) is paid for as
- * in the daemon.
+ * The real API with its real account service, request metrics, assistant tool registry and
+ * logger, as the daemon builds them; `token` is filled in by start(). The log (the audit log
+ * included) is the daemon's logger at info level writing to /dev/null, so an audit line (each
+ * tool call writes one) is paid for as in the daemon.
  *
  * @param sampleHandler - what answers Tags/Sample; default `route`.
  */
@@ -166,12 +170,20 @@ export function apiServer(
       const store = new TagStore();
       store.define([{ fullTagId, ...(sample.metadata ? { metadata: sample.metadata } : {}) }]);
       store.write([sample]);
+      // The daemon's logger as cli.ts and daemon.ts build it (JSON lines written synchronously,
+      // secrets masked, info lines and above teed into the console's event view), at info, into
+      // /dev/null: every audit line is paid for as in the daemon.
+      const daemonLogger = createLogger({
+        level: 'info',
+        destination: pino.destination({ dest: '/dev/null', sync: true }),
+        recentEvents: new RecentEvents(),
+      });
       const deps: ApiDeps = {
         store,
-        logger: silent,
+        logger: daemonLogger.child({ component: 'api' }),
         version: 'bench',
         accounts,
-        audit: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+        audit: daemonLogger.child({ component: 'audit' }),
         // The request metrics count and time every answer in the daemon too.
         metrics: new TagdMetrics({ version: 'bench', now }).api(() => false),
       };
