@@ -1,12 +1,26 @@
 /**
- * Child process of bench/api-cpu.bench.ts: runs one of the API benchmark servers
- * (bench/api-servers.ts) alone, so its CPU time can be read from /proc. Argument `bare` or
- * `api`; prints one JSON line `{ "url", "token" }` once listening, and stops on SIGTERM.
+ * Child process of the server-CPU benchmarks (bench/server-cpu.ts): runs one of the API
+ * benchmark servers (bench/api-servers.ts) alone, so its CPU time can be read from /proc.
+ * Argument `bare`, `api` (the REST route answers Tags/Sample) or `api-tool` (the assistant's
+ * readSamples tool answers it); prints one JSON line `{ "url", "token" }` once listening, and
+ * stops on SIGTERM.
  */
+
 import { apiServer, bareServer } from './api-servers.js';
+import type { LoadSide } from './load-harness.js';
+
+/** The servers this child runs, by its argument. */
+export type ApiServerKind = 'bare' | 'api' | 'api-tool';
 
 const token = { value: '' };
-const side = process.argv[2] === 'api' ? apiServer(token) : bareServer();
+const sides: Record<ApiServerKind, () => LoadSide> = {
+  bare: bareServer,
+  api: () => apiServer(token),
+  'api-tool': () => apiServer(token, 'tool'),
+};
+const kind = process.argv[2] as ApiServerKind;
+const side = sides[kind]?.();
+if (side === undefined) throw new Error(`unknown server '${kind}': bare, api or api-tool`);
 const url = await side.start();
 process.stdout.write(`${JSON.stringify({ url, token: token.value })}\n`);
 process.on('SIGTERM', () => {

@@ -1,7 +1,9 @@
 /**
- * The two servers of the API benchmarks (bench/api.bench.ts, bench/api-cpu.bench.ts): a bare
- * node:http server answering the sample's JSON with the API's headers, and the real API with its
- * real account service. Both answer the same bytes and headers (api.bench.ts verifies it).
+ * The servers of the API benchmarks (bench/api.bench.ts, bench/api-cpu.bench.ts,
+ * bench/assistant.bench.ts): a bare node:http server answering the sample's JSON with the API's
+ * headers, and the real API with its real account service, its Tags/Sample route answered by the
+ * REST handler or by the assistant's readSamples tool. The bare server and the REST route answer
+ * the same bytes and headers (api.bench.ts verifies it).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -9,14 +11,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createApp } from '../src/api/app.js';
+import { type ApiDeps, apiRoutes, createApp } from '../src/api/app.js';
+import { defineRoute, type RouteDefinition } from '../src/api/route.js';
+import { AssistantToolRegistry } from '../src/assistant/tool-registry.js';
 import { AccountService } from '../src/auth/account-service.js';
 import { hashPassword } from '../src/auth/password.js';
 import { SignInLimiter } from '../src/auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from '../src/auth/token-service.js';
 import { UserStore } from '../src/auth/user-store.js';
+import { createLogger } from '../src/logger.js';
 import { TagdMetrics } from '../src/metrics/tagd-metrics.js';
 import { SecretBox } from '../src/profile/secret-box.js';
+import { RecentEvents } from '../src/recent-events.js';
 import type { Sample } from '../src/tags/sample.js';
 import { TagStore } from '../src/tags/tag-store.js';
 import type { LoadSide } from './load-harness.js';
@@ -82,14 +88,56 @@ export function bareServer(): LoadSide {
 }
 
 /**
- * The real API with its real account service and request metrics, as the daemon builds it;
- * `token` is filled in by start().
+ * What answers `GET /api/v2/Tags/Sample/{path}` in {@link apiServer}: `route`, the REST route's
+ * own handler; `tool`, a copy of the route whose handler calls the assistant registry's
+ * readSamples tool (permission and token checks, input validation, the in-flight count, the audit
+ * line, output bounding) and answers its JSON.
  */
-export function apiServer(token: { value: string }): LoadSide {
+export type SampleHandler = 'route' | 'tool';
+
+/** The routes of `deps` with Tags/Sample answered by `registry`'s readSamples tool. */
+function toolSampleRoutes(deps: ApiDeps, registry: AssistantToolRegistry): RouteDefinition[] {
+  return apiRoutes(deps).map((route) =>
+    route.operationId !== 'getTagSample'
+      ? route
+      : defineRoute({
+          ...(route as RouteDefinition<{ fullTagPath: string }>),
+          handle: async ({ params, principal, context }) => {
+            if (!principal) throw new Error('unreachable');
+            const outcome = await registry.call(
+              'readSamples',
+              { fullTagIds: [params.fullTagPath] },
+              { principal, via: 'mcp' },
+            );
+            if (!outcome.ok) throw new Error(outcome.error.message);
+            // The JSON as the router sends a serialized object: the header set directly, not
+            // through koa's type lookup, so both sides pay the same for it.
+            context.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+            return outcome.json;
+          },
+        }),
+  );
+}
+
+/**
+ * The real API with its real account service, request metrics, assistant tool registry and
+ * logger, as the daemon builds them; `token` is filled in by start(). The log (the audit log
+ * included) is the daemon's logger at info level writing to /dev/null, so an audit line (each
+ * tool call writes one) is paid for as in the daemon.
+ *
+ * @param sampleHandler - what answers Tags/Sample; default `route`.
+ */
+export function apiServer(
+  token: { value: string },
+  sampleHandler: SampleHandler = 'route',
+): LoadSide {
   let server: Server | undefined;
   let cleanup: () => Promise<void> = async () => {};
   return {
-    name: 'tagd API (koa, token check, TagView, TagStore)',
+    name:
+      sampleHandler === 'route'
+        ? 'tagd API (koa, token check, TagView, TagStore)'
+        : 'tagd API, Tags/Sample answered by the readSamples tool (checks, audit, bounds)',
     async start() {
       const stateDir = await mkdtemp(join(tmpdir(), 'tagd-bench-'));
       const silent = pino({ level: 'silent' });
@@ -122,16 +170,29 @@ export function apiServer(token: { value: string }): LoadSide {
       const store = new TagStore();
       store.define([{ fullTagId, ...(sample.metadata ? { metadata: sample.metadata } : {}) }]);
       store.write([sample]);
-      // The request metrics count and time every answer in the daemon too.
-      const metrics = new TagdMetrics({ version: 'bench', now }).api(() => false);
-      const app = createApp({
+      // The daemon's logger as cli.ts and daemon.ts build it (JSON lines written synchronously,
+      // secrets masked, info lines and above teed into the console's event view), at info, into
+      // /dev/null: every audit line is paid for as in the daemon.
+      const daemonLogger = createLogger({
+        level: 'info',
+        destination: pino.destination({ dest: '/dev/null', sync: true }),
+        recentEvents: new RecentEvents(),
+      });
+      const deps: ApiDeps = {
         store,
-        logger: silent,
+        logger: daemonLogger.child({ component: 'api' }),
         version: 'bench',
         accounts,
-        audit: silent,
-        metrics,
-      });
+        audit: daemonLogger.child({ component: 'audit' }),
+        // The request metrics count and time every answer in the daemon too.
+        metrics: new TagdMetrics({ version: 'bench', now }).api(() => false),
+      };
+      const registry = new AssistantToolRegistry(deps);
+      deps.assistantTools = registry;
+      const app = createApp(
+        deps,
+        sampleHandler === 'tool' ? { routes: toolSampleRoutes(deps, registry) } : {},
+      );
       server = createServer(app.callback());
       return listen(server);
     },

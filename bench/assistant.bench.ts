@@ -6,159 +6,25 @@
  *   check per request, the session's transport and server, the registry's checks, audit line,
  *   bounds): median < 5 ms. Baseline: the round trip of `GET /api/v2/Tags/Sample` from the same
  *   process, for scale.
- * - `assistant: tool handler overhead over Tags/Sample`: the same request (`GET
- *   /api/v2/Tags/Sample/{path}`, same token, same load from autocannon) answered by the REST
- *   route's handler (baseline) and by a copy of the route whose handler calls the registry's
- *   readSamples tool (subject: permission and token checks, input validation, the concurrency
- *   count, the audit line written, output bounding): at least 1/1.1 of the baseline's rate, i.e.
- *   the tool handler costs less than 10 % over the route.
+ * - `assistant: tool handler CPU per request over Tags/Sample`: the same request (`GET
+ *   /api/v2/Tags/Sample/{path}`, autocannon's load) answered by the REST route's handler
+ *   (baseline) and by a copy of the route whose handler calls the registry's readSamples tool
+ *   (subject: permission and token checks, input validation, the in-flight count, the audit
+ *   line written, output bounding), each server in a child process of its own
+ *   (bench/server-cpu.ts): the subject's server CPU per request at most 1.1 × the baseline's,
+ *   i.e. the tool handler costs less than 10 % over the route.
  *
- * The audit log of both servers is a real pino logger at info level writing to /dev/null, so
- * the audit line each tool call writes is paid for as in the daemon.
+ * The audit log of the servers is a real pino logger at info level writing to /dev/null
+ * (bench/api-servers.ts), so the audit line each tool call writes is paid for as in the daemon.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { pino } from 'pino';
-import type { ApiDeps } from '../src/api/app.js';
-import { apiRoutes, createApp } from '../src/api/app.js';
-import { defineRoute, type RouteDefinition } from '../src/api/route.js';
-import { AssistantToolRegistry } from '../src/assistant/tool-registry.js';
-import { AccountService } from '../src/auth/account-service.js';
-import { hashPassword } from '../src/auth/password.js';
-import { SignInLimiter } from '../src/auth/sign-in-limiter.js';
-import { defaultLifetimes, TokenService } from '../src/auth/token-service.js';
-import { UserStore } from '../src/auth/user-store.js';
-import { SecretBox } from '../src/profile/secret-box.js';
-import type { Sample } from '../src/tags/sample.js';
-import { TagStore } from '../src/tags/tag-store.js';
+import { apiServer, fullTagId } from './api-servers.js';
 import { type CaseResult, caseResult, type MeasuredCase, median, sideResult } from './harness.js';
-import type { LoadCase, LoadSide } from './load-harness.js';
+import { samplePath, serverCpuCase } from './server-cpu.js';
 
-const fullTagId = 'Demo/Line1/Temperature';
-const samplePath = `/api/v2/Tags/Sample/${fullTagId}`;
-const password = 'bench password 42';
-const sample: Sample = {
-  fullTagId,
-  utcTimestamp: '2026-01-01T08:00:00.000Z',
-  quality: 'Good',
-  value: 61.23456789,
-  metadata: { unit: '°C', description: 'Oven temperature' },
-};
-
-interface BenchApi {
-  url: string;
-  token: string;
-  stop(): Promise<void>;
-}
-
-/** The accounts both servers of a case check tokens against, so one token serves both. */
-interface BenchAccounts {
-  accounts: AccountService;
-  token: string;
-  /** Ends with the last server using it. */
-  release(): Promise<void>;
-}
-
-let sharedAccounts: Promise<BenchAccounts> | undefined;
-let accountUsers = 0;
-
-function benchAccounts(): Promise<BenchAccounts> {
-  accountUsers++;
-  sharedAccounts ??= (async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), 'tagd-bench-assistant-'));
-    const silent = pino({ level: 'silent' });
-    const now = Date.now;
-    const users = new UserStore({ stateDir, now });
-    await users.start();
-    const tokens = await TokenService.open(stateDir, { ...defaultLifetimes, access: 3600 }, now);
-    const accounts = new AccountService({
-      users,
-      tokens,
-      limiter: new SignInLimiter(now),
-      secretBox: await SecretBox.open(stateDir),
-      audit: silent,
-      now,
-    });
-    await users.add({
-      username: 'viewer',
-      kind: 'user',
-      roles: ['Viewers'],
-      passwordHash: await hashPassword(password),
-    });
-    const signedIn = await accounts.signIn('viewer', password, '127.0.0.1');
-    if (signedIn.token === undefined) throw new Error('the bench account got no token');
-    return {
-      accounts,
-      token: signedIn.token,
-      async release() {
-        if (--accountUsers > 0) return;
-        sharedAccounts = undefined;
-        await users.stop();
-        await rm(stateDir, { recursive: true, force: true });
-      },
-    };
-  })();
-  return sharedAccounts;
-}
-
-/**
- * The real API on loopback with a real account service, one Viewer signed in, the sample in the
- * store; with `toolRoute`, Tags/Sample answers through the registry's readSamples tool.
- */
-async function startBenchApi(toolRoute: boolean): Promise<BenchApi> {
-  const shared = await benchAccounts();
-  const silent = pino({ level: 'silent' });
-  const audit = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
-  const store = new TagStore();
-  store.define([{ fullTagId, ...(sample.metadata ? { metadata: sample.metadata } : {}) }]);
-  store.write([sample]);
-  const deps: ApiDeps = {
-    store,
-    logger: silent,
-    version: 'bench',
-    accounts: shared.accounts,
-    audit,
-  };
-  const registry = new AssistantToolRegistry(deps);
-  deps.assistantTools = registry;
-  let routes: RouteDefinition[] = apiRoutes(deps);
-  if (toolRoute) {
-    routes = routes.map((route) =>
-      route.operationId !== 'getTagSample'
-        ? route
-        : defineRoute({
-            ...(route as RouteDefinition<{ fullTagPath: string }>),
-            handle: async ({ params, principal, context }) => {
-              if (!principal) throw new Error('unreachable');
-              const outcome = await registry.call(
-                'readSamples',
-                { fullTagIds: [params.fullTagPath] },
-                { principal, via: 'mcp' },
-              );
-              if (!outcome.ok) throw new Error(outcome.error.message);
-              context.type = 'application/json';
-              return outcome.json;
-            },
-          }),
-    );
-  }
-  const server: Server = createServer(createApp(deps, { routes }).callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    token: shared.token,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await shared.release();
-    },
-  };
-}
+/** The value of the sample the servers hold (bench/api-servers.ts). */
+const sampleValue = 61.23456789;
 
 /** Round trips per timed sample, and samples, of the latency case. */
 const roundTrips = 400;
@@ -172,12 +38,14 @@ function latencyCase(): MeasuredCase {
     quantity: 'amount',
     budget: { maxAmount: 5, description: 'issue 24: MCP tools/call of a sample read p50 < 5 ms' },
     async measure(): Promise<CaseResult> {
-      const api = await startBenchApi(false);
-      const headers = { Authorization: `Bearer ${api.token}` };
+      const token = { value: '' };
+      const api = apiServer(token);
+      const url = await api.start();
+      const headers = { Authorization: `Bearer ${token.value}` };
       const client = new Client({ name: 'tagd-bench', version: '1.0.0' });
       try {
         await client.connect(
-          new StreamableHTTPClientTransport(new URL(`${api.url}/api/v2/Mcp`), {
+          new StreamableHTTPClientTransport(new URL(`${url}/api/v2/Mcp`), {
             requestInit: { headers },
           }),
         );
@@ -186,12 +54,12 @@ function latencyCase(): MeasuredCase {
             name: 'readSamples',
             arguments: { fullTagIds: [fullTagId] },
           })) as { isError?: boolean; content: { text: string }[] };
-          if (result.isError || !result.content[0]?.text.includes('61.23456789')) {
+          if (result.isError || !result.content[0]?.text.includes(String(sampleValue))) {
             throw new Error(`unexpected answer: ${JSON.stringify(result)}`);
           }
         };
         const restCall = async () => {
-          const response = await fetch(`${api.url}${samplePath}`, { headers });
+          const response = await fetch(`${url}${samplePath}`, { headers });
           if (response.status !== 200) throw new Error(`REST answered ${response.status}`);
           await response.text();
         };
@@ -227,54 +95,34 @@ function latencyCase(): MeasuredCase {
   };
 }
 
-/** A side of the overhead case: the bench API with or without the tool route. */
-function benchSide(toolRoute: boolean, token: { value: string }): LoadSide {
-  let api: BenchApi | undefined;
-  return {
-    name: toolRoute
-      ? 'Tags/Sample answered by the readSamples tool handler (checks, audit, bounds)'
-      : 'Tags/Sample answered by its REST handler',
-    async start() {
-      api = await startBenchApi(toolRoute);
-      token.value = api.token;
-      return api.url;
+function overheadCase(): MeasuredCase {
+  return serverCpuCase({
+    name: 'assistant: tool handler CPU per request over Tags/Sample',
+    figure: 'cpu',
+    baseline: { kind: 'api', name: 'Tags/Sample answered by its REST handler, own process' },
+    subject: {
+      kind: 'api-tool',
+      name: 'Tags/Sample answered by the readSamples tool handler (checks, audit, bounds), own process',
     },
-    async stop() {
-      await api?.stop();
-    },
-  };
-}
-
-function overheadCase(): LoadCase {
-  const token = { value: '' };
-  // Filled once the servers run: autocannon reads the object when a run starts.
-  const headers: Record<string, string> = {};
-  return {
-    kind: 'load',
-    name: 'assistant: tool handler overhead over Tags/Sample',
-    unit: 'requests',
-    path: samplePath,
-    headers,
-    baseline: benchSide(false, token),
-    subject: benchSide(true, token),
     budget: {
-      minRatio: 1 / 1.1,
+      maxRatio: 1.1,
       description: 'issue 24: tool handler overhead < 10 % over the same REST route',
     },
-    async verify(baselineUrl, subjectUrl) {
-      headers.Authorization = `Bearer ${token.value}`;
-      const [baseline, subject] = await Promise.all(
-        [baselineUrl, subjectUrl].map((url) => fetch(url, { headers })),
+    async verify(baseline, subject) {
+      const [rest, tool] = await Promise.all(
+        [baseline, subject].map(({ url, headers }) => fetch(`${url}${samplePath}`, { headers })),
       );
-      if (baseline?.status !== 200 || subject?.status !== 200) {
-        throw new Error(`status ${baseline?.status} / ${subject?.status}`);
+      if (rest?.status !== 200 || tool?.status !== 200) {
+        throw new Error(`status ${rest?.status} / ${tool?.status}`);
       }
-      const body = (await subject.json()) as { samples: Sample[] };
-      if (body.samples[0]?.value !== sample.value) throw new Error('the tool answered no sample');
-      await baseline.text();
+      const restBody = (await rest.json()) as { value: unknown };
+      const toolBody = (await tool.json()) as { samples: { value: unknown }[] };
+      if (restBody.value !== sampleValue) throw new Error('the route answered no sample');
+      if (toolBody.samples[0]?.value !== sampleValue)
+        throw new Error('the tool answered no sample');
     },
-  };
+  });
 }
 
 /** The cases of this file. Servers start only when a case runs. */
-export const cases: (MeasuredCase | LoadCase)[] = [latencyCase(), overheadCase()];
+export const cases: MeasuredCase[] = [latencyCase(), overheadCase()];

@@ -103,6 +103,8 @@ export async function driverDeps(stateDir: string): Promise<DriverDeps> {
 export interface PeerProcess<Announcement> {
   /** What the child printed on its first JSON line, e.g. `{ port }`. */
   announcement: Announcement;
+  /** The child's process id (its CPU time is in /proc/PID/stat). */
+  pid: number;
   /** Sends `signal` and resolves once the child exited. */
   stop(signal: NodeJS.Signals): Promise<void>;
 }
@@ -134,6 +136,7 @@ export async function startPeerProcess<Announcement>(
   });
   return {
     announcement,
+    pid: child.pid as number,
     async stop(signal) {
       child.kill(signal);
       await exited;

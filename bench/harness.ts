@@ -26,6 +26,11 @@ export interface BenchmarkSide {
 export interface BenchmarkBudget {
   /** Least subject/baseline ratio of median rates (dimensionless; 1 = as fast as the baseline). */
   minRatio?: number;
+  /**
+   * Largest subject/baseline ratio of median figures (dimensionless), for amount cases where
+   * lower is better: 1.1 = the subject costs at most 10 % more than the baseline.
+   */
+  maxRatio?: number;
   /** Least median subject rate, in the case's units per second. */
   minRatePerSecond?: number;
   /**
@@ -284,7 +289,9 @@ export function verdict(
   rate: number,
 ): BudgetVerdict {
   if (budget === undefined) return undefined;
-  const ratioMet = budget.minRatio === undefined || ratio >= budget.minRatio;
+  const ratioMet =
+    (budget.minRatio === undefined || ratio >= budget.minRatio) &&
+    (budget.maxRatio === undefined || ratio <= budget.maxRatio);
   const rateMet = budget.minRatePerSecond === undefined || rate >= budget.minRatePerSecond;
   const amountMet = budget.maxAmount === undefined || rate <= budget.maxAmount;
   return ratioMet && rateMet && amountMet ? 'met' : 'NOT met';
@@ -423,6 +430,7 @@ function describeBudget(benchmark: CaseInfo): string {
   }
   if (budget.maxAmount !== undefined) parts.push(`≤ ${formatFigure(budget.maxAmount, benchmark)}`);
   if (budget.minRatio !== undefined) parts.push(`ratio ≥ ${budget.minRatio}`);
+  if (budget.maxRatio !== undefined) parts.push(`ratio ≤ ${budget.maxRatio}`);
   return parts.join(' and ');
 }
 

@@ -486,6 +486,8 @@ export class Daemon {
           }),
         proposals,
         conversations,
+        // The chat answers' heartbeats run on the daemon's clock.
+        chatStream: { clock },
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
       // One route list for the main app and the extensions server: the routes hold state (query

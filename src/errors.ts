@@ -260,7 +260,8 @@ export class ConflictError extends TagdError {
       | 'alarm-state-conflict'
       | 'proposal-not-pending'
       | 'two-factor-state'
-      | 'assistant-not-configured',
+      | 'assistant-not-configured'
+      | 'conversation-busy',
     message: string,
   ) {
     super(code, 409, message);
@@ -470,6 +471,11 @@ export const errorCodes = {
   'assistant-not-configured': {
     status: 409,
     meaning: 'The chat needs a model: the profile has no `assistant.model`.',
+  },
+  'conversation-busy': {
+    status: 409,
+    meaning:
+      'The chat conversation is still answering the previous message; send the next once that answer has ended.',
   },
   busy: { status: 503, meaning: 'A shared resource stayed busy; retry shortly.' },
   'history-unavailable': {

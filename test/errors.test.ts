@@ -54,6 +54,7 @@ test('every error class raises a code listed in errorCodes, with its status', (t
     new errors.ConflictError('proposal-not-pending', 'p'),
     new errors.ConflictError('two-factor-state', 't'),
     new errors.ConflictError('assistant-not-configured', 'a'),
+    new errors.ConflictError('conversation-busy', 'c'),
     new errors.AssistantUnavailableError('assistant-unavailable', 'a'),
     new errors.AssistantUnavailableError('assistant-timeout', 't'),
     new errors.RequestError('bad-request', 400, 'b'),

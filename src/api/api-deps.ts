@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AlarmService } from '../alarms/alarm-service.js';
+import type { ChatStreamTiming } from '../assistant/chat/chat-heartbeat.js';
 import type { ConversationStore } from '../assistant/chat/conversation-store.js';
 import type { ProposalService } from '../assistant/proposal-service.js';
 import type { AssistantToolRegistry } from '../assistant/tool-registry.js';
@@ -183,4 +184,9 @@ export interface ApiDeps {
    * directory. Absent: the Assistant/Conversations routes answer 500 (a wiring error).
    */
   conversations?: ConversationStore;
+  /**
+   * The clock and interval of the chat answers' heartbeat comments. Default: the system clock,
+   * every 15 s (src/assistant/chat/chat-heartbeat.ts).
+   */
+  chatStream?: ChatStreamTiming;
 }

@@ -162,9 +162,13 @@ export class AssistantToolRegistry {
         );
       }
       const output = tool.handle(parsed.data, caller);
-      const value = output instanceof Promise ? await output : output;
-      const bounded = boundOutput(value);
-      outcome = { ok: true, ...bounded };
+      const bounded = boundOutput(output instanceof Promise ? await output : output);
+      outcome = {
+        ok: true,
+        json: bounded.json,
+        value: bounded.value,
+        truncated: bounded.truncated,
+      };
     } catch (error) {
       outcome = { ok: false, error: this.describe(error, name) };
     } finally {
@@ -174,20 +178,28 @@ export class AssistantToolRegistry {
         else this.inFlight.set(userId, left);
       }
     }
-    this.deps.audit.info(
-      {
-        event: 'assistant-tool',
-        account,
-        tool: String(name).slice(0, 64),
-        arguments: auditedArguments(args),
-        via: caller.via,
-        ...(caller.conversationId !== undefined ? { conversationId: caller.conversationId } : {}),
-        outcome: outcome.ok ? 'ok' : outcome.error.code,
-        ...(outcome.ok && outcome.truncated ? { truncated: true } : {}),
-      },
-      `assistant tool ${outcome.ok ? 'answered' : 'refused'}: ${String(name).slice(0, 64)}`,
-    );
+    this.audit(name, args, caller, outcome);
     return outcome;
+  }
+
+  /**
+   * Writes the call's audit line: `event`, `account`, `tool`, `arguments`, `via`, then
+   * `conversationId` when known, `outcome`, and `truncated` when rows were cut. Built field by
+   * field, without the temporary objects of conditional spreads: every tool call pays for it.
+   */
+  private audit(name: string, args: unknown, caller: ToolCaller, outcome: ToolOutcome): void {
+    const tool = String(name).slice(0, 64);
+    const line: Record<string, unknown> = {
+      event: 'assistant-tool',
+      account: caller.principal.user.username,
+      tool,
+      arguments: auditedArguments(args),
+      via: caller.via,
+    };
+    if (caller.conversationId !== undefined) line.conversationId = caller.conversationId;
+    line.outcome = outcome.ok ? 'ok' : outcome.error.code;
+    if (outcome.ok && outcome.truncated) line.truncated = true;
+    this.deps.audit.info(line, `assistant tool ${outcome.ok ? 'answered' : 'refused'}: ${tool}`);
   }
 
   private available(tool: AssistantTool): boolean {

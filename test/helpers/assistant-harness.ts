@@ -15,6 +15,7 @@ import { ModbusDriver } from '../../drivers/modbus/modbus-driver.js';
 import { modbusDriverSchema } from '../../drivers/modbus/schema.js';
 import { AlarmJournal } from '../../src/alarms/alarm-journal.js';
 import { AlarmService } from '../../src/alarms/alarm-service.js';
+import type { ChatStreamTiming } from '../../src/assistant/chat/chat-heartbeat.js';
 import { ConversationStore } from '../../src/assistant/chat/conversation-store.js';
 import { ProposalService } from '../../src/assistant/proposal-service.js';
 import { HistoryService } from '../../src/history/history-service.js';
@@ -56,6 +57,8 @@ export interface AssistantHarness {
 export interface AssistantHarnessOptions {
   /** The profile's assistant section (default: Dev/Setpoint proposable). */
   assistant?: Record<string, unknown>;
+  /** The chat answers' heartbeat timing (default: the harness's manual clock, every 15 s). */
+  chatStream?: ChatStreamTiming;
 }
 
 /** Starts everything; all of it stops with the test. */
@@ -200,6 +203,7 @@ export async function startAssistantHarness(
       });
       return {
         conversations,
+        chatStream: { clock: base.clock, ...options.chatStream },
         profile,
         alarms,
         history,

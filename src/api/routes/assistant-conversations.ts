@@ -6,6 +6,7 @@
  */
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { chatHeartbeatMs } from '../../assistant/chat/chat-heartbeat.js';
 import { ChatRateLimit, chatMessagesPerMinute } from '../../assistant/chat/chat-rate-limit.js';
 import { type ChatEvent, ChatService, maxMessageChars } from '../../assistant/chat/chat-service.js';
 import {
@@ -16,6 +17,7 @@ import {
 } from '../../assistant/chat/conversation-store.js';
 import { defaultMaxToolCalls, defaultModelTimeoutMs } from '../../assistant/chat/model-config.js';
 import type { AssistantToolRegistry } from '../../assistant/tool-registry.js';
+import { systemClock } from '../../clock.js';
 import { TagdError } from '../../errors.js';
 import type { ApiDeps } from '../api-deps.js';
 import { problemFor } from '../problem.js';
@@ -61,7 +63,8 @@ const bounds = `Kept in the state directory: at most ${maxConversationsPerAccoun
 const streamDescription = [
   `Sends a question and answers it as a \`text/event-stream\` that ends with the answer. Each event has an \`event:\` name and one \`data:\` line of JSON: \`text\` \`{delta}\` (a piece of the answer), \`tool-call\` \`{id, name, arguments}\` (a tool the model calls, its arguments as JSON text), \`tool-result\` \`{id, name, ok, result | error, truncated?}\` (the tool's bounded answer, or the problem it was refused with), \`proposal\` \`{proposal}\` (a write or acknowledgement the model proposed: an \`AssistantProposal\`, Pending until a person confirms it at \`POST /api/v2/Assistant/Proposals/{id}/Confirm\`), then \`end\` \`{finishReason, toolCalls}\` (\`stop\`, \`length\`, or \`max-tool-calls\` when the answer reached \`assistant.model.maxToolCalls\`, default ${defaultMaxToolCalls}) or \`error\` (a problem document: 502 \`assistant-unavailable\` when the model cannot be reached, answers an error or breaks off; 504 \`assistant-timeout\` when it says nothing for \`assistant.model.timeoutMs\`, default ${defaultModelTimeoutMs} ms).`,
   "The model is the profile's `assistant.model` (an OpenAI-compatible endpoint); without one, 409 `assistant-not-configured` before any stream. Its tools are the assistant tools the account's permissions allow (a Viewer's chat is offered no `proposeWrite`), each call audited; their answers go back to the model as tool messages, never into its instructions. Nothing is ever written by the chat: proposals wait for a person.",
-  `At most ${chatMessagesPerMinute} messages per account per minute (429 \`too-many-requests\` with Retry-After). Closing the connection stops the answer. Browsers send the CSRF header with their session cookie.`,
+  `While the answer runs, a \`: heartbeat\` comment comes every ${chatHeartbeatMs / 1000} s, so a proxy with a shorter idle timeout than \`assistant.model.timeoutMs\` does not cut a long silent answer (clients ignore comments).`,
+  `One answer at a time per conversation: a message sent while the previous one is still being answered is refused with 409 \`conversation-busy\` (it was asked without seeing that answer, and the stored history never interleaves two answers); send it again once the answer has ended. At most ${chatMessagesPerMinute} messages per account per minute (429 \`too-many-requests\` with Retry-After; a refused message does not count). Closing the connection stops the answer. Browsers send the CSRF header with their session cookie.`,
 ].join('\n\n');
 
 /** The chat's routes. */
@@ -187,7 +190,7 @@ export function assistantConversationRoutes(
       responses: {
         200: {
           description:
-            'Events until the answer ends: `event: text|tool-call|tool-result|proposal|end|error` with one `data:` line of JSON each.',
+            'Events until the answer ends: `event: text|tool-call|tool-result|proposal|end|error` with one `data:` line of JSON each, and `: heartbeat` comments.',
           mediaType: 'text/event-stream',
         },
       },
@@ -195,23 +198,33 @@ export function assistantConversationRoutes(
       handle: async ({ context, params, body, principal }) => {
         if (!principal) throw new Error('unreachable: the route requires a token');
         const chat = service();
-        // Refusals (not found, no model, rate) answer as problem documents, before any stream.
-        const model = chat.admit(params.id, principal);
-        await streamAnswer(context, deps.logger, (emit, signal) =>
-          chat.answer(params.id, principal, model, body.content, emit, signal),
-        );
+        // Refusals (not found, no model, busy, rate) answer as problem documents, before any
+        // stream.
+        const admitted = chat.admit(params.id, principal);
+        try {
+          await streamAnswer(context, deps, (emit, signal) =>
+            chat.answer(params.id, principal, admitted.model, body.content, emit, signal),
+          );
+        } finally {
+          admitted.release();
+        }
         return undefined;
       },
     }),
   ];
 }
 
-/** Writes the events of `run` as SSE on the raw response; an error becomes an `error` event. */
+/**
+ * Writes the events of `run` as SSE on the raw response, with a `: heartbeat` comment every
+ * {@link chatHeartbeatMs} (chat-heartbeat.ts) while it runs; an error becomes an `error` event.
+ */
 async function streamAnswer(
   context: Context,
-  logger: ApiDeps['logger'],
+  deps: Pick<ApiDeps, 'logger' | 'chatStream'>,
   run: (emit: (event: ChatEvent) => void, signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
+  const { logger } = deps;
+  const clock = deps.chatStream?.clock ?? systemClock;
   const response = context.res;
   // koa must neither buffer nor answer: the socket is written directly from here on.
   context.status = 200;
@@ -231,6 +244,10 @@ async function streamAnswer(
       response.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
     }
   };
+  // Each event is one write, so a comment never lands inside one.
+  const heartbeat = clock.setInterval(() => {
+    if (!response.writableEnded && !response.destroyed) response.write(': heartbeat\n\n');
+  }, deps.chatStream?.heartbeatMs ?? chatHeartbeatMs);
   try {
     await run(({ type, ...data }) => send(type, data), gone.signal);
   } catch (error) {
@@ -238,6 +255,7 @@ async function streamAnswer(
     if (!(error instanceof TagdError)) logger.error({ err: error }, 'the chat failed');
     send('error', problemFor(error, context.path));
   } finally {
+    clock.clearTimer(heartbeat);
     response.off('close', onClose);
     if (!response.writableEnded) response.end();
   }

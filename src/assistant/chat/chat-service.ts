@@ -65,18 +65,33 @@ export interface ChatServiceOptions {
 
 const proposalTools = new Set(['proposeWrite', 'proposeAcknowledge']);
 
+/** A message {@link ChatService.admit} accepted. */
+export interface AdmittedMessage {
+  /** The model to answer with. */
+  model: AssistantModelConfig;
+  /** Ends the conversation's busy state; call once the answer has ended. Idempotent. */
+  release(): void;
+}
+
 /** See the module comment. */
 export class ChatService {
+  /** Conversations whose answer is being written. */
+  private readonly answering = new Set<string>();
+
   constructor(private readonly options: ChatServiceOptions) {}
 
   /**
-   * Checks, before anything is streamed, that the message can be answered, and counts it
-   * against the account's rate.
+   * Checks, before anything is streamed, that the message can be answered, counts it against
+   * the account's rate, and marks the conversation busy until `release` is called (when the
+   * answer has ended, whatever ended it).
+   *
+   * One answer at a time per conversation: a message sent while the previous one is still
+   * being answered was written without seeing that answer, and answering both at once would
+   * interleave their messages in the stored history; it is refused, not queued.
    * @throws NotFoundError (not the account's conversation), ConflictError
-   *   `assistant-not-configured`, TooManyRequestsError.
-   * @returns the model to use.
+   *   `assistant-not-configured` or `conversation-busy`, TooManyRequestsError.
    */
-  admit(conversationId: string, principal: Principal): AssistantModelConfig {
+  admit(conversationId: string, principal: Principal): AdmittedMessage {
     this.options.conversations.get(conversationId, principal);
     const model = this.options.model();
     if (model === undefined) {
@@ -85,8 +100,24 @@ export class ChatService {
         'The chat has no model: set assistant.model (an OpenAI-compatible endpoint: baseUrl, model) in the profile. The MCP server at /api/v2/Mcp works without one.',
       );
     }
+    if (this.answering.has(conversationId)) {
+      throw new ConflictError(
+        'conversation-busy',
+        `Conversation ${conversationId} is still answering the previous message; send this one once that answer has ended (closing its stream ends it).`,
+      );
+    }
+    // After the busy check: a refused message is not counted against the rate.
     this.options.rateLimit.take(principal.user.id, principal.user.username);
-    return model;
+    this.answering.add(conversationId);
+    let released = false;
+    return {
+      model,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.answering.delete(conversationId);
+      },
+    };
   }
 
   /**

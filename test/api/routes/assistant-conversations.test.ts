@@ -1,10 +1,16 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import { chatHeartbeatMs } from '../../../src/assistant/chat/chat-heartbeat.js';
 import { chatMessagesPerMinute } from '../../../src/assistant/chat/chat-rate-limit.js';
 import { conversationsFolder } from '../../../src/assistant/chat/conversation-store.js';
 import { chatSystemPrompt } from '../../../src/assistant/chat/system-prompt.js';
-import { type AssistantHarness, startAssistantHarness } from '../../helpers/assistant-harness.js';
+import { systemClock } from '../../../src/clock.js';
+import {
+  type AssistantHarness,
+  type AssistantHarnessOptions,
+  startAssistantHarness,
+} from '../../helpers/assistant-harness.js';
 import { until } from '../../helpers/modbus-harness.js';
 import { type OpenAiPeer, startOpenAiPeer } from '../../helpers/openai-peer.js';
 
@@ -22,6 +28,8 @@ interface ChatAnswer {
   status: number;
   contentType: string;
   events: ChatEvent[];
+  /** The text of each comment block (`: heartbeat`), in order. */
+  comments: string[];
   /** A problem document when the answer was not a stream. */
   problem?: Record<string, unknown>;
   retryAfter: string | null;
@@ -33,17 +41,21 @@ async function ask(
   id: string,
   content: string,
   onEvent: (event: ChatEvent, events: ChatEvent[]) => void = () => {},
+  onComment: (comment: string, comments: string[]) => void = () => {},
+  signal?: AbortSignal,
 ): Promise<ChatAnswer> {
   const response = await fetch(`${h.api.baseUrl}${basePath}/${id}/Messages`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ content }),
+    ...(signal ? { signal } : {}),
   });
   const contentType = response.headers.get('content-type') ?? '';
   const answer: ChatAnswer = {
     status: response.status,
     contentType,
     events: [],
+    comments: [],
     retryAfter: response.headers.get('retry-after'),
   };
   if (!contentType.startsWith('text/event-stream')) {
@@ -58,6 +70,13 @@ async function ask(
     while (end >= 0) {
       const block = buffered.slice(0, end);
       buffered = buffered.slice(end + 2);
+      if (block.startsWith(':')) {
+        // A comment (the heartbeat): no event, as an EventSource reads it.
+        answer.comments.push(block.slice(1).trim());
+        onComment(block.slice(1).trim(), answer.comments);
+        end = buffered.indexOf('\n\n');
+        continue;
+      }
       const name = /^event: (.+)$/m.exec(block)?.[1] ?? 'message';
       const data = /^data: (.*)$/m.exec(block)?.[1] ?? '{}';
       const event = { event: name, data: JSON.parse(data) as Record<string, unknown> };
@@ -79,6 +98,7 @@ async function newConversation(h: AssistantHarness, token: string): Promise<stri
 async function chatRig(
   t: ExecutionContext,
   model: Record<string, unknown> = {},
+  chatStream?: AssistantHarnessOptions['chatStream'],
 ): Promise<{ h: AssistantHarness; peer: OpenAiPeer }> {
   const peer = await startOpenAiPeer(t);
   const h = await startAssistantHarness(t, {
@@ -86,6 +106,7 @@ async function chatRig(
       writableTags: ['Dev/Setpoint'],
       model: { baseUrl: peer.baseUrl, model: 'llama3.1', apiKey, ...model },
     },
+    ...(chatStream ? { chatStream } : {}),
   });
   return { h, peer };
 }
@@ -430,4 +451,139 @@ test(`at most ${chatMessagesPerMinute} messages per account per minute`, async (
     await readFile(join(h.api.stateDir, conversationsFolder, `${id}.json`), 'utf8'),
   ) as { messages: unknown[] };
   t.is(file.messages.length, 2 * (chatMessagesPerMinute + 1));
+});
+
+/** A gate for a scripted reply, and the function that opens it. */
+function gate(): { gate: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { gate: promise, open };
+}
+
+test('a long silent answer gets a heartbeat comment every 15 s (injected clock)', async (t) => {
+  const { h, peer } = await chatRig(t);
+  const held = gate();
+  peer.script({ text: ['Let me look', ': the oven is at 180 °C.'], gate: held.gate });
+  const id = await newConversation(h, h.tokens.viewer);
+  const timersBefore = h.api.clock.pendingTimers();
+  const answer = await ask(
+    h,
+    h.tokens.viewer,
+    id,
+    'How hot is the oven?',
+    (event) => {
+      // The model then says nothing: only the heartbeat keeps a proxy from closing the stream.
+      if (event.event === 'text' && event.data.delta === 'Let me look') {
+        h.api.clock.advance(chatHeartbeatMs - 1);
+        h.api.clock.advance(1);
+      }
+    },
+    (_comment, comments) => {
+      if (comments.length === 1) h.api.clock.advance(chatHeartbeatMs);
+      else held.open();
+    },
+  );
+  t.deepEqual(answer.comments, ['heartbeat', 'heartbeat']);
+  t.deepEqual(
+    answer.events.map((event) => event.event),
+    ['text', 'text', 'end'],
+  );
+  // The heartbeat stops with the answer.
+  t.is(h.api.clock.pendingTimers(), timersBefore);
+});
+
+test('heartbeat comments come in real time too', async (t) => {
+  const { h, peer } = await chatRig(t, {}, { clock: systemClock, heartbeatMs: 50 });
+  const held = gate();
+  peer.script({ text: ['Thinking', '… done.'], gate: held.gate });
+  const id = await newConversation(h, h.tokens.viewer);
+  // No deadline of its own: ava's test timeout is the room.
+  const answer = await ask(h, h.tokens.viewer, id, 'Anything?', undefined, (_comment, comments) => {
+    if (comments.length === 2) held.open();
+  });
+  t.true(answer.comments.length >= 2);
+  t.true(answer.comments.every((comment) => comment === 'heartbeat'));
+  t.is(answer.events.at(-1)?.event, 'end');
+});
+
+test('a second message while the first is answered: 409 conversation-busy, the history stays in order', async (t) => {
+  const { h, peer } = await chatRig(t);
+  const held = gate();
+  peer.script({ text: ['First', ' answer.'], gate: held.gate });
+  const id = await newConversation(h, h.tokens.operator);
+  let started!: () => void;
+  const answering = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const first = ask(h, h.tokens.operator, id, 'first question', (event) => {
+    if (event.event === 'text') started();
+  });
+  await answering;
+
+  const second = await ask(h, h.tokens.operator, id, 'second question');
+  t.is(second.status, 409);
+  t.like(second.problem, { code: 'conversation-busy', status: 409 });
+  t.regex(String(second.problem?.detail), /still answering/);
+  // Another conversation of the same account is not held back.
+  peer.script({ text: ['Elsewhere.'] });
+  const other = await ask(
+    h,
+    h.tokens.operator,
+    await newConversation(h, h.tokens.operator),
+    'meanwhile',
+  );
+  t.is(other.status, 200);
+
+  held.open();
+  t.is((await first).events.at(-1)?.event, 'end');
+  peer.script({ text: ['Second answer.'] });
+  const later = await ask(h, h.tokens.operator, id, 'second question');
+  t.is(later.status, 200);
+  const read = await h.api.request(`${basePath}/${id}`, { token: h.tokens.operator });
+  t.deepEqual(
+    (read.json.messages as { role: string; content: string }[]).map(
+      (message) => `${message.role}: ${message.content}`,
+    ),
+    [
+      'user: first question',
+      'assistant: First answer.',
+      'user: second question',
+      'assistant: Second answer.',
+    ],
+  );
+  // The refused message reached no model.
+  t.is(peer.requests.length, 3);
+});
+
+test('closing the connection ends the answer, and the conversation takes a new message', async (t) => {
+  const { h, peer } = await chatRig(t);
+  const held = gate();
+  t.teardown(held.open);
+  peer.script({ text: ['Never', ' finished.'], gate: held.gate });
+  const id = await newConversation(h, h.tokens.operator);
+  const closing = new AbortController();
+  const closed = await ask(
+    h,
+    h.tokens.operator,
+    id,
+    'first question',
+    () => closing.abort(),
+    undefined,
+    closing.signal,
+  ).then(
+    () => false,
+    () => true,
+  );
+  t.true(closed, 'the client stopped reading at the first event');
+  // The server notices the closed connection and stops the answer: until then it is busy.
+  peer.script({ text: ['Answered.'] });
+  let next: ChatAnswer | undefined;
+  while (next?.status !== 200) {
+    if (next !== undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    next = await ask(h, h.tokens.operator, id, 'second question');
+    if (next.status !== 200) t.like(next.problem, { code: 'conversation-busy' });
+  }
+  t.is(next.events.at(-1)?.event, 'end');
 });
