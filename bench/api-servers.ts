@@ -93,7 +93,7 @@ export function bareServer(): LoadSide {
  * readSamples tool (permission and token checks, input validation, the in-flight count, the audit
  * line, output bounding) and answers its JSON.
  */
-export type SampleHandler = 'route' | 'tool';
+export type SampleHandler = 'route' | 'tool' | 'tool-unaudited';
 
 /** The routes of `deps` with Tags/Sample answered by `registry`'s readSamples tool. */
 function toolSampleRoutes(deps: ApiDeps, registry: AssistantToolRegistry): RouteDefinition[] {
@@ -137,7 +137,9 @@ export function apiServer(
     name:
       sampleHandler === 'route'
         ? 'tagd API (koa, token check, TagView, TagStore)'
-        : 'tagd API, Tags/Sample answered by the readSamples tool (checks, audit, bounds)',
+        : sampleHandler === 'tool'
+          ? 'tagd API, Tags/Sample answered by the readSamples tool (checks, audit, bounds)'
+          : 'tagd API, Tags/Sample answered by the readSamples tool, its audit line not written',
     async start() {
       const stateDir = await mkdtemp(join(tmpdir(), 'tagd-bench-'));
       const silent = pino({ level: 'silent' });
@@ -183,7 +185,12 @@ export function apiServer(
         logger: daemonLogger.child({ component: 'api' }),
         version: 'bench',
         accounts,
-        audit: daemonLogger.child({ component: 'audit' }),
+        // `tool-unaudited` isolates the registry's own cost: the audit line is made below the
+        // level, so pino returns at once (what an audit line costs is the difference).
+        audit: daemonLogger.child(
+          { component: 'audit' },
+          sampleHandler === 'tool-unaudited' ? { level: 'warn' } : {},
+        ),
         // The request metrics count and time every answer in the daemon too.
         metrics: new TagdMetrics({ version: 'bench', now }).api(() => false),
       };
@@ -191,7 +198,7 @@ export function apiServer(
       deps.assistantTools = registry;
       const app = createApp(
         deps,
-        sampleHandler === 'tool' ? { routes: toolSampleRoutes(deps, registry) } : {},
+        sampleHandler === 'route' ? {} : { routes: toolSampleRoutes(deps, registry) },
       );
       server = createServer(app.callback());
       return listen(server);

@@ -50,10 +50,32 @@ export interface RecentEventsOptions {
   logEvents?: number;
 }
 
-/** The rings of recent audit lines and of recent warnings and errors. */
+/**
+ * A kept line: its raw JSON until the event view asks for it, then the parsed event (or null when
+ * the parse shows it is not an event after all).
+ */
+interface KeptLine {
+  id: number;
+  line: string;
+  event?: RecentEvent | null;
+}
+
+/** pino's first field: `{"level":30,` (pino writes the level first). */
+const levelPrefix = /^\{"level":(\d+)/;
+/** How an audit line's component reads in its JSON (bindings are written as given). */
+const auditComponent = '"component":"audit"';
+
+/**
+ * The rings of recent audit lines and of recent warnings and errors.
+ *
+ * Decision: a line is only classified by its text when logged (its level prefix, and for an info
+ * line whether it names the audit component) and parsed when the event view is read. Parsing
+ * every line when logged cost about 3.5 µs an audit line, paid by every audited write and every
+ * assistant tool call; the view is read rarely.
+ */
 export class RecentEvents {
-  private readonly audit: RecentEvent[] = [];
-  private readonly log: RecentEvent[] = [];
+  private readonly audit: KeptLine[] = [];
+  private readonly log: KeptLine[] = [];
   private readonly auditBound: number;
   private readonly logBound: number;
   private nextId = 1;
@@ -65,7 +87,9 @@ export class RecentEvents {
 
   /** Takes one or more JSON lines, as pino writes them to a destination. */
   write(text: string): void {
-    for (const line of text.split('\n')) {
+    // pino hands a destination one line ending in a newline; JSON lines hold no other newline.
+    const single = text.indexOf('\n') === text.length - 1;
+    for (const line of single ? [text.slice(0, -1)] : text.split('\n')) {
       if (line.trim() !== '') this.take(line);
     }
   }
@@ -78,44 +102,70 @@ export class RecentEvents {
   list(kind?: RecentEvent['kind'], afterId = 0): RecentEvent[] {
     const rings =
       kind === 'audit' ? [this.audit] : kind === 'log' ? [this.log] : [this.audit, this.log];
-    return rings
-      .flat()
-      .filter((event) => event.id > afterId)
-      .sort((a, b) => a.id - b.id);
+    const events: RecentEvent[] = [];
+    for (const ring of rings) {
+      for (const kept of ring) {
+        if (kept.id <= afterId) continue;
+        if (kept.event === undefined) kept.event = parseEvent(kept.id, kept.line);
+        if (kept.event !== null) events.push(kept.event);
+      }
+    }
+    return events.sort((a, b) => a.id - b.id);
   }
 
   private take(line: string): void {
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      return; // not a JSON line (a pretty terminal destination is not teed here)
-    }
-    // A line that carries a secret by design (the first start's admin password) stays in the log.
-    if (parsed.inEventView === false) return;
-    const level = levelNames[Number(parsed.level)];
-    const kind = parsed.component === 'audit' ? 'audit' : level && level !== 'info' ? 'log' : null;
-    if (level === undefined || kind === null) return;
-    const details: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(parsed)) {
-      if (!lineKeys.has(key)) details[key] = value;
-    }
-    const event: RecentEvent = {
-      id: this.nextId++,
-      time: typeof parsed.time === 'string' ? parsed.time : new Date().toISOString(),
-      kind,
-      level,
-      ...(typeof parsed.component === 'string' && kind === 'log'
-        ? { component: parsed.component }
-        : {}),
-      message: typeof parsed.msg === 'string' ? parsed.msg : '',
-      details:
-        JSON.stringify(details).length > maxDetailsChars
-          ? { note: `details of over ${maxDetailsChars} characters left out; see the log` }
-          : details,
-    };
+    const prefix = levelPrefix.exec(line);
+    // A line pino did not write (no level first) is classified by parsing it at once.
+    const kind = prefix ? kindOf(Number(prefix[1]), line) : parseEvent(0, line)?.kind;
+    if (kind === undefined) return;
     const ring = kind === 'audit' ? this.audit : this.log;
-    ring.push(event);
+    ring.push({ id: this.nextId++, line });
     if (ring.length > (kind === 'audit' ? this.auditBound : this.logBound)) ring.shift();
   }
+}
+
+/** The ring a line with this level goes to, if any: audit lines at any level, warnings and up. */
+function kindOf(level: number, line: string): RecentEvent['kind'] | undefined {
+  const audit = line.indexOf(auditComponent);
+  if (audit !== -1) {
+    // Before any nested object it is the line's own component (pino writes the bindings before
+    // the logged object's fields); otherwise only a parse can tell.
+    const nested = line.indexOf('{', 1);
+    if (nested === -1 || audit < nested) return 'audit';
+    return parseEvent(0, line)?.kind;
+  }
+  return level >= 40 && levelNames[level] !== undefined ? 'log' : undefined;
+}
+
+/** The event of a kept line, or null when it is not one (unreadable, not audit, kept out). */
+function parseEvent(id: number, line: string): RecentEvent | null {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return null; // not a JSON line (a pretty terminal destination is not teed here)
+  }
+  // A line that carries a secret by design (the first start's admin password) stays in the log.
+  if (parsed.inEventView === false) return null;
+  const level = levelNames[Number(parsed.level)];
+  const kind = parsed.component === 'audit' ? 'audit' : level && level !== 'info' ? 'log' : null;
+  if (level === undefined || kind === null) return null;
+  const details: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!lineKeys.has(key)) details[key] = value;
+  }
+  return {
+    id,
+    time: typeof parsed.time === 'string' ? parsed.time : new Date().toISOString(),
+    kind,
+    level,
+    ...(typeof parsed.component === 'string' && kind === 'log'
+      ? { component: parsed.component }
+      : {}),
+    message: typeof parsed.msg === 'string' ? parsed.msg : '',
+    details:
+      JSON.stringify(details).length > maxDetailsChars
+        ? { note: `details of over ${maxDetailsChars} characters left out; see the log` }
+        : details,
+  };
 }

@@ -68,3 +68,24 @@ test('details too large to show are replaced by a note', (t) => {
   logger.warn({ blob: 'x'.repeat(10_000) }, 'big');
   t.regex(String(recentEvents.list()[0]?.details.note), /left out; see the log/);
 });
+
+test('only a line of the audit component is an audit event: an object that merely holds one is not', (t) => {
+  const { logger, recentEvents } = logged();
+  const driver = logger.child({ component: 'PLC1' });
+  driver.info({ peer: { component: 'audit' } }, 'an info line quoting an audit binding');
+  driver.warn({ peer: { component: 'audit' } }, 'a warning quoting one');
+  logger.info({ note: 'a { before', component: 'audit' }, 'the root logging an audit line');
+  recentEvents.write('{"msg":"a line pino did not write","component":"audit","level":30}\n');
+  t.deepEqual(
+    recentEvents.list().map((event) => [event.kind, event.message]),
+    [
+      ['log', 'a warning quoting one'],
+      ['audit', 'the root logging an audit line'],
+      ['audit', 'a line pino did not write'],
+    ],
+  );
+  t.deepEqual(
+    recentEvents.list('audit').map((event) => event.message),
+    ['the root logging an audit line', 'a line pino did not write'],
+  );
+});
