@@ -164,6 +164,9 @@ export class ChatService {
     });
     let toolCalls = 0;
     for (;;) {
+      // A client gone while the tools ran gets no further round: the answer ends with what was
+      // done (kept above), not with a model request nobody reads.
+      if (signal.aborted) return;
       const round = await this.request(client, model, messages, offered, emit, signal);
       if (round === undefined) return;
       const calls = round.toolCalls;
