@@ -313,6 +313,9 @@ function signal(child: ChildProcess, name: NodeJS.Signals) {
           backend: 'postgres',
           url: database,
           log: [{ source: 'site/**', mode: 'onChange' }],
+          // Sized as docs/relay.md says a central gateway's must be: the relayed tags × the
+          // scans of the longest outage the edges store through (five minutes of 1 s scans).
+          bufferLimit: Math.max(100_000, edges * tagsPerEdge * 300),
         },
       }),
     );
