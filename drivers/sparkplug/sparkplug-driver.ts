@@ -404,7 +404,9 @@ export class SparkplugDriver implements Driver, RelaySource {
     // they are born again (an edge that follows this host's STATE does so by itself). One
     // whose NBIRTH came already (an edge answers the online STATE at once; its birth can be
     // handled before this continuation runs) is not asked again: a needless rebirth turns its
-    // device tags Unavailable and back to Good at the same sample, which history logs twice.
+    // device tags Unavailable and back to Good at the same sample. One whose NBIRTH is still on
+    // its way is asked all the same and births twice; history skips the readings its second
+    // DBIRTHs re-state (history-logger.ts, `restated`).
     for (const node of this.nodes.values()) if (!node.born) this.requestRebirth(node);
   }
 

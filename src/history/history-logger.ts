@@ -338,8 +338,10 @@ export class HistoryLogger {
       const last = log.last;
       if (last === undefined) this.loggedTags++;
       else if (!changedBeyond(last, sample, rule.deadband)) continue;
-      log.last = sample;
       const epochMs = this.epochMsOf(sample.utcTimestamp);
+      if (last !== undefined && sample.value !== undefined && restated(log, last, epochMs))
+        continue;
+      log.last = sample;
       if (sample.value !== undefined) rememberLive(log, epochMs);
       this.push(toLogged(sample, epochMs));
       queued = true;
@@ -767,6 +769,22 @@ function toLogged(sample: Sample, epochMs: number): LoggedSample {
   }
   if (sample.reason !== undefined) logged.reason = sample.reason;
   return logged;
+}
+
+/**
+ * Whether a live sample with a value, older than the last one logged, re-states a reading
+ * logged already: one at a recent live timestamp, or at or before the newest sample of the
+ * past. A Sparkplug rebirth does that (the host asked for it before it had read the births that
+ * answered its online STATE, or after a `seq` gap): its NBIRTH turns the device's tags
+ * Unavailable now, its DBIRTHs carry the readings they carried before, at their timestamps. Its
+ * row would sort before the last logged one anyway; it is not logged twice, and not made the
+ * last logged sample, so the next reading logs as a change. One at the last logged sample's own
+ * timestamp (a Stale mark of that reading) still logs.
+ */
+function restated(log: TagLog, last: Sample, epochMs: number): boolean {
+  const logged =
+    log.recentLive?.includes(epochMs) === true || epochMs <= (log.historicalMs ?? -Infinity);
+  return logged && epochMs < Date.parse(last.utcTimestamp);
 }
 
 /** Keeps the timestamp of a live sample logged on change (see {@link TagLog.recentLive}). */

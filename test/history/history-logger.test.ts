@@ -334,6 +334,48 @@ test('a live sample the edge sends again as one of the past (its acknowledgement
   );
 });
 
+test('a rebirth re-stating a sample already logged (its NBIRTH turned the tag Unavailable since) does not log it twice', async (t) => {
+  const s = await setup(t, [onChange('Line1/**')]);
+  const at = (fullTagId: string, ms: number, value: number): Sample => ({
+    fullTagId,
+    utcTimestamp: new Date(t0 + ms).toISOString(),
+    quality: 'Good',
+    value,
+  });
+  // The births answering the host's online STATE: the current value, read at 0, logged live.
+  s.store.write([at('Line1/a', 0, 100)]);
+  await s.tick(500);
+  // A rebirth the host requested before it had read those births (docs/relay.md): the NBIRTH
+  // turns the device's tags Unavailable now, its DBIRTH carries the same reading again.
+  s.write(['Line1/a', undefined, 'Unavailable']);
+  s.store.write([at('Line1/a', 0, 100)]);
+  await s.tick(500);
+  // The same with a reading the catch-up forwarded (is_historical) before the rebirth.
+  s.store.write([at('Line1/b', 0, 200)]);
+  await s.tick(10);
+  s.store.writeHistorical([at('Line1/b', 200, 201), at('Line1/b', 400, 202)]);
+  s.write(['Line1/b', undefined, 'Unavailable']);
+  s.store.write([at('Line1/b', 400, 202)]);
+  await s.tick(10);
+  // The next reading after either is logged as ever.
+  s.store.write([at('Line1/a', 1500, 101), at('Line1/b', 1500, 203)]);
+  await s.tick(1000);
+  const rows = async (id: string) =>
+    (await s.stored(id)).map((x) => [x.epochMs - t0, x.value ?? x.quality]);
+  t.deepEqual(await rows('Line1/a'), [
+    [0, 100],
+    [500, 'Unavailable'],
+    [1500, 101],
+  ]);
+  t.deepEqual(await rows('Line1/b'), [
+    [0, 200],
+    [200, 201],
+    [400, 202],
+    [1010, 'Unavailable'],
+    [1500, 203],
+  ]);
+});
+
 test('several entries covering a tag: the finest deadband wins', async (t) => {
   const s = await setup(t, [onChange('Line1/**', 5), onChange('Line1/fine', 0.1)]);
   for (const value of [1, 1.2, 1.25]) {
