@@ -72,29 +72,10 @@ export function parseResponse(text: string): RawResponse & { rest: string } {
  * connection open for the next request. Rejects if the connection closes first.
  */
 export function getOn(socket: Duplex, path: string, host = 'localhost'): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
-      if (Buffer.byteLength(text, 'latin1') < end + 4 + length) return;
-      cleanup();
-      resolve(parseResponse(text));
-    };
-    const onClose = () => {
-      cleanup();
-      reject(new Error(`the connection closed before the response; got ${JSON.stringify(text)}`));
-    };
-    const cleanup = () => {
-      socket.off('data', onData);
-      socket.off('close', onClose);
-    };
-    socket.on('data', onData);
-    socket.once('close', onClose);
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\n\r\n`);
-  });
+  return answerTo(
+    socket,
+    `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\n\r\n`,
+  );
 }
 
 /** What {@link uploadThenRead} saw. */

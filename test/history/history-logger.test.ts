@@ -163,6 +163,14 @@ async function setup(
   };
 }
 
+/** A Good sample of `Line1/temp`, `ms` after t0 (as an edge's reading forwarded or re-stated). */
+const at = (ms: number, value: number): Sample => ({
+  fullTagId: 'Line1/temp',
+  utcTimestamp: new Date(t0 + ms).toISOString(),
+  quality: 'Good',
+  value,
+});
+
 const onChange = (source: string, deadband?: number): HistoryLogEntry => ({
   source,
   mode: 'onChange',
@@ -251,12 +259,6 @@ test('samples of the past (Sparkplug is_historical) are logged at their own time
 
 test('a sample of the past already logged (the birth carried it, or the edge sent it again) is not logged twice', async (t) => {
   const s = await setup(t, [onChange('Line1/**')]);
-  const at = (ms: number, value: number): Sample => ({
-    fullTagId: 'Line1/temp',
-    utcTimestamp: new Date(t0 + ms).toISOString(),
-    quality: 'Good',
-    value,
-  });
   // The edge's births carry its current value, read before the host was back, so that read is
   // also the last of the samples it stored: forwarded, it is the sample the birth logged.
   s.write(['Line1/temp', 100]);
@@ -277,12 +279,6 @@ test('a sample of the past already logged (the birth carried it, or the edge sen
 
 test('a sample of the past skipped as the one the birth logged stays skipped when the edge sends it again after an outage', async (t) => {
   const s = await setup(t, [onChange('Line1/**')]);
-  const at = (ms: number, value: number): Sample => ({
-    fullTagId: 'Line1/temp',
-    utcTimestamp: new Date(t0 + ms).toISOString(),
-    quality: 'Good',
-    value,
-  });
   s.write(['Line1/temp', 100]);
   await s.tick(10);
   // Forwarded after the birth: the birth's sample, skipped.
@@ -304,12 +300,6 @@ test('a sample of the past skipped as the one the birth logged stays skipped whe
 
 test('a live sample the edge sends again as one of the past (its acknowledgement lost with the broker) is not logged twice', async (t) => {
   const s = await setup(t, [onChange('Line1/**')]);
-  const at = (ms: number, value: number): Sample => ({
-    fullTagId: 'Line1/temp',
-    utcTimestamp: new Date(t0 + ms).toISOString(),
-    quality: 'Good',
-    value,
-  });
   // Delivered live and logged; the broker dies before the edge has its PUBACK, so the edge
   // keeps it in its outbox.
   s.store.write([at(0, 100)]);
