@@ -517,3 +517,16 @@ export function formatReport(results: readonly CaseResult[]): string {
   }
   return `${out.join('\n')}\n`;
 }
+
+/**
+ * A latency side: prints p50, p99 and max of `latencies` (ms, one per change) and reports the
+ * "rate" 1000 / p99, so a budget of p99 < X ms reads as a minimum rate of 1000 / X.
+ */
+export function latencySide(name: string, latencies: number[]): SideResult {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  process.stdout.write(
+    `  ${name}: ${latencies.length} changes, p50 ${p(0.5).toFixed(1)} ms, p99 ${p(0.99).toFixed(1)} ms, max ${p(1).toFixed(1)} ms\n`,
+  );
+  return sideResult(name, latencies.length, [1000 / Math.max(p(0.99), 0.001)]);
+}

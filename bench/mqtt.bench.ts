@@ -35,13 +35,7 @@ import type { Sample } from '../src/tags/sample.js';
 import { TagStore } from '../src/tags/tag-store.js';
 import { ManualClock } from '../test/helpers/manual-clock.js';
 import { startMosquitto } from '../test/helpers/mosquitto.js';
-import {
-  caseResult,
-  type MeasuredCase,
-  runAsyncCase,
-  type SideResult,
-  sideResult,
-} from './harness.js';
+import { caseResult, latencySide, type MeasuredCase, runAsyncCase } from './harness.js';
 
 const silent = pino({ level: 'silent' });
 const tagCount = 1_000;
@@ -198,16 +192,6 @@ function publishCase(qos: 0 | 1): MeasuredCase {
       }
     },
   };
-}
-
-/** p99 of latencies (ms) → the printed "rate" 1000 / p99. */
-function latencySide(name: string, latencies: number[]): SideResult {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  process.stdout.write(
-    `  ${name}: ${latencies.length} changes, p50 ${p(0.5).toFixed(1)} ms, p99 ${p(0.99).toFixed(1)} ms, max ${p(1).toFixed(1)} ms\n`,
-  );
-  return sideResult(name, latencies.length, [1000 / Math.max(p(0.99), 0.001)]);
 }
 
 function latencyCase(): MeasuredCase {
