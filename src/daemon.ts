@@ -13,6 +13,7 @@ import { HttpsListener } from './api/https-listener.js';
 import { TagStreamHub } from './api/tag-stream/tag-stream-hub.js';
 import { ConversationStore } from './assistant/chat/conversation-store.js';
 import { ProposalService } from './assistant/proposal-service.js';
+import { AssistantToolRegistry } from './assistant/tool-registry.js';
 import { AccountService } from './auth/account-service.js';
 import { defaultSignInLimits, SignInLimiter } from './auth/sign-in-limiter.js';
 import { defaultLifetimes, TokenService } from './auth/token-service.js';
@@ -443,6 +444,7 @@ export class Daemon {
         accounts,
         audit,
         now,
+        clock,
         profile: profileService,
         collections,
         publishers,
@@ -488,8 +490,20 @@ export class Daemon {
         conversations,
         // The chat answers' heartbeats run on the daemon's clock.
         chatStream: { clock },
+        // Set below: the registry reads these deps.
+        assistantTools: undefined as AssistantToolRegistry | undefined,
         ...(consoleBundle ? { console: consoleBundle } : {}),
       };
+      // One tool registry for both listeners and the extensions server (an account's calls in
+      // flight count across all). Registered before the listeners, so it stops after them: the
+      // audit's pending summary lines are written once no call can come.
+      const assistantTools = new AssistantToolRegistry(apiDeps);
+      apiDeps.assistantTools = assistantTools;
+      await this.startComponent({
+        name: 'assistant-audit',
+        start: async () => undefined,
+        stop: async () => assistantTools.flushAudit(),
+      });
       // One route list for the main app and the extensions server: the routes hold state (query
       // sets and their admission limits, the tag stream hub when deps has none) both must share.
       const routes = apiRoutes(apiDeps);

@@ -6,6 +6,7 @@ import type { ProposalService } from '../assistant/proposal-service.js';
 import type { AssistantToolRegistry } from '../assistant/tool-registry.js';
 import type { AccountService } from '../auth/account-service.js';
 import type { UserManagement } from '../auth/user-management.js';
+import type { Clock } from '../clock.js';
 import type { ConsoleBundle } from '../console/console-bundle.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
@@ -77,6 +78,8 @@ export interface ApiDeps {
   audit: Logger;
   /** Epoch ms now. Default Date.now. */
   now?: () => number;
+  /** Timers of the assistant audit's summary windows (tool-call-audit.ts). Default: the system clock. */
+  clock?: Clock;
   /**
    * The DBC definitions of the CAN components, filled by the CAN drivers. Default: an empty
    * catalog, so every DBC request answers 404 (no CAN component exists).

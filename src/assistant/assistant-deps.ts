@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { AlarmService } from '../alarms/alarm-service.js';
 import type { AccountService } from '../auth/account-service.js';
+import type { Clock } from '../clock.js';
 import type { HistoryService } from '../history/history-service.js';
 import type { LicenseState } from '../license/license.js';
 import type { ProfileService } from '../profile/profile-service.js';
@@ -31,6 +32,8 @@ export interface AssistantDeps {
   logger: Logger;
   /** Epoch ms now. Default Date.now. */
   now?: () => number;
+  /** Timers of the audit's summary windows (tool-call-audit.ts). Default: the system clock. */
+  clock?: Clock;
   /** Which tags may be written, for browse answers; proposals confirm through it. */
   writer?: TagWriter;
   drivers?: DriverReports;

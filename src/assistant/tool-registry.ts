@@ -8,18 +8,21 @@
  * - validates its input with the tool's zod schema (every wrong field named);
  * - answers a bounded JSON value (tool-output.ts: 64 KiB, strings 4,096 characters; each tool
  *   bounds its rows and says so);
- * - is audited: one line with the account, the tool, its arguments (bounded), `via` (`chat` or
- *   `mcp`), the conversation or session, and the outcome.
+ * - is audited: the account, the tool, its arguments (bounded), `via` (`chat` or `mcp`), the
+ *   conversation or session, and the outcome; a line per call, except that repeated answered
+ *   calls of a read-only tool are summarized once a second (tool-call-audit.ts).
  *
  * The tools never write: `proposeWrite` and `proposeAcknowledge` record proposals that a person
  * confirms (proposal-service.ts).
  */
 import { z } from 'zod';
 import type { Principal } from '../auth/account-service.js';
+import type { Clock } from '../clock.js';
 import { type FieldError, TagdError, TooManyRequestsError, ValidationError } from '../errors.js';
 import { toFieldErrors } from '../profile/validate-profile.js';
 import type { AssistantDeps } from './assistant-deps.js';
 import type { AssistantTool, ToolCaller } from './assistant-tool.js';
+import { ToolCallAudit } from './tool-call-audit.js';
 import { boundOutput } from './tool-output.js';
 import { browseTagsTool } from './tools/browse-tags.js';
 import { explainTagTool } from './tools/explain-tag.js';
@@ -35,8 +38,6 @@ import { readSamplesTool } from './tools/read-samples.js';
 
 /** Tool calls one account may have in flight at once (429 beyond). */
 export const maxConcurrentCallsPerAccount = 4;
-/** Longest arguments text an audit line keeps, characters. */
-const maxAuditedArguments = 1024;
 
 /** A tool's answer. */
 export type ToolOutcome =
@@ -82,13 +83,26 @@ export class AssistantToolRegistry {
   private readonly tools: ReadonlyMap<string, AssistantTool>;
   private readonly schemas = new Map<string, Record<string, unknown>>();
   private readonly inFlight = new Map<string, number>();
+  private readonly callAudit: ToolCallAudit;
 
-  /** @param tools default {@link assistantTools} of the deps. */
+  /**
+   * @param options.tools - default {@link assistantTools} of the deps.
+   * @param options.clock - the audit's summary windows (tool-call-audit.ts); default the deps'
+   *   clock, else the system clock.
+   */
   constructor(
     private readonly deps: AssistantDeps,
-    tools: readonly AssistantTool[] = assistantTools(deps),
+    options: { tools?: readonly AssistantTool[]; clock?: Clock } = {},
   ) {
+    const tools = options.tools ?? assistantTools(deps);
     this.tools = new Map(tools.map((tool) => [tool.name, tool]));
+    const clock = options.clock ?? deps.clock;
+    this.callAudit = new ToolCallAudit(deps.audit, clock ? { clock } : {});
+  }
+
+  /** Writes the audit's pending summary lines (the daemon's stop, before it ends). */
+  flushAudit(): void {
+    this.callAudit.flush();
   }
 
   /** Every tool, whoever asks. */
@@ -178,28 +192,17 @@ export class AssistantToolRegistry {
         else this.inFlight.set(userId, left);
       }
     }
-    this.audit(name, args, caller, outcome);
-    return outcome;
-  }
-
-  /**
-   * Writes the call's audit line: `event`, `account`, `tool`, `arguments`, `via`, then
-   * `conversationId` when known, `outcome`, and `truncated` when rows were cut. Built field by
-   * field, without the temporary objects of conditional spreads: every tool call pays for it.
-   */
-  private audit(name: string, args: unknown, caller: ToolCaller, outcome: ToolOutcome): void {
-    const tool = String(name).slice(0, 64);
-    const line: Record<string, unknown> = {
-      event: 'assistant-tool',
-      account: caller.principal.user.username,
-      tool,
-      arguments: auditedArguments(args),
+    this.callAudit.record({
+      tool: String(name),
+      readOnly: tool?.readOnly ?? false,
+      account,
       via: caller.via,
-    };
-    if (caller.conversationId !== undefined) line.conversationId = caller.conversationId;
-    line.outcome = outcome.ok ? 'ok' : outcome.error.code;
-    if (outcome.ok && outcome.truncated) line.truncated = true;
-    this.deps.audit.info(line, `assistant tool ${outcome.ok ? 'answered' : 'refused'}: ${tool}`);
+      conversationId: caller.conversationId,
+      args,
+      outcome: outcome.ok ? 'ok' : outcome.error.code,
+      truncated: outcome.ok && outcome.truncated,
+    });
+    return outcome;
   }
 
   private available(tool: AssistantTool): boolean {
@@ -227,15 +230,4 @@ export class AssistantToolRegistry {
       message: 'The tool failed; the error has been logged.',
     };
   }
-}
-
-/** The arguments as at most {@link maxAuditedArguments} characters of JSON. */
-function auditedArguments(args: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(args ?? {}) ?? 'null';
-  } catch {
-    text = '(not JSON)';
-  }
-  return text.length > maxAuditedArguments ? `${text.slice(0, maxAuditedArguments)}…` : text;
 }

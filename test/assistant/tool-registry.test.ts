@@ -47,7 +47,7 @@ async function setup(t: ExecutionContext) {
       handle: () => 'ok',
     }),
   ];
-  const registry = new AssistantToolRegistry(api.deps, tools);
+  const registry = new AssistantToolRegistry(api.deps, { tools });
   return { api, viewer, registry, releases };
 }
 

@@ -18,6 +18,7 @@ import { AlarmService } from '../../src/alarms/alarm-service.js';
 import type { ChatStreamTiming } from '../../src/assistant/chat/chat-heartbeat.js';
 import { ConversationStore } from '../../src/assistant/chat/conversation-store.js';
 import { ProposalService } from '../../src/assistant/proposal-service.js';
+import { summaryWindowMs } from '../../src/assistant/tool-call-audit.js';
 import { HistoryService } from '../../src/history/history-service.js';
 import { createSqliteBackend } from '../../src/history/sqlite-backend.js';
 import type { LicenseState } from '../../src/license/license.js';
@@ -51,6 +52,11 @@ export interface AssistantHarness {
   }>;
   /** The audit lines so far. */
   audit(): Record<string, unknown>[];
+  /**
+   * The `assistant-tool` audit lines, after closing the audit's summary windows (the clock
+   * advanced by their length), and how many calls they stand for in all.
+   */
+  toolAudit(): { lines: Record<string, unknown>[]; calls: number };
 }
 
 /** Options of {@link startAssistantHarness}. */
@@ -204,6 +210,8 @@ export async function startAssistantHarness(
       return {
         conversations,
         chatStream: { clock: base.clock, ...options.chatStream },
+        // The audit's summary windows close when a test advances the clock.
+        clock: base.clock,
         profile,
         alarms,
         history,
@@ -271,5 +279,11 @@ export async function startAssistantHarness(
       return { client, transport };
     },
     audit: () => api.logs.lines.filter((line) => line.component === 'audit'),
+    toolAudit: () => {
+      api.clock.advance(summaryWindowMs);
+      const lines = api.logs.lines.filter((line) => line.event === 'assistant-tool');
+      const calls = lines.reduce((sum, line) => sum + (Number(line.calls) || 1), 0);
+      return { lines, calls };
+    },
   };
 }

@@ -54,4 +54,14 @@ test('the demo daemon serves MCP on loopback; its setpoint changes only when a p
   t.is(confirmed.status, 200);
   t.like(await confirmed.json(), { status: 'Confirmed', outcome: { status: 'Good' } });
   t.is(await read(), 42);
+
+  // Every call is audited: the first read a line at once, the repeated ones in a summary that
+  // the daemon's stop writes (its manual clock never closed the window).
+  await client.close();
+  await demo.daemon.stop();
+  const reads = demo.logs.lines.filter(
+    (line) => line.event === 'assistant-tool' && line.tool === 'readSamples',
+  );
+  t.is(reads.length, 2);
+  t.like(reads[1], { calls: 2, via: 'mcp', account: 'admin' });
 });

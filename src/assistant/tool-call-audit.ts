@@ -1,0 +1,220 @@
+/**
+ * The audit lines of assistant tool calls (`event: assistant-tool`).
+ *
+ * Every call is audited, but not every call gets a line of its own: a client that reads in a
+ * loop (an agent polling a tag, a dashboard built on MCP) would write thousands of lines a
+ * second, and journald drops a service's lines beyond its rate limit (10,000 per 30 s by
+ * default): a Viewer's token could then push the lines that matter (writes, refusals, sign-ins)
+ * out of the trail. So:
+ *
+ * - a refused or failed call, and every call of a tool that is not read-only (the proposals),
+ *   is written at once, one line each;
+ * - the first answered call of a read-only tool by an account, via a channel (and conversation
+ *   or session), is written at once too; further answered calls of the same within
+ *   {@link summaryWindowMs} are counted and written as one summary line at the end of the
+ *   window (the calls, the first and last call time, each distinct arguments text with its
+ *   count), and the window starts again while calls go on. A window that ends without calls
+ *   closes: the next call is written at once. An account that calls now and then sees exactly
+ *   one line per call, as before.
+ *
+ * {@link ToolCallAudit.flush} writes what is pending (the daemon's stop).
+ */
+import type { Logger } from 'pino';
+import { type Clock, systemClock, type TimerHandle } from '../clock.js';
+import type { ToolVia } from './assistant-tool.js';
+
+/** How long answered read-only calls are counted into one summary line: 1 s. */
+export const summaryWindowMs = 1000;
+/** Distinct arguments texts a summary line lists; calls with others are only counted: 16. */
+export const maxSummaryArguments = 16;
+/** Summaries open at once; beyond, calls are written one line each: 1,000. */
+const maxOpenSummaries = 1000;
+/** Longest arguments text an audit line keeps, characters: 1,024. */
+export const maxAuditedArguments = 1024;
+
+/** One tool call, as the audit records it. */
+export interface AuditedToolCall {
+  /** The tool's name as called (the caller chose it: bounded to 64 characters here). */
+  tool: string;
+  /** True for a tool that only reads (a registered tool's `readOnly`); false when unknown. */
+  readOnly: boolean;
+  account: string;
+  via: ToolVia;
+  /** The chat conversation or MCP session, when known. */
+  conversationId: string | undefined;
+  /** The call's input as the caller sent it. */
+  args: unknown;
+  /** `ok`, or the error code of the refusal or failure. */
+  outcome: string;
+  /** True when the answer was cut to fit the bounds. */
+  truncated: boolean;
+}
+
+interface OpenSummary {
+  key: string;
+  first: AuditedToolCall;
+  calls: number;
+  firstAt: number;
+  lastAt: number;
+  /** Calls per arguments text, at most {@link maxSummaryArguments} texts. */
+  argumentsCounts: Map<string, number>;
+  otherArguments: number;
+  truncated: boolean;
+  timer: TimerHandle | undefined;
+}
+
+/** Writes the audit lines of tool calls; see the file comment for when a line is written. */
+export class ToolCallAudit {
+  private readonly summaries = new Map<string, OpenSummary>();
+  private readonly clock: Clock;
+  private readonly windowMs: number;
+
+  /**
+   * @param audit - the audit log.
+   * @param options.clock - timers and time of the summaries; default the system clock.
+   * @param options.windowMs - the summary window, ms; default {@link summaryWindowMs}.
+   */
+  constructor(
+    private readonly audit: Logger,
+    options: { clock?: Clock; windowMs?: number } = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.windowMs = options.windowMs ?? summaryWindowMs;
+  }
+
+  /** Audits one call: a line now, or a count in its open summary. */
+  record(call: AuditedToolCall): void {
+    if (!call.readOnly || call.outcome !== 'ok' || !this.audit.isLevelEnabled('info')) {
+      this.writeCall(call);
+      return;
+    }
+    const key = `${call.account}\u0000${call.tool}\u0000${call.via}\u0000${call.conversationId ?? ''}`;
+    const open = this.summaries.get(key);
+    if (open === undefined) {
+      this.writeCall(call);
+      if (this.summaries.size < maxOpenSummaries) this.open(key, call);
+      return;
+    }
+    const now = this.clock.now();
+    if (open.calls === 0) open.firstAt = now;
+    open.calls++;
+    open.lastAt = now;
+    if (call.truncated) open.truncated = true;
+    const text = auditedArguments(call.args);
+    const counted = open.argumentsCounts.get(text);
+    if (counted !== undefined) open.argumentsCounts.set(text, counted + 1);
+    else if (open.argumentsCounts.size < maxSummaryArguments) open.argumentsCounts.set(text, 1);
+    else open.otherArguments++;
+  }
+
+  /** Writes every pending summary now and closes them (the daemon's stop; tests). */
+  flush(): void {
+    for (const summary of [...this.summaries.values()]) {
+      this.clock.clearTimer(summary.timer);
+      this.summaries.delete(summary.key);
+      if (summary.calls > 0) this.writeSummary(summary);
+    }
+  }
+
+  private open(key: string, first: AuditedToolCall): void {
+    const summary: OpenSummary = {
+      key,
+      first,
+      calls: 0,
+      firstAt: 0,
+      lastAt: 0,
+      argumentsCounts: new Map(),
+      otherArguments: 0,
+      truncated: false,
+      timer: undefined,
+    };
+    this.summaries.set(key, summary);
+    this.schedule(summary);
+  }
+
+  private schedule(summary: OpenSummary): void {
+    const timer = this.clock.setTimeout(() => this.windowEnded(summary), this.windowMs);
+    // A pending summary never keeps the process alive: the daemon flushes at its stop.
+    (timer as { unref?: () => void }).unref?.();
+    summary.timer = timer;
+  }
+
+  private windowEnded(summary: OpenSummary): void {
+    if (summary.calls === 0) {
+      this.summaries.delete(summary.key);
+      return;
+    }
+    this.writeSummary(summary);
+    summary.calls = 0;
+    summary.argumentsCounts = new Map();
+    summary.otherArguments = 0;
+    summary.truncated = false;
+    this.schedule(summary);
+  }
+
+  /**
+   * One call's line: `event`, `account`, `tool`, `arguments`, `via`, then `conversationId`
+   * when known, `outcome`, and `truncated` when rows were cut. Built field by field, without
+   * the temporary objects of conditional spreads: it is on every call's path.
+   */
+  private writeCall(call: AuditedToolCall): void {
+    const tool = call.tool.slice(0, 64);
+    const line: Record<string, unknown> = {
+      event: 'assistant-tool',
+      account: call.account,
+      tool,
+      arguments: auditedArguments(call.args),
+      via: call.via,
+    };
+    if (call.conversationId !== undefined) line.conversationId = call.conversationId;
+    line.outcome = call.outcome;
+    if (call.truncated) line.truncated = true;
+    this.audit.info(
+      line,
+      `assistant tool ${call.outcome === 'ok' ? 'answered' : 'refused'}: ${tool}`,
+    );
+  }
+
+  /**
+   * A summary's line: as a call's, with `calls` (how many it stands for), `firstCallAt` and
+   * `lastCallAt` (ISO 8601), and `argumentsSeen` (a list of `{ arguments, calls }`) in place of
+   * `arguments` (a field keeps one type for log shippers), plus `callsWithOtherArguments` when
+   * more distinct texts came than are listed.
+   */
+  private writeSummary(summary: OpenSummary): void {
+    const { first } = summary;
+    const tool = first.tool.slice(0, 64);
+    const line: Record<string, unknown> = {
+      event: 'assistant-tool',
+      account: first.account,
+      tool,
+      argumentsSeen: [...summary.argumentsCounts].map(([text, calls]) => ({
+        arguments: text,
+        calls,
+      })),
+      via: first.via,
+    };
+    if (first.conversationId !== undefined) line.conversationId = first.conversationId;
+    line.outcome = 'ok';
+    if (summary.truncated) line.truncated = true;
+    line.calls = summary.calls;
+    if (summary.otherArguments > 0) line.callsWithOtherArguments = summary.otherArguments;
+    line.firstCallAt = new Date(summary.firstAt).toISOString();
+    line.lastCallAt = new Date(summary.lastAt).toISOString();
+    this.audit.info(
+      line,
+      `assistant tool answered: ${tool}, ${summary.calls} more call${summary.calls === 1 ? '' : 's'}`,
+    );
+  }
+}
+
+/** The arguments as at most {@link maxAuditedArguments} characters of JSON. */
+function auditedArguments(args: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(args ?? {}) ?? 'null';
+  } catch {
+    text = '(not JSON)';
+  }
+  return text.length > maxAuditedArguments ? `${text.slice(0, maxAuditedArguments)}…` : text;
+}
