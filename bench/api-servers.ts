@@ -90,13 +90,24 @@ export function bareServer(): LoadSide {
 /**
  * What answers `GET /api/v2/Tags/Sample/{path}` in {@link apiServer}: `route`, the REST route's
  * own handler; `tool`, a copy of the route whose handler calls the assistant registry's
- * readSamples tool (permission and token checks, input validation, the in-flight count, the audit
- * line, output bounding) and answers its JSON.
+ * readSamples tool (permission and token checks, input validation, the in-flight count, the
+ * audit, output bounding) and answers its JSON, as one MCP session calling in a loop (its
+ * repeated reads audited in a summary line a second); `tool-line-each`, the same with each call
+ * from a session of its own, so each writes an audit line of its own; `tool-unaudited`, the same
+ * with the audit logger's level above the lines'.
  */
-export type SampleHandler = 'route' | 'tool' | 'tool-unaudited';
+export type SampleHandler = 'route' | 'tool' | 'tool-line-each' | 'tool-unaudited';
 
-/** The routes of `deps` with Tags/Sample answered by `registry`'s readSamples tool. */
-function toolSampleRoutes(deps: ApiDeps, registry: AssistantToolRegistry): RouteDefinition[] {
+/**
+ * The routes of `deps` with Tags/Sample answered by `registry`'s readSamples tool, from one MCP
+ * session, or from a new one each call when `sessionEach`.
+ */
+function toolSampleRoutes(
+  deps: ApiDeps,
+  registry: AssistantToolRegistry,
+  sessionEach: boolean,
+): RouteDefinition[] {
+  let sessions = 0;
   return apiRoutes(deps).map((route) =>
     route.operationId !== 'getTagSample'
       ? route
@@ -107,7 +118,11 @@ function toolSampleRoutes(deps: ApiDeps, registry: AssistantToolRegistry): Route
             const outcome = await registry.call(
               'readSamples',
               { fullTagIds: [params.fullTagPath] },
-              { principal, via: 'mcp' },
+              {
+                principal,
+                via: 'mcp',
+                conversationId: sessionEach ? `session-${++sessions}` : 'session',
+              },
             );
             if (!outcome.ok) throw new Error(outcome.error.message);
             // The JSON as the router sends a serialized object: the header set directly, not
@@ -198,7 +213,9 @@ export function apiServer(
       deps.assistantTools = registry;
       const app = createApp(
         deps,
-        sampleHandler === 'route' ? {} : { routes: toolSampleRoutes(deps, registry) },
+        sampleHandler === 'route'
+          ? {}
+          : { routes: toolSampleRoutes(deps, registry, sampleHandler === 'tool-line-each') },
       );
       server = createServer(app.callback());
       return listen(server);
