@@ -16,32 +16,25 @@
  * ratio = baseline p99 / subject p99; p50, p99 and max in ms are printed per side.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { AlarmJournal } from '../src/alarms/alarm-journal.js';
 import { alarmDefinitionSchema } from '../src/alarms/alarm-schema.js';
 import { AlarmService } from '../src/alarms/alarm-service.js';
-import { createApp } from '../src/api/app.js';
 import { systemClock } from '../src/clock.js';
 import type { Sample } from '../src/tags/sample.js';
-import { TagStore } from '../src/tags/tag-store.js';
+import type { TagUpdate } from '../src/tags/tag-store.js';
 import type { CaseResult, MeasuredCase } from './harness.js';
-import { listen } from './loopback.js';
-import { serviceAccount } from './service-account.js';
-import { type BatchTimes, bareSseServer, measureStreamLatency } from './sse-latency.js';
+import { seededStore } from './seeded-store.js';
+import { type BatchTimes, measureStreamLatency, streamLoad } from './sse-latency.js';
 
-const tagCount = 10_000;
-const batchSize = 100;
-const batchIntervalMs = 10;
+const { tagCount, batchSize } = streamLoad;
 const limit = 50;
 /** Values of markers above the limit: this plus the batch number. */
 const high = 1_000_000;
 /** Issue 22: change → alarm event p99 under this many ms. */
 const maxP99Ms = 20;
-const phases = 4;
-const phaseMs = 3_000;
 
 const silent = pino({ level: 'silent' });
 const tagIds = Array.from(
@@ -63,16 +56,14 @@ function noteArrivals(data: string, at: number, arrivals: BatchTimes): void {
   }
 }
 
-/** The bare SSE loop: each batch's marker sample as one `data:` line. */
-function bareServer(store: TagStore) {
-  return bareSseServer(store, (updates) => {
-    const markers: Sample[] = [];
-    for (const update of updates) {
-      const value = update.sample.value;
-      if (typeof value === 'number' && (value >= high || value < 0)) markers.push(update.sample);
-    }
-    return markers.length > 0 ? JSON.stringify(markers) : undefined;
-  });
+/** The bare SSE loop's data: each batch's marker sample. */
+function bareData(updates: readonly TagUpdate[]): string | undefined {
+  const markers: Sample[] = [];
+  for (const update of updates) {
+    const value = update.sample.value;
+    if (typeof value === 'number' && (value >= high || value < 0)) markers.push(update.sample);
+  }
+  return markers.length > 0 ? JSON.stringify(markers) : undefined;
 }
 
 /**
@@ -107,15 +98,7 @@ function batches(): () => { id: number; batch: Sample[] } {
 
 async function measure(): Promise<CaseResult> {
   const stateDir = await mkdtemp(join(tmpdir(), 'tagd-bench-alarm-stream-'));
-  const store = new TagStore({ logger: silent });
-  store.write(
-    tagIds.map((fullTagId) => ({
-      fullTagId,
-      utcTimestamp: new Date().toISOString(),
-      quality: 'Good' as const,
-      value: 0,
-    })),
-  );
+  const store = seededStore(tagIds, () => 0);
   const alarms = new AlarmService({
     store,
     clock: systemClock,
@@ -129,43 +112,22 @@ async function measure(): Promise<CaseResult> {
     ),
   });
   await alarms.start();
-  const account = await serviceAccount(stateDir, silent);
-  const app = createApp({
-    store,
-    logger: silent,
-    version: 'bench',
-    accounts: account.accounts,
-    audit: silent,
-    alarms,
-  });
-  const apiServer = createServer(app.callback());
-  const bare = bareServer(store);
   try {
     return await measureStreamLatency({
       benchmark: alarmStreamCase,
-      sides: [
-        { name: 'bare node:http SSE loop (marker samples)', url: `${await listen(bare)}/` },
-        {
-          name: 'GET /api/v2/Alerts/Stream (alarms, journal, koa, auth, hub)',
-          url: `${await listen(apiServer)}/api/v2/Alerts/Stream`,
-        },
-      ],
-      headers: { Authorization: `Bearer ${account.token}` },
-      phases,
-      phaseMs,
       store,
-      batchIntervalMs,
-      batchSize,
-      batchesPerSecond: tagCount / batchSize,
+      stateDir,
+      bare: { name: 'bare node:http SSE loop (marker samples)', dataOf: bareData },
+      api: {
+        name: 'GET /api/v2/Alerts/Stream (alarms, journal, koa, auth, hub)',
+        path: '/api/v2/Alerts/Stream',
+        deps: { alarms },
+      },
       nextBatch: batches(),
       noteArrivals,
     });
   } finally {
-    apiServer.closeAllConnections();
-    bare.closeAllConnections();
-    await Promise.all([apiServer, bare].map((server) => new Promise((r) => server.close(r))));
     await alarms.stop();
-    await account.stop();
     await rm(stateDir, { recursive: true, force: true });
   }
 }

@@ -11,9 +11,31 @@
  */
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
+import type { ApiDeps } from '../src/api/api-deps.js';
+import { createApp } from '../src/api/app.js';
 import type { Sample } from '../src/tags/sample.js';
 import type { TagStore, TagUpdate } from '../src/tags/tag-store.js';
 import { type CaseInfo, type CaseResult, caseResult, sideResult } from './harness.js';
+import { listen } from './loopback.js';
+import { serviceAccount } from './service-account.js';
+
+/**
+ * The load both benchmarks write: 10,000 tags, all changed once a second in 100 batches of 100
+ * every 10 ms (as polling drivers write a block at a time), in 4 phases of 3 s per side.
+ */
+export const streamLoad = {
+  tagCount: 10_000,
+  batchSize: 100,
+  /** Pause after each batch written, ms. */
+  batchIntervalMs: 10,
+  /** Phases per side, taken alternately. */
+  phases: 4,
+  /** Length of one phase's writing, ms (then 200 ms for the last events to arrive). */
+  phaseMs: 3_000,
+} as const;
+
+const silent = pino({ level: 'silent' });
 
 /** Arrival (or write) times of batch numbers, `performance.now()` ms. */
 export type BatchTimes = Map<number, number>;
@@ -58,7 +80,7 @@ function follow(
  * The bare SSE loop of a baseline: subscribes each client to `store` and writes what `dataOf`
  * makes of each batch of updates as one `data:` line (nothing when it returns undefined).
  */
-export function bareSseServer(
+function bareSseServer(
   store: TagStore,
   dataOf: (updates: readonly TagUpdate[]) => string | undefined,
 ): Server {
@@ -73,34 +95,21 @@ export function bareSseServer(
   });
 }
 
-/** One of the two streams measured. */
-export interface StreamSide {
-  /** Label printed with the results. */
-  name: string;
-  /** The stream's URL. */
-  url: string;
-}
-
-/** A stream latency measurement: the servers, the writer and how to read the events. */
+/** A stream latency measurement: the two servers, the writer and how to read the events. */
 export interface StreamLatency {
   /** The case, for the result. Its budget should be a `minRatePerSecond` of 1000 / p99 ms. */
   benchmark: CaseInfo;
-  /** The bare server, then the real API. */
-  sides: readonly [StreamSide, StreamSide];
-  /** Request headers of both clients (the API's Bearer token; the bare server ignores them). */
-  headers: Record<string, string>;
-  /** Phases per side, taken alternately. */
-  phases: number;
-  /** Length of one phase's writing, ms (then 200 ms for the last events to arrive). */
-  phaseMs: number;
   /** The store the writer writes to and both servers follow. */
   store: TagStore;
-  /** Pause after each batch written, ms. */
-  batchIntervalMs: number;
-  /** Samples a batch; printed with the figures. */
-  batchSize: number;
-  /** Batches written per second of a phase; printed as the sample size. */
-  batchesPerSecond: number;
+  /** A fresh folder for the API's accounts. */
+  stateDir: string;
+  /** The baseline: a bare node:http SSE loop writing what `dataOf` makes of each store batch. */
+  bare: { name: string; dataOf(updates: readonly TagUpdate[]): string | undefined };
+  /**
+   * The subject: the real API (`createApp` on the store, with a service account whose token
+   * the client sends, and `deps`), its stream at `path`.
+   */
+  api: { name: string; path: string; deps?: Partial<ApiDeps> };
   /** The next batch to write and its number (which the events will carry). */
   nextBatch(): { id: number; batch: Sample[] };
   /** Notes in `arrivals` the batch numbers an event's data holds, arrived at `at`, if not yet noted. */
@@ -118,51 +127,76 @@ async function writeFor(run: StreamLatency, durationMs: number, written: BatchTi
     const { id, batch } = run.nextBatch();
     written.set(id, performance.now());
     run.store.write(batch);
-    await new Promise((resolve) => setTimeout(resolve, run.batchIntervalMs));
+    await new Promise((resolve) => setTimeout(resolve, streamLoad.batchIntervalMs));
   }
   // Let the last events arrive.
   await new Promise((resolve) => setTimeout(resolve, 200));
 }
 
 /**
- * Follows each side in turn (order 0 1 1 0 0 1 1 0…, fair to both) while the writer writes,
- * prints p50, p99 and max per side and returns the case's result. Throws when a batch written
- * during a side's phase never arrived at its client.
+ * Starts both servers, follows each in turn (order 0 1 1 0 0 1 1 0…, fair to both) while the
+ * writer writes, prints p50, p99 and max per side, stops the servers and returns the case's
+ * result. Throws when a batch written during a side's phase never arrived at its client.
  */
 export async function measureStreamLatency(run: StreamLatency): Promise<CaseResult> {
-  const { sides } = run;
+  const { batchSize, tagCount } = streamLoad;
+  const account = await serviceAccount(run.stateDir, silent);
+  const app = createApp({
+    store: run.store,
+    logger: silent,
+    version: 'bench',
+    accounts: account.accounts,
+    audit: silent,
+    ...run.api.deps,
+  });
+  const apiServer = createServer(app.callback());
+  const bare = bareSseServer(run.store, run.bare.dataOf);
+  const headers = { Authorization: `Bearer ${account.token}` };
   const latencies: [number[], number[]] = [[], []];
   const phaseRates: [number[], number[]] = [[], []];
-  for (let round = 0; round < run.phases * 2; round++) {
-    const side = ((round + Math.floor(round / 2)) % 2) as 0 | 1;
-    const arrivals: BatchTimes = new Map();
-    const written: BatchTimes = new Map();
-    const client = await follow(sides[side].url, run.headers, (data, at) =>
-      run.noteArrivals(data, at, arrivals),
-    );
-    await writeFor(run, run.phaseMs, written);
-    client.close();
-    const phase: number[] = [];
-    for (const [id, at] of written) {
-      const arrived = arrivals.get(id);
-      if (arrived === undefined) throw new Error(`${sides[side].name}: batch ${id} never arrived`);
-      phase.push(arrived - at);
+  try {
+    const sides = [
+      { name: run.bare.name, url: `${await listen(bare)}/` },
+      { name: run.api.name, url: `${await listen(apiServer)}${run.api.path}` },
+    ] as const;
+    for (let round = 0; round < streamLoad.phases * 2; round++) {
+      const side = ((round + Math.floor(round / 2)) % 2) as 0 | 1;
+      const arrivals: BatchTimes = new Map();
+      const written: BatchTimes = new Map();
+      const client = await follow(sides[side].url, headers, (data, at) =>
+        run.noteArrivals(data, at, arrivals),
+      );
+      await writeFor(run, streamLoad.phaseMs, written);
+      client.close();
+      const phase: number[] = [];
+      for (const [id, at] of written) {
+        const arrived = arrivals.get(id);
+        if (arrived === undefined)
+          throw new Error(`${sides[side].name}: batch ${id} never arrived`);
+        phase.push(arrived - at);
+      }
+      phase.sort((a, b) => a - b);
+      latencies[side].push(...phase);
+      phaseRates[side].push(1000 / Math.max(0.001, quantile(phase, 0.99)));
     }
-    phase.sort((a, b) => a - b);
-    latencies[side].push(...phase);
-    phaseRates[side].push(1000 / Math.max(0.001, quantile(phase, 0.99)));
+  } finally {
+    apiServer.closeAllConnections();
+    bare.closeAllConnections();
+    await Promise.all([apiServer, bare].map((server) => new Promise((r) => server.close(r))));
+    await account.stop();
   }
+  const names = [run.bare.name, run.api.name] as const;
   for (const [side, values] of latencies.entries()) {
     values.sort((a, b) => a - b);
     process.stdout.write(
-      `  ${sides[side]?.name}: change → event p50 ${quantile(values, 0.5).toFixed(2)} ms, ` +
+      `  ${names[side]}: change → event p50 ${quantile(values, 0.5).toFixed(2)} ms, ` +
         `p99 ${quantile(values, 0.99).toFixed(2)} ms, max ${(values.at(-1) ?? 0).toFixed(2)} ms ` +
-        `over ${values.length} batches of ${run.batchSize}\n`,
+        `over ${values.length} batches of ${batchSize}\n`,
     );
   }
   return caseResult(
     run.benchmark,
-    sideResult(sides[0].name, run.batchesPerSecond, phaseRates[0]),
-    sideResult(sides[1].name, run.batchesPerSecond, phaseRates[1]),
+    sideResult(names[0], tagCount / batchSize, phaseRates[0]),
+    sideResult(names[1], tagCount / batchSize, phaseRates[1]),
   );
 }

@@ -18,28 +18,18 @@
  * p99 / subject p99. p50, p99 and max in ms are printed per side, over all phases.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { createApp } from '../src/api/app.js';
 import type { Sample } from '../src/tags/sample.js';
-import { TagStore } from '../src/tags/tag-store.js';
+import type { TagUpdate } from '../src/tags/tag-store.js';
 import type { CaseResult, MeasuredCase } from './harness.js';
-import { listen } from './loopback.js';
-import { serviceAccount } from './service-account.js';
-import { type BatchTimes, bareSseServer, measureStreamLatency } from './sse-latency.js';
+import { seededStore } from './seeded-store.js';
+import { type BatchTimes, measureStreamLatency, streamLoad } from './sse-latency.js';
 
-const tagCount = 10_000;
-const batchSize = 100;
-const batchIntervalMs = 10;
+const { tagCount, batchSize } = streamLoad;
 /** Issue 11: change → event p99 under this many ms. */
 const maxP99Ms = 20;
-/** Phases per side, alternating, and the length of each. */
-const phases = 4;
-const phaseMs = 3_000;
 
-const silent = pino({ level: 'silent' });
 const tagIds = Array.from(
   { length: tagCount },
   (_, i) =>
@@ -53,14 +43,14 @@ function noteArrivals(data: string, at: number, arrivals: BatchTimes): void {
   if (typeof value === 'number' && !arrivals.has(value)) arrivals.set(value, at);
 }
 
-/** The bare SSE loop: every store batch as one `data:` line to each client. */
-function bareServer(store: TagStore) {
+/** The bare SSE loop's data: every store batch, whole. */
+function bareData(): (updates: readonly TagUpdate[]) => string {
   const samples: Sample[] = [];
-  return bareSseServer(store, (updates) => {
+  return (updates) => {
     samples.length = 0;
     for (const update of updates) samples.push(update.sample);
     return JSON.stringify(samples);
-  });
+  };
 }
 
 /** Every tag once a second, in batches; each batch's samples carry the batch number. */
@@ -86,50 +76,20 @@ function batches(): () => { id: number; batch: Sample[] } {
 
 async function measure(): Promise<CaseResult> {
   const stateDir = await mkdtemp(join(tmpdir(), 'tagd-bench-stream-'));
-  const store = new TagStore({ logger: silent });
-  store.write(
-    tagIds.map((fullTagId) => ({
-      fullTagId,
-      utcTimestamp: new Date().toISOString(),
-      quality: 'Good' as const,
-      value: -1,
-    })),
-  );
-  const account = await serviceAccount(stateDir, silent);
-  const app = createApp({
-    store,
-    logger: silent,
-    version: 'bench',
-    accounts: account.accounts,
-    audit: silent,
-  });
-  const apiServer = createServer(app.callback());
-  const bare = bareServer(store);
   try {
     return await measureStreamLatency({
       benchmark: streamCase,
-      sides: [
-        { name: 'bare node:http SSE loop', url: `${await listen(bare)}/` },
-        {
-          name: 'GET /api/v2/Tags/Stream (koa, auth, hub)',
-          url: `${await listen(apiServer)}/api/v2/Tags/Stream?pattern=**`,
-        },
-      ],
-      headers: { Authorization: `Bearer ${account.token}` },
-      phases,
-      phaseMs,
-      store,
-      batchIntervalMs,
-      batchSize,
-      batchesPerSecond: tagCount / batchSize,
+      store: seededStore(tagIds, () => -1),
+      stateDir,
+      bare: { name: 'bare node:http SSE loop', dataOf: bareData() },
+      api: {
+        name: 'GET /api/v2/Tags/Stream (koa, auth, hub)',
+        path: '/api/v2/Tags/Stream?pattern=**',
+      },
       nextBatch: batches(),
       noteArrivals,
     });
   } finally {
-    apiServer.closeAllConnections();
-    bare.closeAllConnections();
-    await Promise.all([apiServer, bare].map((server) => new Promise((r) => server.close(r))));
-    await account.stop();
     await rm(stateDir, { recursive: true, force: true });
   }
 }
