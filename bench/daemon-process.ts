@@ -11,6 +11,7 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { packageRoot } from '../src/package-root.js';
+import { freePort } from './loopback.js';
 
 /** A spawned process. */
 export interface Launched {
@@ -25,7 +26,7 @@ export interface Launched {
  * Spawns node with `args`, its standard output ignored, at log level `warn`, with `env` added to
  * this process's environment.
  */
-export function launch(args: string[], env: Record<string, string> = {}): Launched {
+function launch(args: string[], env: Record<string, string> = {}): Launched {
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -52,7 +53,7 @@ function healthy(port: number): Promise<boolean> {
  * Resolves once the process answers 200 on `/healthz`, asking every `pollMs`; rejects when it
  * exits first or is not ready within `timeoutMs`. `name` names it in those errors.
  */
-export async function untilReady(
+async function untilReady(
   child: ChildProcess,
   port: number,
   name: string,
@@ -65,6 +66,40 @@ export async function untilReady(
     if (performance.now() > deadline) throw new Error(`${name} not ready in ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
+}
+
+/** A process that answers on `/healthz`. */
+export interface Ready extends Launched {
+  /** The loopback port it listens on. */
+  port: number;
+}
+
+/**
+ * Launches node with `args(port)` for a free loopback port (see {@link launch}) and resolves
+ * once it is ready (see {@link untilReady}). When it is not, prints its standard error, stops
+ * it and rejects.
+ */
+export async function startReady(
+  args: (port: number) => string[],
+  env: Record<string, string> | undefined,
+  name: string,
+  wait: { timeoutMs: number; pollMs: number },
+): Promise<Ready> {
+  const port = await freePort();
+  const launched = launch(args(port), env);
+  try {
+    await untilReady(launched.child, port, name, wait);
+  } catch (error) {
+    if (launched.errors()) process.stderr.write(launched.errors());
+    await stop(launched.child);
+    throw error;
+  }
+  return { ...launched, port };
+}
+
+/** The arguments of `tagd start` with `options`, listening on the loopback `port`. */
+export function startArgs(port: number, ...options: string[]): string[] {
+  return [cli, 'start', ...options, '--listen', `127.0.0.1:${port}`];
 }
 
 /** Sends SIGTERM (unless the process ended already) and resolves once it exited. */
@@ -92,7 +127,7 @@ export async function rssMiBOf(pid: number): Promise<number> {
 }
 
 /** The built daemon's entry point, `dist/src/cli.js`. */
-export const cli = join(packageRoot, 'dist/src/cli.js');
+const cli = join(packageRoot, 'dist/src/cli.js');
 
 /** Throws, saying to build, when {@link cli} is missing. */
 export function requireBuild(): void {

@@ -24,14 +24,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  cli,
   cpuSecondsOf,
-  launch,
   requireBuild,
   rssMiBOf,
   simulatorProfile,
+  startArgs,
+  startReady,
   stop,
-  untilReady,
 } from './daemon-process.js';
 import {
   type CaseInfo,
@@ -40,7 +39,6 @@ import {
   type MeasuredCase,
   sideResult,
 } from './harness.js';
-import { freePort } from './loopback.js';
 
 /** Timed starts per side. */
 const samples = 5;
@@ -80,20 +78,14 @@ interface Start {
   cpuSeconds: number;
 }
 
-/** Spawns a side; prints its standard error when it fails. */
-function start(side: Side, port: number) {
-  const launched = launch(side.args(port), side.env);
-  launched.child.on('exit', (code) => {
-    if (code !== 0 && code !== null && launched.errors()) process.stderr.write(launched.errors());
-  });
-  return launched;
+/** Starts a side and waits until it answers. */
+function startSide(side: Side) {
+  return startReady(side.args, side.env, side.name, { timeoutMs: readyTimeoutMs, pollMs });
 }
 
 async function timedStart(side: Side): Promise<Start> {
-  const port = await freePort();
-  const { child, spawnedAt } = start(side, port);
+  const { child, spawnedAt } = await startSide(side);
   try {
-    await untilReady(child, port, side.name, { timeoutMs: readyTimeoutMs, pollMs });
     const readySeconds = (performance.now() - spawnedAt) / 1000;
     const cpuSeconds = await cpuSecondsOf(child.pid as number);
     return { readySeconds, cpuSeconds };
@@ -130,12 +122,12 @@ async function measureAll(): Promise<Figures> {
     await writeFile(profileFile, JSON.stringify(largeProfile()), { mode: 0o600 });
     const demo: Side = {
       name: 'tagd start --demo',
-      args: (port) => [cli, 'start', '--demo', '--listen', `127.0.0.1:${port}`],
+      args: (port) => startArgs(port, '--demo'),
       env: { TAGD_STATE_DIR: join(folder, 'demo-state') },
     };
     const large: Side = {
       name: `tagd start, ${tagCount.toLocaleString('en')} simulated tags`,
-      args: (port) => [cli, 'start', '--profile', profileFile, '--listen', `127.0.0.1:${port}`],
+      args: (port) => startArgs(port, '--profile', profileFile),
       env: { TAGD_STATE_DIR: join(folder, 'large-state') },
     };
     const sides = [bareNode, demo, large];
@@ -155,12 +147,7 @@ async function measureAll(): Promise<Figures> {
     }
     // Side by side for the RSS: a minute each would make the case three minutes long.
     const running = await Promise.all(
-      sides.map(async (side) => {
-        const port = await freePort();
-        const { child } = start(side, port);
-        await untilReady(child, port, side.name, { timeoutMs: readyTimeoutMs, pollMs });
-        return { side, child };
-      }),
+      sides.map(async (side) => ({ side, child: (await startSide(side)).child })),
     );
     const rss = new Map<Side, number>();
     try {

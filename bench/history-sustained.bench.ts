@@ -34,14 +34,13 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  cli,
   cpuSecondsOf,
-  launch,
   requireBuild,
   rssMiBOf,
   simulatorProfile,
+  startArgs,
+  startReady,
   stop,
-  untilReady,
 } from './daemon-process.js';
 import {
   type CaseInfo,
@@ -50,7 +49,6 @@ import {
   type MeasuredCase,
   sideResult,
 } from './harness.js';
-import { freePort } from './loopback.js';
 
 /** Simulated tags, each logged at every scan. */
 const tagCount = 100_000;
@@ -134,13 +132,13 @@ async function measureSide(
   withHistory: boolean,
   seconds: number,
 ): Promise<Run> {
-  const port = await freePort();
-  const { child, errors } = launch(
-    [cli, 'start', '--profile', profileFile, '--listen', `127.0.0.1:${port}`],
+  const { child, port, errors } = await startReady(
+    (listen) => startArgs(listen, '--profile', profileFile),
     { TAGD_STATE_DIR: stateDir },
+    name,
+    { timeoutMs: readyTimeoutMs, pollMs: 50 },
   );
   try {
-    await untilReady(child, port, name, { timeoutMs: readyTimeoutMs, pollMs: 50 });
     const pid = child.pid as number;
     await sleep(settleSeconds * 1000);
     const first = withHistory ? await historyCounters(port) : undefined;
