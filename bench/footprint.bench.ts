@@ -20,14 +20,18 @@
  * Needs the build (`npm run build`) and Linux (/proc). `TAGD_BENCH_FOOTPRINT_RSS_SECONDS`
  * shortens the 60 s while working on this file.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { get } from 'node:http';
-import { createServer } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../src/package-root.js';
+import {
+  cpuSecondsOf,
+  requireBuild,
+  rssMiBOf,
+  simulatorProfile,
+  startArgs,
+  startReady,
+  stop,
+} from './daemon-process.js';
 import {
   type CaseInfo,
   type CaseResult,
@@ -44,8 +48,8 @@ const rssSeconds = Number(process.env.TAGD_BENCH_FOOTPRINT_RSS_SECONDS ?? 60);
 const readyTimeoutMs = 30_000;
 /** Tags of the large profile. */
 const tagCount = 10_000;
-
-const cli = join(packageRoot, 'dist/src/cli.js');
+/** Polling interval of `/healthz` while waiting for ready, ms: the resolution of the figure. */
+const pollMs = 5;
 
 /** A process under measurement: how it is started, and the folder it keeps its state in. */
 interface Side {
@@ -74,79 +78,14 @@ interface Start {
   cpuSeconds: number;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-function healthy(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    get({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (response) => {
-      response.resume();
-      resolve(response.statusCode === 200);
-    }).on('error', () => resolve(false));
-  });
-}
-
-/** CPU seconds a process has used (Linux: utime + stime of /proc/PID/stat, in clock ticks). */
-async function cpuSecondsOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of proc(5), counted from the state (field 3) here; 100 ticks a second.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Resident set size of a process, MB (VmRSS of /proc/PID/status). */
-async function rssMegabytesOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kilobytes = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);
-  if (!Number.isFinite(kilobytes)) throw new Error(`no VmRSS for process ${pid}`);
-  return kilobytes / 1024;
-}
-
-function launch(side: Side, port: number): { child: ChildProcess; spawnedAt: number } {
-  const spawnedAt = performance.now();
-  const child = spawn(process.execPath, side.args(port), {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, TAGD_LOG_LEVEL: 'warn', ...side.env },
-  });
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors += chunk.toString();
-  });
-  child.on('exit', (code) => {
-    if (code !== 0 && code !== null && errors) process.stderr.write(errors);
-  });
-  return { child, spawnedAt };
-}
-
-/** Resolves once the process answers 200; rejects when it exits first or takes too long. */
-async function untilReady(child: ChildProcess, port: number, name: string): Promise<void> {
-  const deadline = performance.now() + readyTimeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before ready`);
-    if (await healthy(port)) return;
-    if (performance.now() > deadline) throw new Error(`${name} not ready in ${readyTimeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+/** Starts a side and waits until it answers. */
+function startSide(side: Side) {
+  return startReady(side.args, side.env, side.name, { timeoutMs: readyTimeoutMs, pollMs });
 }
 
 async function timedStart(side: Side): Promise<Start> {
-  const port = await freePort();
-  const { child, spawnedAt } = launch(side, port);
+  const { child, spawnedAt } = await startSide(side);
   try {
-    await untilReady(child, port, side.name);
     const readySeconds = (performance.now() - spawnedAt) / 1000;
     const cpuSeconds = await cpuSecondsOf(child.pid as number);
     return { readySeconds, cpuSeconds };
@@ -157,28 +96,14 @@ async function timedStart(side: Side): Promise<Start> {
 
 /** The profile of the large case: one simulator driver of {@link tagCount} tags. */
 function largeProfile(): unknown {
-  const kinds = [
+  return simulatorProfile(tagCount, [
     { kind: 'sine', amplitude: 5, offset: 60, periodSeconds: 60 },
     { kind: 'ramp', min: 0, max: 100, periodSeconds: 120 },
     { kind: 'randomWalk', start: 4, step: 0.05, min: 2, max: 6 },
     { kind: 'square', low: 0, high: 1, periodSeconds: 20 },
     { kind: 'counter', start: 0, step: 1 },
     { kind: 'boolean', periodSeconds: 30 },
-  ];
-  return {
-    server: { http: { host: '127.0.0.1', port: 8080 } },
-    drivers: [
-      {
-        type: 'simulator',
-        name: 'Sim',
-        scanIntervalMs: 1000,
-        tags: Array.from({ length: tagCount }, (_, i) => ({
-          name: `Line${i % 100}/Tag${i}`,
-          ...kinds[i % kinds.length],
-        })),
-      },
-    ],
-  };
+  ]);
 }
 
 /** Every figure of the four cases, measured once (the cases share the processes). */
@@ -190,19 +115,19 @@ interface Figures {
 let measured: Promise<Figures> | undefined;
 
 async function measureAll(): Promise<Figures> {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first`);
+  requireBuild();
   const folder = await mkdtemp(join(tmpdir(), 'tagd-bench-footprint-'));
   try {
     const profileFile = join(folder, 'large-profile.json');
     await writeFile(profileFile, JSON.stringify(largeProfile()), { mode: 0o600 });
     const demo: Side = {
       name: 'tagd start --demo',
-      args: (port) => [cli, 'start', '--demo', '--listen', `127.0.0.1:${port}`],
+      args: (port) => startArgs(port, '--demo'),
       env: { TAGD_STATE_DIR: join(folder, 'demo-state') },
     };
     const large: Side = {
       name: `tagd start, ${tagCount.toLocaleString('en')} simulated tags`,
-      args: (port) => [cli, 'start', '--profile', profileFile, '--listen', `127.0.0.1:${port}`],
+      args: (port) => startArgs(port, '--profile', profileFile),
       env: { TAGD_STATE_DIR: join(folder, 'large-state') },
     };
     const sides = [bareNode, demo, large];
@@ -222,18 +147,13 @@ async function measureAll(): Promise<Figures> {
     }
     // Side by side for the RSS: a minute each would make the case three minutes long.
     const running = await Promise.all(
-      sides.map(async (side) => {
-        const port = await freePort();
-        const { child } = launch(side, port);
-        await untilReady(child, port, side.name);
-        return { side, child };
-      }),
+      sides.map(async (side) => ({ side, child: (await startSide(side)).child })),
     );
     const rss = new Map<Side, number>();
     try {
       await new Promise((resolve) => setTimeout(resolve, rssSeconds * 1000));
       for (const { side, child } of running) {
-        rss.set(side, await rssMegabytesOf(child.pid as number));
+        rss.set(side, await rssMiBOf(child.pid as number));
       }
     } finally {
       await Promise.all(running.map(({ child }) => stop(child)));
@@ -259,40 +179,46 @@ function sideNamed(all: Figures, index: number): Side {
   return [...all.starts.keys()][index] as Side;
 }
 
-function readyCase(index: 1 | 2, info: CaseInfo): MeasuredCase {
+/**
+ * A case comparing the process of `index` (1: demo, 2: the large profile) with the bare node
+ * process, on the figures `pick` takes of each; `label` names the subject.
+ */
+function footprintCase(
+  index: 1 | 2,
+  info: CaseInfo,
+  pick: (all: Figures, side: Side) => number[],
+  label: (all: Figures, side: Side) => string = (_all, side) => side.name,
+): MeasuredCase {
   return {
     ...info,
     kind: 'measured',
     async measure(): Promise<CaseResult> {
       const all = await figures();
       const side = sideNamed(all, index);
-      const ready = (of: Side) => (all.starts.get(of) ?? []).map((start) => start.readySeconds);
-      const cpu = (all.starts.get(side) ?? []).map((start) => start.cpuSeconds).sort();
-      const medianCpu = cpu[cpu.length >> 1] ?? Number.NaN;
       return caseResult(
         info,
-        sideResult(bareNode.name, 1, ready(bareNode)),
-        sideResult(`${side.name} (median ${medianCpu.toFixed(2)} s of CPU)`, 1, ready(side)),
+        sideResult(bareNode.name, 1, pick(all, bareNode)),
+        sideResult(label(all, side), 1, pick(all, side)),
       );
     },
   };
 }
 
-function rssCase(index: 1 | 2, info: CaseInfo): MeasuredCase {
-  return {
-    ...info,
-    kind: 'measured',
-    async measure(): Promise<CaseResult> {
-      const all = await figures();
-      const side = sideNamed(all, index);
-      const rss = (of: Side) => [all.rss.get(of) ?? Number.NaN];
-      return caseResult(
-        info,
-        sideResult(bareNode.name, 1, rss(bareNode)),
-        sideResult(side.name, 1, rss(side)),
-      );
+function readyCase(index: 1 | 2, info: CaseInfo): MeasuredCase {
+  return footprintCase(
+    index,
+    info,
+    (all, of) => (all.starts.get(of) ?? []).map((start) => start.readySeconds),
+    (all, side) => {
+      const cpu = (all.starts.get(side) ?? []).map((start) => start.cpuSeconds).sort();
+      const medianCpu = cpu[cpu.length >> 1] ?? Number.NaN;
+      return `${side.name} (median ${medianCpu.toFixed(2)} s of CPU)`;
     },
-  };
+  );
+}
+
+function rssCase(index: 1 | 2, info: CaseInfo): MeasuredCase {
+  return footprintCase(index, info, (all, of) => [all.rss.get(of) ?? Number.NaN]);
 }
 
 export const cases: MeasuredCase[] = [

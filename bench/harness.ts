@@ -530,3 +530,20 @@ export function latencySide(name: string, latencies: number[]): SideResult {
   );
   return sideResult(name, latencies.length, [1000 / Math.max(p(0.99), 0.001)]);
 }
+
+/**
+ * Runs `baseline` then `subject`, `runs` times, one at a time, for cases whose every run sets
+ * up and measures anew; resolves with each side's figures (e.g. rates) in the order taken.
+ */
+export async function alternateRuns(
+  runs: number,
+  baseline: () => Promise<number>,
+  subject: () => Promise<number>,
+): Promise<[number[], number[]]> {
+  const figures: [number[], number[]] = [[], []];
+  for (let run = 0; run < runs; run++) {
+    figures[0].push(await baseline());
+    figures[1].push(await subject());
+  }
+  return figures;
+}

@@ -29,14 +29,19 @@
  *
  * Needs the build (`npm run build`) and Linux (/proc). `npm run bench -- sustained`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../src/package-root.js';
+import {
+  cpuSecondsOf,
+  requireBuild,
+  rssMiBOf,
+  simulatorProfile,
+  startArgs,
+  startReady,
+  stop,
+} from './daemon-process.js';
 import {
   type CaseInfo,
   type CaseResult,
@@ -56,7 +61,6 @@ const readyTimeoutMs = 60_000;
 /** Least stored rate over the window for the budget, samples per second (95 % of the offer). */
 const minStoredRate = 0.95 * tagCount;
 
-const cli = join(packageRoot, 'dist/src/cli.js');
 const log = (line: string) => process.stdout.write(`  ${line}\n`);
 
 /** What one side measured. */
@@ -79,31 +83,11 @@ function profile(withHistory: boolean): unknown {
     { kind: 'ramp', min: 0, max: 100, periodSeconds: 120 },
   ];
   return {
-    server: { http: { host: '127.0.0.1', port: 8080 } },
-    drivers: [
-      {
-        type: 'simulator',
-        name: 'Sim',
-        scanIntervalMs: 1000,
-        tags: Array.from({ length: tagCount }, (_, i) => ({
-          name: `Line${i % 100}/Tag${i}`,
-          ...kinds[i % kinds.length],
-        })),
-      },
-    ],
+    ...simulatorProfile(tagCount, kinds),
     ...(withHistory
       ? { history: { backend: 'sqlite', log: [{ source: 'Sim/**', mode: 'onChange' }] } }
       : {}),
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** GET on loopback: status and body (empty on a connection error). */
@@ -138,40 +122,7 @@ async function historyCounters(
   };
 }
 
-/** CPU seconds a process has used (Linux: utime + stime of /proc/PID/stat, in clock ticks). */
-async function cpuSecondsOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of proc(5), counted from the state (field 3) here; 100 ticks a second.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Resident set size of a process, MiB (VmRSS of /proc/PID/status). */
-async function rssMiBOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kilobytes = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);
-  if (!Number.isFinite(kilobytes)) throw new Error(`no VmRSS for process ${pid}`);
-  return kilobytes / 1024;
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function untilReady(child: ChildProcess, port: number, name: string): Promise<void> {
-  const deadline = performance.now() + readyTimeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before ready`);
-    if ((await fetchText(port, '/healthz')).status === 200) return;
-    if (performance.now() > deadline) throw new Error(`${name} not ready in ${readyTimeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 /** Starts the daemon on `profileFile`, measures it for `seconds`, stops it. */
 async function measureSide(
@@ -181,21 +132,13 @@ async function measureSide(
   withHistory: boolean,
   seconds: number,
 ): Promise<Run> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [cli, 'start', '--profile', profileFile, '--listen', `127.0.0.1:${port}`],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, TAGD_LOG_LEVEL: 'warn', TAGD_STATE_DIR: stateDir },
-    },
+  const { child, port, errors } = await startReady(
+    (listen) => startArgs(listen, '--profile', profileFile),
+    { TAGD_STATE_DIR: stateDir },
+    name,
+    { timeoutMs: readyTimeoutMs, pollMs: 50 },
   );
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors += chunk.toString();
-  });
   try {
-    await untilReady(child, port, name);
     const pid = child.pid as number;
     await sleep(settleSeconds * 1000);
     const first = withHistory ? await historyCounters(port) : undefined;
@@ -238,7 +181,7 @@ async function measureSide(
     );
     return { name, cpuPercent, rssMiB, ...(history ? { history } : {}) };
   } catch (error) {
-    if (errors) process.stderr.write(errors);
+    if (errors()) process.stderr.write(errors());
     throw error;
   } finally {
     await stop(child);
@@ -254,7 +197,7 @@ interface Figures {
 let measured: Promise<Figures> | undefined;
 
 async function measureAll(): Promise<Figures> {
-  if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first`);
+  requireBuild();
   const folder = await mkdtemp(join(tmpdir(), 'tagd-bench-history-sustained-'));
   try {
     const plain = join(folder, 'simulator.json');

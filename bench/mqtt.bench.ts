@@ -19,38 +19,36 @@
  *    1000 / p99 (ms), so the budget "p99 < 50 ms" is "≥ 20 /s"; the baseline is a bare client
  *    publishing each 10 ms batch at once (the floor: broker and subscriber alone).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { ExecutionContext } from 'ava';
 import { connectAsync, type MqttClient } from 'mqtt';
-import { pino } from 'pino';
 import { systemClock } from '../src/clock.js';
-import { MqttPublisher } from '../src/publishers/mqtt/mqtt-publisher.js';
-import { mqttConfigSchema } from '../src/publishers/mqtt/schema.js';
 import { toPayloadEntry } from '../src/publishers/trigger/payload.js';
-import { Collections } from '../src/tags/collections.js';
 import type { Sample } from '../src/tags/sample.js';
-import { TagStore } from '../src/tags/tag-store.js';
+import type { TagStore } from '../src/tags/tag-store.js';
 import { ManualClock } from '../test/helpers/manual-clock.js';
-import { startMosquitto } from '../test/helpers/mosquitto.js';
+import { benchPublisher } from './bench-publisher.js';
+import { brokerCase } from './broker-case.js';
+import { ChangeLatencies } from './change-latency.js';
 import { caseResult, latencySide, type MeasuredCase, runAsyncCase } from './harness.js';
+import { seededStore } from './seeded-store.js';
 
-const silent = pino({ level: 'silent' });
 const tagCount = 1_000;
 const tagIds = Array.from({ length: tagCount }, (_, i) => `Line1/plc-${i % 10}/HR${40001 + i}`);
 
-/** The test helpers take an ava context for clean-up; the bench gives them one of its own. */
-function benchContext(): { t: ExecutionContext; cleanUp: () => Promise<void> } {
-  const teardowns: (() => unknown)[] = [];
-  const t = { teardown: (fn: () => unknown) => teardowns.push(fn) } as unknown as ExecutionContext;
-  return {
-    t,
-    cleanUp: async () => {
-      for (const fn of teardowns.reverse()) await fn();
-    },
-  };
+/** Resolves once the publisher `bench` reports its status `On` (connected) in `store`. */
+function publisherOn(store: TagStore): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const off = store.subscribe((updates) => {
+      if (
+        updates.some(
+          (u) => u.sample.fullTagId === 'Publishers/bench/Status' && u.sample.value === 'On',
+        )
+      ) {
+        off();
+        resolve();
+      }
+    });
+  });
 }
 
 async function counter(
@@ -89,109 +87,72 @@ function publishCase(qos: 0 | 1): MeasuredCase {
     unitsPerIteration: tagCount,
     budget: { minRatio: 0.7, description: '≥ 0.7 × a bare mqtt client loop (issue 13)' },
   };
-  return {
-    kind: 'measured',
-    ...info,
-    async measure() {
-      const { t, cleanUp } = benchContext();
-      const folder = mkdtempSync(join(tmpdir(), 'tagd-bench-mqtt-'));
-      try {
-        const broker = await startMosquitto(t);
-        const sink = await counter(broker.url, 'bench/#');
-        t.teardown(() => sink.client.endAsync(true));
-        const clock = new ManualClock(Date.UTC(2026, 0, 1));
-        const store = new TagStore({ clock, logger: silent });
-        const stamp = new Date(clock.now()).toISOString();
-        store.write(
-          tagIds.map((fullTagId, i) => ({
-            fullTagId,
-            utcTimestamp: stamp,
-            quality: 'Good',
-            value: i * 0.5,
-          })),
-        );
-        const collections = new Collections(store, [{ name: 'plant', members: ['**'] }], silent);
-        await collections.start();
-        const publisher = new MqttPublisher(
-          mqttConfigSchema.parse({
-            name: 'bench',
-            brokerUrl: broker.url,
-            collections: ['plant'],
-            format: 'json-per-tag',
-            loggingMode: 'Snapshot',
-            retain: false,
-            qos,
-            topicPrefix: 'bench/tagd',
-            updateIntervalMs: 1000,
-          }),
-          { store, collections, clock, logger: silent, stateDir: folder },
-        );
-        const connected = new Promise<void>((resolve) => {
-          const off = store.subscribe((updates) => {
-            if (
-              updates.some(
-                (u) => u.sample.fullTagId === 'Publishers/bench/Status' && u.sample.value === 'On',
-              )
-            ) {
-              off();
-              resolve();
-            }
-          });
-        });
-        await publisher.start();
-        await connected;
-        t.teardown(() => publisher.stop());
-        const bare = await connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5 });
-        t.teardown(() => bare.endAsync(true));
-        const messages = tagIds.map((id) => {
-          const entry = toPayloadEntry(store.get(id) as Sample);
-          return { topic: `bench/bare/${id}`, payload: JSON.stringify(entry) };
-        });
-        return await runAsyncCase(
-          {
-            ...info,
-            baseline: {
-              name: `bare mqtt client, ${tagCount} prepared messages`,
-              run: async (iterations) => {
-                for (let i = 0; i < iterations; i++) {
-                  const received = sink.count() + messages.length;
-                  await new Promise<void>((resolve, reject) => {
-                    let pending = messages.length;
-                    for (const message of messages) {
-                      bare.publish(message.topic, message.payload, { qos }, (error) => {
-                        if (error) reject(error);
-                        else if (--pending === 0) resolve();
-                      });
-                    }
+  return brokerCase(info, 'mqtt', async ({ t, broker, folder }) => {
+    const sink = await counter(broker.url, 'bench/#');
+    t.teardown(() => sink.client.endAsync(true));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const store = seededStore(tagIds, (i) => i * 0.5, clock);
+    const { publisher } = await benchPublisher(
+      { store, clock, brokerUrl: broker.url, stateDir: folder },
+      {
+        format: 'json-per-tag',
+        loggingMode: 'Snapshot',
+        retain: false,
+        qos,
+        topicPrefix: 'bench/tagd',
+        updateIntervalMs: 1000,
+      },
+    );
+    const connected = publisherOn(store);
+    await publisher.start();
+    await connected;
+    t.teardown(() => publisher.stop());
+    const bare = await connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5 });
+    t.teardown(() => bare.endAsync(true));
+    const messages = tagIds.map((id) => {
+      const entry = toPayloadEntry(store.get(id) as Sample);
+      return { topic: `bench/bare/${id}`, payload: JSON.stringify(entry) };
+    });
+    return await runAsyncCase(
+      {
+        ...info,
+        baseline: {
+          name: `bare mqtt client, ${tagCount} prepared messages`,
+          run: async (iterations) => {
+            for (let i = 0; i < iterations; i++) {
+              const received = sink.count() + messages.length;
+              await new Promise<void>((resolve, reject) => {
+                let pending = messages.length;
+                for (const message of messages) {
+                  bare.publish(message.topic, message.payload, { qos }, (error) => {
+                    if (error) reject(error);
+                    else if (--pending === 0) resolve();
                   });
-                  await sink.reached(received);
                 }
-              },
-            },
-            subject: {
-              name: `MqttPublisher tick: ${tagCount} tags, json-per-tag`,
-              run: async (iterations) => {
-                for (let i = 0; i < iterations; i++) {
-                  const received = sink.count() + tagCount;
-                  clock.advance(1000);
-                  await publisher.idle();
-                  await sink.reached(received);
-                }
-              },
-            },
-            verify() {
-              const state = publisher.state();
-              if (state.counters.failures > 0) throw new Error('a batch failed');
-            },
+              });
+              await sink.reached(received);
+            }
           },
-          { samples: 7, warmupMs: 500 },
-        );
-      } finally {
-        await cleanUp();
-        rmSync(folder, { recursive: true, force: true });
-      }
-    },
-  };
+        },
+        subject: {
+          name: `MqttPublisher tick: ${tagCount} tags, json-per-tag`,
+          run: async (iterations) => {
+            for (let i = 0; i < iterations; i++) {
+              const received = sink.count() + tagCount;
+              clock.advance(1000);
+              await publisher.idle();
+              await sink.reached(received);
+            }
+          },
+        },
+        verify() {
+          const state = publisher.state();
+          if (state.counters.failures > 0) throw new Error('a batch failed');
+        },
+      },
+      { samples: 7, warmupMs: 500 },
+    );
+  });
 }
 
 function latencyCase(): MeasuredCase {
@@ -206,119 +167,57 @@ function latencyCase(): MeasuredCase {
   const changesPerWrite = 100;
   const writeEveryMs = 10;
   const durationMs = 5_000;
-  return {
-    kind: 'measured',
-    ...info,
-    async measure() {
-      const { t, cleanUp } = benchContext();
-      const folder = mkdtempSync(join(tmpdir(), 'tagd-bench-mqtt-'));
-      try {
-        const broker = await startMosquitto(t);
-        const writtenAt = new Map<number, number>();
-        const run = async (topic: string, start: () => Promise<(values: Sample[]) => void>) => {
-          const latencies: number[] = [];
-          const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
-          t.teardown(() => sub.endAsync(true));
-          sub.on('message', (_topic, payload) => {
-            const now = performance.now();
-            for (const entry of JSON.parse(String(payload)) as { value: number }[]) {
-              const at = writtenAt.get(entry.value);
-              if (at !== undefined) latencies.push(now - at);
-            }
-          });
-          await sub.subscribeAsync(topic, { qos: 0 });
-          const write = await start();
-          let serial = 0;
-          const began = performance.now();
-          await new Promise<void>((resolve) => {
-            const timer = setInterval(() => {
-              const stamp = new Date().toISOString();
-              const samples: Sample[] = [];
-              const at = performance.now();
-              for (let i = 0; i < changesPerWrite; i++) {
-                serial++;
-                writtenAt.set(serial, at);
-                samples.push({
-                  fullTagId: tagIds[i % tagCount] as string,
-                  utcTimestamp: stamp,
-                  quality: 'Good',
-                  value: serial,
-                });
-              }
-              write(samples);
-              if (at - began >= durationMs) {
-                clearInterval(timer);
-                resolve();
-              }
-            }, writeEveryMs);
-          });
-          // The last batch's way through the broker.
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          writtenAt.clear();
-          return latencies;
-        };
+  return brokerCase(info, 'mqtt', async ({ t, broker, folder }) => {
+    const changes = new ChangeLatencies({
+      tagIds: tagIds.slice(0, changesPerWrite),
+      everyMs: writeEveryMs,
+      durationMs,
+      // The last batch's way through the broker.
+      settleMs: 200,
+    });
+    const run = async (topic: string, start: () => Promise<(values: Sample[]) => void>) => {
+      const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
+      t.teardown(() => sub.endAsync(true));
+      sub.on('message', (_topic, payload) => {
+        const now = performance.now();
+        for (const entry of JSON.parse(String(payload)) as { value: number }[]) {
+          changes.arrived(entry.value, now);
+        }
+      });
+      await sub.subscribeAsync(topic, { qos: 0 });
+      return changes.drive(await start());
+    };
 
-        const bare = await connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5 });
-        t.teardown(() => bare.endAsync(true));
-        const baseline = await run('bench/bare/#', async () => (samples) => {
-          const entries = samples.map((sample) => toPayloadEntry(sample));
-          bare.publish('bench/bare/plant', JSON.stringify(entries), { qos: 1 });
-        });
+    const bare = await connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5 });
+    t.teardown(() => bare.endAsync(true));
+    const baseline = await run('bench/bare/#', async () => (samples) => {
+      const entries = samples.map((sample) => toPayloadEntry(sample));
+      bare.publish('bench/bare/plant', JSON.stringify(entries), { qos: 1 });
+    });
 
-        const store = new TagStore({ clock: systemClock, logger: silent });
-        const stamp = new Date().toISOString();
-        store.write(
-          tagIds.map((fullTagId) => ({
-            fullTagId,
-            utcTimestamp: stamp,
-            quality: 'Good',
-            value: 0,
-          })),
-        );
-        const collections = new Collections(store, [{ name: 'plant', members: ['**'] }], silent);
-        await collections.start();
-        const publisher = new MqttPublisher(
-          mqttConfigSchema.parse({
-            name: 'bench',
-            brokerUrl: broker.url,
-            collections: ['plant'],
-            format: 'json',
-            loggingMode: 'On Change',
-            updateIntervalMs: 10,
-            topicPrefix: 'bench/tagd',
-          }),
-          { store, collections, clock: systemClock, logger: silent, stateDir: folder },
-        );
-        t.teardown(() => publisher.stop());
-        const subject = await run('bench/tagd/#', async () => {
-          const connected = new Promise<void>((resolve) => {
-            const off = store.subscribe((updates) => {
-              if (
-                updates.some(
-                  (u) =>
-                    u.sample.fullTagId === 'Publishers/bench/Status' && u.sample.value === 'On',
-                )
-              ) {
-                off();
-                resolve();
-              }
-            });
-          });
-          await publisher.start();
-          await connected;
-          return (samples) => store.write(samples);
-        });
-        return caseResult(
-          info,
-          latencySide('bare client, each 10 ms batch published at once', baseline),
-          latencySide('MqttPublisher, On Change every 10 ms', subject),
-        );
-      } finally {
-        await cleanUp();
-        rmSync(folder, { recursive: true, force: true });
-      }
-    },
-  };
+    const store = seededStore(tagIds, () => 0);
+    const { publisher } = await benchPublisher(
+      { store, clock: systemClock, brokerUrl: broker.url, stateDir: folder },
+      {
+        format: 'json',
+        loggingMode: 'On Change',
+        updateIntervalMs: 10,
+        topicPrefix: 'bench/tagd',
+      },
+    );
+    t.teardown(() => publisher.stop());
+    const subject = await run('bench/tagd/#', async () => {
+      const connected = publisherOn(store);
+      await publisher.start();
+      await connected;
+      return (samples) => store.write(samples);
+    });
+    return caseResult(
+      info,
+      latencySide('bare client, each 10 ms batch published at once', baseline),
+      latencySide('MqttPublisher, On Change every 10 ms', subject),
+    );
+  });
 }
 
 /** The cases, for bench/run.ts. */

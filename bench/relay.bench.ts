@@ -29,26 +29,27 @@
  * Three samples per side, alternating.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { ExecutionContext } from 'ava';
 import { connectAsync } from 'mqtt';
 import { pino } from 'pino';
 import sparkplug from 'sparkplug-payload';
 import { sparkplugDriverSchema } from '../drivers/sparkplug/schema.js';
 import { SparkplugDriver } from '../drivers/sparkplug/sparkplug-driver.js';
 import { systemClock } from '../src/clock.js';
-import { MqttPublisher } from '../src/publishers/mqtt/mqtt-publisher.js';
-import { mqttConfigSchema } from '../src/publishers/mqtt/schema.js';
-import { Collections } from '../src/tags/collections.js';
-import type { Sample } from '../src/tags/sample.js';
 import { TagStore } from '../src/tags/tag-store.js';
-import { ManualClock } from '../test/helpers/manual-clock.js';
-import { startMosquitto } from '../test/helpers/mosquitto.js';
-import { caseResult, latencySide, type MeasuredCase, sideResult } from './harness.js';
+import { benchPublisher } from './bench-publisher.js';
+import { brokerCase } from './broker-case.js';
+import { ChangeLatencies } from './change-latency.js';
+import {
+  alternateRuns,
+  caseResult,
+  latencySide,
+  type MeasuredCase,
+  sideResult,
+} from './harness.js';
+import { seededStore } from './seeded-store.js';
+import { backlogSamples, historicalPayload, withBacklog } from './sparkplug-backlog.js';
 
 const codec = sparkplug.get('spBv1.0') as NonNullable<ReturnType<typeof sparkplug.get>>;
 const metricsPerDevice = 1_000;
@@ -57,16 +58,18 @@ const perBurst = metricsPerDevice * messagesPerBurst;
 const runs = 3;
 const child = fileURLToPath(new URL('./relay-edge-child.ts', import.meta.url));
 
-/** The helpers take an ava context for clean-up; the bench gives them one of its own. */
-function benchContext(): { t: ExecutionContext; cleanUp: () => Promise<void> } {
-  const teardowns: (() => unknown)[] = [];
-  const t = { teardown: (fn: () => unknown) => teardowns.push(fn) } as unknown as ExecutionContext;
-  return {
-    t,
-    cleanUp: async () => {
-      for (const fn of teardowns.reverse()) await fn();
-    },
-  };
+/** The central side: a Sparkplug host driver `site` of group `Bench`, writing into `store`. */
+function hostDriver(brokerUrl: string, hostId: string, store: TagStore): SparkplugDriver {
+  return new SparkplugDriver(
+    sparkplugDriverSchema.parse({
+      type: 'sparkplug',
+      name: 'site',
+      brokerUrl,
+      hostId,
+      groupIds: ['Bench'],
+    }),
+    { store, clock: systemClock, logger: pino({ level: 'silent' }), stateDir: '/nonexistent' },
+  );
 }
 
 /** The edge child: resolves once it has published its births. */
@@ -98,13 +101,34 @@ function stopChild(process_: ChildProcess): Promise<void> {
   return exited;
 }
 
-/** CPU seconds of this process while `work` runs until `done` resolves. */
-async function cpuSecondsOf(work: () => unknown, done: Promise<void>): Promise<number> {
-  const before = process.cpuUsage();
-  work();
-  await done;
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1e6;
+/** Metrics a side of the ingest case counts, and its rate over one burst of the edge. */
+class BurstCount {
+  #counted = 0;
+  #target = Number.POSITIVE_INFINITY;
+  #reached: () => void = () => undefined;
+
+  /** Counts `metrics` received. */
+  add(metrics: number): void {
+    this.#counted += metrics;
+    if (this.#counted >= this.#target) this.#reached();
+  }
+
+  /**
+   * From a count of 0, has the edge send its burst and resolves, once {@link perBurst} metrics
+   * are counted, with metrics per CPU second of this process (user + system) meanwhile.
+   */
+  async burst(edge: { go(): unknown }): Promise<number> {
+    this.#counted = 0;
+    this.#target = perBurst;
+    const done = new Promise<void>((resolve) => {
+      this.#reached = resolve;
+    });
+    const before = process.cpuUsage();
+    edge.go();
+    await done;
+    const used = process.cpuUsage(before);
+    return this.#counted / ((used.user + used.system) / 1e6);
+  }
 }
 
 function ingestCase(): MeasuredCase {
@@ -116,109 +140,60 @@ function ingestCase(): MeasuredCase {
       description: '≥ 100,000 metrics per CPU-second on the central side (issue 23)',
     },
   };
-  return {
-    kind: 'measured',
-    ...info,
-    async measure() {
-      const { t, cleanUp } = benchContext();
+  return brokerCase(info, 'relay', async ({ broker }) => {
+    const baselineRun = async (): Promise<number> => {
+      const client = await connectAsync(broker.url, { reconnectPeriod: 0 });
+      const count = new BurstCount();
+      client.on('message', (topic, payload) => {
+        const decoded = codec.decodePayload(payload);
+        count.add(topic.includes('/DDATA/') ? (decoded.metrics?.length ?? 0) : 0);
+      });
+      await client.subscribeAsync('spBv1.0/Bench/#', { qos: 1 });
+      const edge = await startEdge(broker.url);
       try {
-        const broker = await startMosquitto(t);
-
-        const baselineRun = async (): Promise<number> => {
-          const client = await connectAsync(broker.url, { reconnectPeriod: 0 });
-          let counted = 0;
-          let target = Number.POSITIVE_INFINITY;
-          let reached: () => void = () => undefined;
-          client.on('message', (topic, payload) => {
-            const decoded = codec.decodePayload(payload);
-            if (topic.includes('/DDATA/')) counted += decoded.metrics?.length ?? 0;
-            if (counted >= target) reached();
-          });
-          await client.subscribeAsync('spBv1.0/Bench/#', { qos: 1 });
-          const edge = await startEdge(broker.url);
-          try {
-            target = perBurst;
-            const done = new Promise<void>((resolve) => {
-              reached = resolve;
-            });
-            const seconds = await cpuSecondsOf(() => edge.go(), done);
-            return counted / seconds;
-          } finally {
-            await edge.stop();
-            await client.endAsync(true);
-          }
-        };
-
-        const subjectRun = async (): Promise<number> => {
-          const store = new TagStore({ clock: systemClock });
-          const driver = new SparkplugDriver(
-            sparkplugDriverSchema.parse({
-              type: 'sparkplug',
-              name: 'site',
-              brokerUrl: broker.url,
-              hostId: 'bench',
-              groupIds: ['Bench'],
-            }),
-            {
-              store,
-              clock: systemClock,
-              logger: pino({ level: 'silent' }),
-              stateDir: '/nonexistent',
-            },
-          );
-          await driver.start();
-          // The driver subscribes once connected: wait for its STATE before the births.
-          const watcher = await connectAsync(broker.url, { reconnectPeriod: 0 });
-          const online = new Promise<void>((resolve) =>
-            watcher.on('message', (_topic, payload) => {
-              if (JSON.parse(payload.toString()).online === true) resolve();
-            }),
-          );
-          await watcher.subscribeAsync('spBv1.0/STATE/bench', { qos: 1 });
-          await online;
-          await watcher.endAsync(true);
-          let counted = 0;
-          let target = Number.POSITIVE_INFINITY;
-          let reached: () => void = () => undefined;
-          const off = store.subscribe((updates) => {
-            counted += updates.length;
-            if (counted >= target) reached();
-          });
-          const edge = await startEdge(broker.url);
-          try {
-            // The DBIRTH's metrics are tags before the burst starts.
-            while (store.size < metricsPerDevice) await new Promise((r) => setTimeout(r, 20));
-            await new Promise((r) => setTimeout(r, 200));
-            counted = 0;
-            target = perBurst;
-            const done = new Promise<void>((resolve) => {
-              reached = resolve;
-            });
-            const seconds = await cpuSecondsOf(() => edge.go(), done);
-            return counted / seconds;
-          } finally {
-            off();
-            await edge.stop();
-            await driver.stop();
-          }
-        };
-
-        const baseline: number[] = [];
-        const subject: number[] = [];
-        for (let run = 0; run < runs; run++) {
-          baseline.push(await baselineRun());
-          subject.push(await subjectRun());
-        }
-        return caseResult(
-          info,
-          sideResult('bare mqtt.js subscriber decoding with sparkplug-payload', perBurst, baseline),
-          sideResult('Sparkplug host driver into the TagStore', perBurst, subject),
-        );
+        return await count.burst(edge);
       } finally {
-        await cleanUp();
+        await edge.stop();
+        await client.endAsync(true);
       }
-    },
-  };
+    };
+
+    const subjectRun = async (): Promise<number> => {
+      const store = new TagStore({ clock: systemClock });
+      const driver = hostDriver(broker.url, 'bench', store);
+      await driver.start();
+      // The driver subscribes once connected: wait for its STATE before the births.
+      const watcher = await connectAsync(broker.url, { reconnectPeriod: 0 });
+      const online = new Promise<void>((resolve) =>
+        watcher.on('message', (_topic, payload) => {
+          if (JSON.parse(payload.toString()).online === true) resolve();
+        }),
+      );
+      await watcher.subscribeAsync('spBv1.0/STATE/bench', { qos: 1 });
+      await online;
+      await watcher.endAsync(true);
+      const count = new BurstCount();
+      const off = store.subscribe((updates) => count.add(updates.length));
+      const edge = await startEdge(broker.url);
+      try {
+        // The DBIRTH's metrics are tags before the burst starts.
+        while (store.size < metricsPerDevice) await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 200));
+        return await count.burst(edge);
+      } finally {
+        off();
+        await edge.stop();
+        await driver.stop();
+      }
+    };
+
+    const [baseline, subject] = await alternateRuns(runs, baselineRun, subjectRun);
+    return caseResult(
+      info,
+      sideResult('bare mqtt.js subscriber decoding with sparkplug-payload', perBurst, baseline),
+      sideResult('Sparkplug host driver into the TagStore', perBurst, subject),
+    );
+  });
 }
 
 function latencyCase(): MeasuredCase {
@@ -235,136 +210,80 @@ function latencyCase(): MeasuredCase {
   const writeEveryMs = 10;
   const durationMs = 5_000;
   const tagIds = Array.from({ length: tagCount }, (_, i) => `Line1/T${i}`);
-  const silent = pino({ level: 'silent' });
-  return {
-    kind: 'measured',
-    ...info,
-    async measure() {
-      const { t, cleanUp } = benchContext();
-      const folder = mkdtempSync(join(tmpdir(), 'tagd-bench-relay-'));
-      try {
-        const broker = await startMosquitto(t);
-        const writtenAt = new Map<number, number>();
-        const latencies: number[] = [];
-        const arrived = (value: unknown) => {
-          const at = writtenAt.get(value as number);
-          if (at !== undefined) latencies.push(performance.now() - at);
-        };
-        const drive = async (write: (samples: Sample[]) => void) => {
-          latencies.length = 0;
-          let serial = 0;
-          const began = performance.now();
-          await new Promise<void>((resolve) => {
-            const timer = setInterval(() => {
-              const stamp = new Date().toISOString();
-              const at = performance.now();
-              const samples = tagIds.map((fullTagId) => {
-                serial++;
-                writtenAt.set(serial, at);
-                return { fullTagId, utcTimestamp: stamp, quality: 'Good' as const, value: serial };
-              });
-              write(samples);
-              if (at - began >= durationMs) {
-                clearInterval(timer);
-                resolve();
-              }
-            }, writeEveryMs);
-          });
-          await new Promise((resolve) => setTimeout(resolve, 500));
-          writtenAt.clear();
-          return [...latencies];
-        };
+  return brokerCase(info, 'relay', async ({ t, broker, folder }) => {
+    const changes = new ChangeLatencies({
+      tagIds,
+      everyMs: writeEveryMs,
+      durationMs,
+      settleMs: 500,
+    });
 
-        // Baseline: one DDATA per batch from a bare client, decoded by a bare subscriber.
-        const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
-        t.teardown(() => sub.endAsync(true));
-        sub.on('message', (_topic, payload) => {
-          for (const metric of codec.decodePayload(payload).metrics ?? []) arrived(metric.value);
-        });
-        await sub.subscribeAsync('spBv1.0/Bare/#', { qos: 0 });
-        const bare = await connectAsync(broker.url, { reconnectPeriod: 0 });
-        t.teardown(() => bare.endAsync(true));
-        let seq = 0;
-        const baseline = await drive((samples) => {
-          const payload = codec.encodePayload({
-            timestamp: Date.now(),
-            seq: seq++ % 256,
-            metrics: samples.map((sample, i) => ({
-              alias: i + 1,
-              timestamp: Date.parse(sample.utcTimestamp),
-              type: 'Double' as const,
-              value: sample.value as number,
-            })),
-          });
-          bare.publish('spBv1.0/Bare/DDATA/edge/Line1', Buffer.from(payload), { qos: 1 });
-        });
-        await sub.endAsync(true);
-
-        // Subject: the edge's publisher to the central host driver.
-        const central = new TagStore({ clock: systemClock });
-        const driver = new SparkplugDriver(
-          sparkplugDriverSchema.parse({
-            type: 'sparkplug',
-            name: 'site',
-            brokerUrl: broker.url,
-            hostId: 'bench',
-            groupIds: ['Bench'],
-          }),
-          { store: central, clock: systemClock, logger: silent, stateDir: '/nonexistent' },
-        );
-        await driver.start();
-        t.teardown(() => driver.stop());
-        const edge = new TagStore({ clock: systemClock, logger: silent });
-        const stamp = new Date().toISOString();
-        edge.write(
-          tagIds.map((fullTagId) => ({
-            fullTagId,
-            utcTimestamp: stamp,
-            quality: 'Good',
-            value: 0,
-          })),
-        );
-        const collections = new Collections(
-          edge,
-          [{ name: 'plant', members: ['Line1/**'] }],
-          silent,
-        );
-        await collections.start();
-        const publisher = new MqttPublisher(
-          mqttConfigSchema.parse({
-            name: 'bench',
-            brokerUrl: broker.url,
-            collections: ['plant'],
-            format: 'sparkplugB',
-            groupId: 'Bench',
-            edgeNodeId: 'edge',
-            loggingMode: 'On Change',
-            updateIntervalMs: writeEveryMs,
-          }),
-          { store: edge, collections, clock: systemClock, logger: silent, stateDir: folder },
-        );
-        t.teardown(() => publisher.stop());
-        await publisher.start();
-        // Every tag born centrally before the changes start.
-        const first = 'site/Bench/edge/Line1/T0';
-        while (central.get(first)?.quality !== 'Good') {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        central.subscribe((updates) => {
-          for (const { sample } of updates) arrived(sample.value);
-        });
-        const subject = await drive((samples) => edge.write(samples));
-        return caseResult(
-          info,
-          latencySide('bare client → bare subscriber, one DDATA per 10 ms batch', baseline),
-          latencySide('MqttPublisher (sparkplugB, On Change, 10 ms) → SparkplugDriver', subject),
-        );
-      } finally {
-        await cleanUp();
-        rmSync(folder, { recursive: true, force: true });
+    // Baseline: one DDATA per batch from a bare client, decoded by a bare subscriber.
+    const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
+    t.teardown(() => sub.endAsync(true));
+    sub.on('message', (_topic, payload) => {
+      for (const metric of codec.decodePayload(payload).metrics ?? []) {
+        changes.arrived(metric.value);
       }
-    },
-  };
+    });
+    await sub.subscribeAsync('spBv1.0/Bare/#', { qos: 0 });
+    const bare = await connectAsync(broker.url, { reconnectPeriod: 0 });
+    t.teardown(() => bare.endAsync(true));
+    let seq = 0;
+    const baseline = await changes.drive((samples) => {
+      const payload = codec.encodePayload({
+        timestamp: Date.now(),
+        seq: seq++ % 256,
+        metrics: samples.map((sample, i) => ({
+          alias: i + 1,
+          timestamp: Date.parse(sample.utcTimestamp),
+          type: 'Double' as const,
+          value: sample.value as number,
+        })),
+      });
+      bare.publish('spBv1.0/Bare/DDATA/edge/Line1', Buffer.from(payload), { qos: 1 });
+    });
+    await sub.endAsync(true);
+
+    // Subject: the edge's publisher to the central host driver.
+    const central = new TagStore({ clock: systemClock });
+    const driver = hostDriver(broker.url, 'bench', central);
+    await driver.start();
+    t.teardown(() => driver.stop());
+    const edge = seededStore(tagIds, () => 0);
+    const { publisher } = await benchPublisher(
+      {
+        store: edge,
+        clock: systemClock,
+        brokerUrl: broker.url,
+        stateDir: folder,
+        members: ['Line1/**'],
+      },
+      {
+        format: 'sparkplugB',
+        groupId: 'Bench',
+        edgeNodeId: 'edge',
+        loggingMode: 'On Change',
+        updateIntervalMs: writeEveryMs,
+      },
+    );
+    t.teardown(() => publisher.stop());
+    await publisher.start();
+    // Every tag born centrally before the changes start.
+    const first = 'site/Bench/edge/Line1/T0';
+    while (central.get(first)?.quality !== 'Good') {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    central.subscribe((updates) => {
+      for (const { sample } of updates) changes.arrived(sample.value);
+    });
+    const subject = await changes.drive((samples) => edge.write(samples));
+    return caseResult(
+      info,
+      latencySide('bare client → bare subscriber, one DDATA per 10 ms batch', baseline),
+      latencySide('MqttPublisher (sparkplugB, On Change, 10 ms) → SparkplugDriver', subject),
+    );
+  });
 }
 
 function catchUpCase(): MeasuredCase {
@@ -382,163 +301,74 @@ function catchUpCase(): MeasuredCase {
   const stored = tagCount * rounds;
   const perPayload = 2_000;
   const tagIds = Array.from({ length: tagCount }, (_, i) => `Line1/T${i}`);
-  const silent = pino({ level: 'silent' });
-  const roundSamples = (clock: ManualClock, round: number): Sample[] => {
-    const stamp = new Date(clock.now()).toISOString();
-    return tagIds.map((fullTagId, i) => ({
-      fullTagId,
-      utcTimestamp: stamp,
-      quality: 'Good',
-      value: round * 1_000 + i * 0.5,
-    }));
-  };
-  return {
-    kind: 'measured',
-    ...info,
-    async measure() {
-      const { t, cleanUp } = benchContext();
-      try {
-        const broker = await startMosquitto(t);
-
-        const baselineRun = async (): Promise<number> => {
-          const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
-          let counted = 0;
-          let reached: () => void = () => undefined;
-          const done = new Promise<void>((resolve) => {
-            reached = resolve;
-          });
-          sub.on('message', (_topic, payload) => {
-            counted += codec.decodePayload(payload).metrics?.length ?? 0;
-            if (counted >= stored) reached();
-          });
-          await sub.subscribeAsync('spBv1.0/Bare/#', { qos: 1 });
-          const client = await connectAsync(broker.url, { reconnectPeriod: 0 });
-          const clock = new ManualClock(Date.UTC(2026, 0, 1));
-          const samples: Sample[] = [];
-          for (let round = 1; round <= rounds; round++) {
-            clock.advance(100);
-            samples.push(...roundSamples(clock, round));
-          }
-          const started = performance.now();
-          let seq = 0;
-          const publishes: Promise<unknown>[] = [];
-          for (let start = 0; start < samples.length; start += perPayload) {
-            const metrics = samples.slice(start, start + perPayload).map((sample, i) => ({
-              alias: ((start + i) % tagCount) + 1,
-              timestamp: Date.parse(sample.utcTimestamp),
-              type: 'Double' as const,
-              value: sample.value as number,
-              isHistorical: true,
-              properties: { Quality: { type: 'Int32' as const, value: 192 } },
-            }));
-            const payload = codec.encodePayload({
-              timestamp: Date.now(),
-              seq: seq++ % 256,
-              metrics,
-            });
-            publishes.push(
-              client.publishAsync('spBv1.0/Bare/DDATA/edge/Line1', Buffer.from(payload), {
-                qos: 1,
-              }),
-            );
-          }
-          await done;
-          const seconds = (performance.now() - started) / 1000;
-          await Promise.all(publishes);
-          await client.endAsync(true);
-          await sub.endAsync(true);
-          return stored / seconds;
-        };
-
-        const subjectRun = async (): Promise<number> => {
-          const folder = mkdtempSync(join(tmpdir(), 'tagd-bench-relay-'));
-          try {
-            const clock = new ManualClock(Date.UTC(2026, 0, 1));
-            const edge = new TagStore({ clock, logger: silent });
-            edge.write(roundSamples(clock, 0));
-            const collections = new Collections(edge, [{ name: 'plant', members: ['**'] }], silent);
-            await collections.start();
-            const publisher = new MqttPublisher(
-              mqttConfigSchema.parse({
-                name: 'bench',
-                brokerUrl: broker.url,
-                collections: ['plant'],
-                format: 'sparkplugB',
-                groupId: 'Bench',
-                edgeNodeId: 'edge',
-                primaryHostId: 'central',
-                loggingMode: 'Everything',
-                updateIntervalMs: 100,
-                bufferLimitMB: 256,
-              }),
-              { store: edge, collections, clock, logger: silent, stateDir: folder },
-            );
-            await publisher.start();
-            for (let round = 1; round <= rounds; round++) {
-              clock.advance(10);
-              edge.write(roundSamples(clock, round));
-              clock.advance(90);
-            }
-            const queued = publisher.state().sparkplug?.storedSamples;
-            if (queued !== stored) throw new Error(`${queued} samples stored, not ${stored}`);
-
-            const central = new TagStore({ clock: systemClock });
-            let received = 0;
-            let reached: () => void = () => undefined;
-            const done = new Promise<void>((resolve) => {
-              reached = resolve;
-            });
-            central.onHistorical((samples) => {
-              received += samples.length;
-              if (received >= stored) reached();
-            });
-            const driver = new SparkplugDriver(
-              sparkplugDriverSchema.parse({
-                type: 'sparkplug',
-                name: 'site',
-                brokerUrl: broker.url,
-                hostId: 'central',
-                groupIds: ['Bench'],
-              }),
-              { store: central, clock: systemClock, logger: silent, stateDir: '/nonexistent' },
-            );
-            const started = performance.now();
-            await driver.start();
-            await done;
-            const seconds = (performance.now() - started) / 1000;
-            await driver.stop();
-            await publisher.stop();
-            await collections.stop();
-            return stored / seconds;
-          } finally {
-            rmSync(folder, { recursive: true, force: true });
-          }
-        };
-
-        const baseline: number[] = [];
-        const subject: number[] = [];
-        for (let run = 0; run < 3; run++) {
-          baseline.push(await baselineRun());
-          subject.push(await subjectRun());
-        }
-        return caseResult(
-          info,
-          sideResult(
-            `bare client → bare subscriber, ${perPayload}-metric historical DDATA`,
-            stored,
-            baseline,
-          ),
-          sideResult(
-            `MqttPublisher catch-up → SparkplugDriver, ${stored} samples`,
-            stored,
-            subject,
-          ),
+  return brokerCase(info, 'relay', async ({ broker }) => {
+    const baselineRun = async (): Promise<number> => {
+      const sub = await connectAsync(broker.url, { reconnectPeriod: 0 });
+      let counted = 0;
+      let reached: () => void = () => undefined;
+      const done = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      sub.on('message', (_topic, payload) => {
+        counted += codec.decodePayload(payload).metrics?.length ?? 0;
+        if (counted >= stored) reached();
+      });
+      await sub.subscribeAsync('spBv1.0/Bare/#', { qos: 1 });
+      const client = await connectAsync(broker.url, { reconnectPeriod: 0 });
+      const samples = backlogSamples(tagIds, rounds);
+      const started = performance.now();
+      let seq = 0;
+      const publishes: Promise<unknown>[] = [];
+      for (let start = 0; start < samples.length; start += perPayload) {
+        const payload = codec.encodePayload(
+          historicalPayload(samples, start, perPayload, tagCount, 1, seq++ % 256),
         );
-      } finally {
-        await cleanUp();
+        publishes.push(
+          client.publishAsync('spBv1.0/Bare/DDATA/edge/Line1', Buffer.from(payload), {
+            qos: 1,
+          }),
+        );
       }
-    },
-  };
+      await done;
+      const seconds = (performance.now() - started) / 1000;
+      await Promise.all(publishes);
+      await client.endAsync(true);
+      await sub.endAsync(true);
+      return stored / seconds;
+    };
+
+    const subjectRun = (): Promise<number> =>
+      withBacklog(broker.url, tagIds, rounds, async () => {
+        const central = new TagStore({ clock: systemClock });
+        let received = 0;
+        let reached: () => void = () => undefined;
+        const done = new Promise<void>((resolve) => {
+          reached = resolve;
+        });
+        central.onHistorical((samples) => {
+          received += samples.length;
+          if (received >= stored) reached();
+        });
+        const driver = hostDriver(broker.url, 'central', central);
+        const started = performance.now();
+        await driver.start();
+        await done;
+        const seconds = (performance.now() - started) / 1000;
+        await driver.stop();
+        return stored / seconds;
+      });
+
+    const [baseline, subject] = await alternateRuns(runs, baselineRun, subjectRun);
+    return caseResult(
+      info,
+      sideResult(
+        `bare client → bare subscriber, ${perPayload}-metric historical DDATA`,
+        stored,
+        baseline,
+      ),
+      sideResult(`MqttPublisher catch-up → SparkplugDriver, ${stored} samples`, stored, subject),
+    );
+  });
 }
 
 /** The cases, for bench/run.ts. */

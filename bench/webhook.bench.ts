@@ -21,7 +21,6 @@
  *    counts. The heap, after a forced GC, is printed before and after the measurement.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -35,6 +34,7 @@ import { TagStore, type TagUpdate } from '../src/tags/tag-store.js';
 import { ManualClock } from '../test/helpers/manual-clock.js';
 import type { BenchmarkCase, BenchmarkSide } from './harness.js';
 import type { LoadCase, LoadSide } from './load-harness.js';
+import { listen } from './loopback.js';
 
 /** Tags in the published collection. */
 const tagCount = 10_000;
@@ -79,11 +79,6 @@ function publisherConfig(
     updateIntervalSeconds: 1,
     ...extra,
   });
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 async function close(server: Server | undefined): Promise<void> {
