@@ -27,9 +27,9 @@ import { DriverReports } from '../../src/runtime/driver-reports.js';
 import { DbcSignalCatalog } from '../../src/tags/dbc-signal-catalog.js';
 import { TagWriter } from '../../src/tags/tag-writer.js';
 import { type ApiHarness, startApi } from './api-harness.js';
-import { until } from './modbus-harness.js';
 import { ModbusPeer } from './modbus-peer.js';
 import { tempDir } from './temp-dir.js';
+import { until } from './until.js';
 
 /** The webhook bearer token in the profile: no tool answer may contain it. */
 export const publisherSecret = 'plant-feed-secret-7f3a';

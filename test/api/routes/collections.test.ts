@@ -10,7 +10,8 @@ import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { type ApiResponse, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { startReceiver, waitUntil } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
+import { startReceiver } from '../../helpers/webhook-receiver.js';
 
 const serverLicense: LicenseState = {
   edition: 'server',
@@ -242,11 +243,7 @@ test('PUT replaces the members; a running publisher sends the new members next i
     baseProfile.collections[1],
   ]);
   // Let the first delivery's outcome land before the next tick (one delivery at a time).
-  await waitUntil(
-    () => publishers.get('feed')?.lastDelivery !== undefined,
-    5_000,
-    'the first outcome',
-  );
+  await until(() => publishers.get('feed')?.lastDelivery !== undefined, 'the first outcome', 5_000);
   api.clock.advance(5000);
   await receiver.waitForRequests(2);
   t.deepEqual(receiver.requests[1]?.json, [temperature, flow]);

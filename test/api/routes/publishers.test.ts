@@ -11,6 +11,7 @@ import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { type ApiResponse, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 const serverLicense: LicenseState = {
   edition: 'server',
@@ -114,15 +115,6 @@ async function startReceiver(t: ExecutionContext) {
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { received, control, url: `${base}/ingest/${urlSecret}` };
-}
-
-/** Polls until `check` holds (real time: deliveries are real HTTP). */
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

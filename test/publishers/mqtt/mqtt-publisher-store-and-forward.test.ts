@@ -12,11 +12,11 @@ import type { Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { until } from '../../helpers/modbus-harness.js';
 import { type Mosquitto, startMosquitto } from '../../helpers/mosquitto.js';
 import { subscribe } from '../../helpers/mqtt-subscriber.js';
 import { decodeSparkplug, scriptedHost } from '../../helpers/sparkplug-host.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 const t0 = Date.UTC(2026, 0, 1);
 

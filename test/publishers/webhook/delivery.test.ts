@@ -15,7 +15,8 @@ import {
 } from '../../../src/publishers/webhook/delivery.js';
 import { makeCertificates } from '../../helpers/certificates.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { startReceiver, waitUntil } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
+import { startReceiver } from '../../helpers/webhook-receiver.js';
 
 const t0 = Date.UTC(2026, 0, 1);
 const version = '9.8.7';
@@ -219,14 +220,14 @@ test('fail, fail, succeed: waits of exactly 1 s then 2 s on the clock', async (t
   });
 
   await receiver.waitForRequests(1);
-  await waitUntil(() => clock.pendingTimers() === 1, 5_000, 'the first wait');
+  await until(() => clock.pendingTimers() === 1, 'the first wait', 5_000);
   clock.advance(999);
   await delay(100);
   t.is(receiver.requests.length, 1, 'no second attempt before 1 s');
   clock.advance(1);
   await receiver.waitForRequests(2);
 
-  await waitUntil(() => clock.pendingTimers() === 1, 5_000, 'the second wait');
+  await until(() => clock.pendingTimers() === 1, 'the second wait', 5_000);
   clock.advance(1_999);
   await delay(100);
   t.is(receiver.requests.length, 2, 'no third attempt before 2 s');
@@ -439,7 +440,7 @@ test('abort during a request or a wait ends the delivery at once, marked aborted
   const second = new AbortController();
   const retrying = delivery.send(entries, { signal: second.signal });
   await receiver.waitForRequests(2);
-  await waitUntil(() => clock.pendingTimers() === 1, 5_000, 'the wait');
+  await until(() => clock.pendingTimers() === 1, 'the wait', 5_000);
   second.abort();
   const waited = await retrying;
   t.true(waited.aborted);
