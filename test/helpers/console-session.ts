@@ -154,6 +154,18 @@ export async function expectAccessible(
   t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
 }
 
+/** Asserts that the page is no wider than its window (no horizontal scrolling). */
+export async function expectNoOverflow(
+  t: ExecutionContext,
+  page: Page,
+  where: string,
+): Promise<void> {
+  const widths = (await page.evaluate(
+    '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+  )) as { scroll: number; client: number };
+  t.true(widths.scroll <= widths.client, `${where}: ${widths.scroll} px wide in ${widths.client}`);
+}
+
 /** Logs a violation list readably. */
 export function describeViolations(
   t: ExecutionContext,
