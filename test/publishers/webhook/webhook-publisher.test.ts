@@ -11,9 +11,9 @@ import {
   WebhookPublisher,
 } from '../../../src/publishers/webhook/webhook-publisher.js';
 import { Collections } from '../../../src/tags/collections.js';
-import type { Quality, Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
 import { makeCertificates } from '../../helpers/certificates.js';
+import { sample } from '../../helpers/clock-sample.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { until } from '../../helpers/until.js';
@@ -21,16 +21,6 @@ import { startReceiver, type WebhookReceiver } from '../../helpers/webhook-recei
 
 const t0 = Date.UTC(2026, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString();
-
-function sample(
-  clock: Clock,
-  fullTagId: string,
-  value: TagValue | undefined,
-  quality: Quality = 'Good',
-): Sample {
-  const base = { fullTagId, utcTimestamp: iso(clock.now()), quality };
-  return value === undefined ? base : { ...base, value };
-}
 
 interface Setup {
   clock: ManualClock;
