@@ -8,7 +8,7 @@ import { ProfileStore } from '../../../src/profile/profile-store.js';
 import { WebhookPublishers } from '../../../src/publishers/webhook/webhook-publishers.js';
 import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
-import { type ApiResponse, startApi } from '../../helpers/api-harness.js';
+import { type ApiResponse, signInRoles, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { until } from '../../helpers/until.js';
 import { startReceiver } from '../../helpers/webhook-receiver.js';
@@ -91,14 +91,7 @@ async function setup(t: ExecutionContext, license: LicenseState = serverLicense)
       return { profile, collections, publishers, license: () => license };
     },
   });
-  await api.addUser('admin', ['Administrators']);
-  await api.addUser('operator', ['Operators']);
-  await api.addUser('viewer', ['Viewers']);
-  const tokens = {
-    admin: await api.signIn('admin'),
-    operator: await api.signIn('operator'),
-    viewer: await api.signIn('viewer'),
-  };
+  const tokens = await signInRoles(api);
   const call: Call = (path, options = {}) => api.request(path, { token: tokens.admin, ...options });
   /** Creates a webhook publisher on `collections`, publishing every 5 s to `url`. */
   const publish = async (url: string, selected: string[]) => {

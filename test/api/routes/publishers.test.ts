@@ -9,7 +9,7 @@ import { ProfileStore } from '../../../src/profile/profile-store.js';
 import { WebhookPublishers } from '../../../src/publishers/webhook/webhook-publishers.js';
 import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
-import { type ApiResponse, startApi } from '../../helpers/api-harness.js';
+import { type ApiResponse, signInRoles, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { until } from '../../helpers/until.js';
 
@@ -186,15 +186,8 @@ async function setup(t: ExecutionContext, options: SetupOptions = {}) {
       return { profile, collections, publishers, license: () => license.current };
     },
   });
-  await api.addUser('admin', ['Administrators']);
-  await api.addUser('operator', ['Operators']);
-  await api.addUser('viewer', ['Viewers']);
   const responses: ApiResponse[] = [];
-  const tokens = {
-    admin: await api.signIn('admin'),
-    operator: await api.signIn('operator'),
-    viewer: await api.signIn('viewer'),
-  };
+  const tokens = await signInRoles(api);
   // Every answer is kept, so a test can prove no secret ever left in one.
   const call: Call = async (path, requestOptions = {}) => {
     const response = await api.request(path, { token: tokens.admin, ...requestOptions });
