@@ -14,6 +14,7 @@ import test from 'ava';
 import type { Page } from 'playwright-core';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
 import {
+  createAccount,
   expectAccessible,
   expectNoOverflow,
   screenshotFolder,
@@ -328,11 +329,7 @@ if (suite) {
       t.timeout(120_000);
       const page = adminPage();
       const { url } = suite.gateway();
-      await page.goto(`${url}/#/users/new`, wait);
-      await page.getByLabel('Account name').fill('watcher', wait);
-      await page.getByLabel('Initial password').fill('watcher first password', wait);
-      await page.getByRole('button', { name: 'Create account' }).click(wait);
-      await page.getByRole('heading', { name: /^watcher/ }).waitFor(wait);
+      await createAccount(page, suite.gateway(), 'watcher', 'watcher first password');
       // A new occurrence waiting for acknowledgement.
       await writeTag(page, level, 10);
       await untilState('TankHigh', 'Normal');

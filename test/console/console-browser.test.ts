@@ -17,6 +17,7 @@ import { UserStore } from '../../src/auth/user-store.js';
 import { SecretBox } from '../../src/profile/secret-box.js';
 import { computedColour, greenish, greyish, reddish } from '../helpers/computed-colour.js';
 import {
+  createAccount,
   expectAccessible,
   screenshotFolder,
   signIn,
@@ -593,11 +594,7 @@ if (suite) {
     t.timeout(120_000);
     const page = adminPage();
     const { url } = suite.gateway();
-    await page.goto(`${url}/#/users/new`, wait);
-    await page.getByLabel('Account name').fill('watcher', wait);
-    await page.getByLabel('Initial password').fill('watcher first password', wait);
-    await page.getByRole('button', { name: 'Create account' }).click(wait);
-    await page.getByRole('heading', { name: /^watcher/ }).waitFor(wait);
+    await createAccount(page, suite.gateway(), 'watcher', 'watcher first password');
     t.true(await page.getByRole('checkbox', { name: 'Viewers' }).isChecked());
 
     const viewer = await suite.newPage(t, {

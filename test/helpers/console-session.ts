@@ -211,3 +211,22 @@ export async function signIn(
   await page.getByRole('button', { name: 'Sign in' }).click(wait);
   await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
 }
+
+/**
+ * Creates the user account `username` with `password` on the Users page of `page` (signed in
+ * as an administrator), in `groups` besides the form's default; waits until its page opens.
+ */
+export async function createAccount(
+  page: Page,
+  gateway: ConsoleDaemon,
+  username: string,
+  password: string,
+  groups: string[] = [],
+): Promise<void> {
+  await page.goto(`${gateway.url}/#/users/new`, wait);
+  await page.getByLabel('Account name').fill(username, wait);
+  await page.getByLabel('Initial password').fill(password, wait);
+  for (const group of groups) await page.getByRole('checkbox', { name: group }).check(wait);
+  await page.getByRole('button', { name: 'Create account' }).click(wait);
+  await page.getByRole('heading', { name: new RegExp(`^${username}`) }).waitFor(wait);
+}
