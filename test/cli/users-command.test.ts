@@ -40,6 +40,22 @@ function auditEvents(run: Run): unknown[] {
   return run.audit.map((line) => line.event);
 }
 
+/** The daemon's side of `stateDir`'s accounts, as in `tagd start`: its own store and limiter. */
+async function daemonAccounts(stateDir: string) {
+  const logs = captureLogs();
+  const users = new UserStore({ stateDir });
+  await users.start();
+  const accounts = new AccountService({
+    users,
+    tokens: await TokenService.open(stateDir),
+    limiter: new SignInLimiter(Date.now),
+    secretBox: await SecretBox.open(stateDir),
+    audit: logs.logger,
+    now: Date.now,
+  });
+  return { logs, users, accounts };
+}
+
 test('add reads the password from stdin: Viewers by default, no change required', async (t) => {
   const stateDir = await tempDir(t);
   const run = await tagd(stateDir, ['users', 'add', 'alice'], `${password}\n`);
@@ -382,17 +398,7 @@ test('2fa enable prints the otpauth URI and a QR code, and stores the secret sea
   t.false(run.stderr.includes(secret));
 
   // The account service (the daemon's) opens the sealed secret: sign-in now needs the code.
-  const logs = captureLogs();
-  const users = new UserStore({ stateDir });
-  await users.start();
-  const accounts = new AccountService({
-    users,
-    tokens: await TokenService.open(stateDir),
-    limiter: new SignInLimiter(Date.now),
-    secretBox: await SecretBox.open(stateDir),
-    audit: logs.logger,
-    now: Date.now,
-  });
+  const { accounts } = await daemonAccounts(stateDir);
   const first = await accounts.signIn('alice', password, '127.0.0.1');
   t.true(first.requiresTwoFactor);
   t.is(first.token, undefined);
@@ -448,17 +454,7 @@ test('unlock clears a lockout: the account service in another process honours it
     { username: 'bob', kind: 'user', roles: ['Viewers'] },
   ]);
   // The daemon's side: its own store and limiter, as in `tagd start`.
-  const logs = captureLogs();
-  const users = new UserStore({ stateDir });
-  await users.start();
-  const accounts = new AccountService({
-    users,
-    tokens: await TokenService.open(stateDir),
-    limiter: new SignInLimiter(Date.now),
-    secretBox: await SecretBox.open(stateDir),
-    audit: logs.logger,
-    now: Date.now,
-  });
+  const { logs, users, accounts } = await daemonAccounts(stateDir);
   for (const name of ['alice', 'bob']) {
     for (let i = 0; i < 5; i++) {
       await t.throwsAsync(() => accounts.signIn(name, 'wrong password!', '10.0.0.1'), {
