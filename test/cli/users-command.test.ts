@@ -3,16 +3,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
-import { AccountService } from '../../src/auth/account-service.js';
 import { verifyPassword } from '../../src/auth/password.js';
-import { SignInLimiter } from '../../src/auth/sign-in-limiter.js';
-import { TokenService } from '../../src/auth/token-service.js';
 import { totpCode } from '../../src/auth/totp.js';
-import { type UserRecord, UserStore } from '../../src/auth/user-store.js';
+import type { UserRecord } from '../../src/auth/user-store.js';
 import { obtainPassword } from '../../src/cli/users-command.js';
 import { SecretBox } from '../../src/profile/secret-box.js';
 import { type CliRun, runTagdCli, seededStateDir } from '../helpers/cli-state.js';
-import { captureLogs } from '../helpers/log-capture.js';
+import { daemonAccounts } from '../helpers/daemon-accounts.js';
 import { systemPython } from '../helpers/modbus-peer.js';
 import { cliSource, logWaitMs, repoRoot } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -38,22 +35,6 @@ const seeded = (t: ExecutionContext, accounts: Parameters<typeof seededStateDir>
 
 function auditEvents(run: Run): unknown[] {
   return run.audit.map((line) => line.event);
-}
-
-/** The daemon's side of `stateDir`'s accounts, as in `tagd start`: its own store and limiter. */
-async function daemonAccounts(stateDir: string) {
-  const logs = captureLogs();
-  const users = new UserStore({ stateDir });
-  await users.start();
-  const accounts = new AccountService({
-    users,
-    tokens: await TokenService.open(stateDir),
-    limiter: new SignInLimiter(Date.now),
-    secretBox: await SecretBox.open(stateDir),
-    audit: logs.logger,
-    now: Date.now,
-  });
-  return { logs, users, accounts };
 }
 
 test('add reads the password from stdin: Viewers by default, no change required', async (t) => {
