@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { version } from '../src/version.js';
 import { logWaitMs, repoRoot, startTagd } from './helpers/tagd-process.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -11,6 +11,18 @@ const demoProfile = join(repoRoot, 'config/demo.json');
 // Tests that wait for 'tagd ready' may take long on a loaded box (see logWaitMs); ava's own
 // inactivity timeout (60 s) must not end them first.
 const startTestMs = logWaitMs + 60_000;
+
+/**
+ * Runs `tagd profile check` on `profile`, written to a temp folder that is also its state
+ * folder; answers its exit code and output.
+ */
+async function checkProfile(t: ExecutionContext, profile: unknown) {
+  const folder = await tempDir(t);
+  const file = join(folder, 'profile.json');
+  await writeFile(file, JSON.stringify(profile));
+  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
+  return { code: await run.exited, stdout: run.stdout(), stderr: run.stderr() };
+}
 
 test('tagd version prints the package version', async (t) => {
   const run = startTagd(['version']);
@@ -31,21 +43,14 @@ test('tagd profile check accepts the demo profile', async (t) => {
 });
 
 test('tagd profile check lists every error with its path and exits 1', async (t) => {
-  const folder = await tempDir(t);
-  const file = join(folder, 'bad.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      server: { http: { port: 99999 } },
-      drivers: [{ type: 'modbos', name: 'PLC1' }],
-      collections: [{ name: 'A', members: ['x//y'] }],
-      publisherz: {},
-    }),
-  );
-  const run = startTagd(['profile', 'check', file]);
-  t.is(await run.exited, 1);
-  const errorLines = run
-    .stderr()
+  const run = await checkProfile(t, {
+    server: { http: { port: 99999 } },
+    drivers: [{ type: 'modbos', name: 'PLC1' }],
+    collections: [{ name: 'A', members: ['x//y'] }],
+    publisherz: {},
+  });
+  t.is(run.code, 1);
+  const errorLines = run.stderr
     .split('\n')
     .filter((line) => line.startsWith('  '))
     .map((line) => line.trim().split(':')[0]);
@@ -55,32 +60,25 @@ test('tagd profile check lists every error with its path and exits 1', async (t)
     'publisherz',
     'server.http.port',
   ]);
-  t.regex(run.stderr(), /is invalid \(4 errors\)/);
+  t.regex(run.stderr, /is invalid \(4 errors\)/);
 });
 
 test('tagd profile check lists the start-up problems of the valid parts together with the schema errors', async (t) => {
-  const folder = await tempDir(t);
-  const file = join(folder, 'both.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      server: { https: { host: '127.0.0.1', port: 0, certFile: 'no.pem', keyFile: 'no.key' } },
-      drivers: [
-        { type: 'modbos', name: 'PLC1' },
-        { type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] },
-        {
-          type: 'can',
-          name: 'Engine',
-          dbcFile: 'missing.dbc',
-          transport: { kind: 'replay', file: 'missing.log' },
-        },
-      ],
-    }),
-  );
-  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
-  t.is(await run.exited, 1);
-  const paths = run
-    .stderr()
+  const run = await checkProfile(t, {
+    server: { https: { host: '127.0.0.1', port: 0, certFile: 'no.pem', keyFile: 'no.key' } },
+    drivers: [
+      { type: 'modbos', name: 'PLC1' },
+      { type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] },
+      {
+        type: 'can',
+        name: 'Engine',
+        dbcFile: 'missing.dbc',
+        transport: { kind: 'replay', file: 'missing.log' },
+      },
+    ],
+  });
+  t.is(run.code, 1);
+  const paths = run.stderr
     .split('\n')
     .filter((line) => line.startsWith('  '))
     .map((line) => line.trim().split(': ')[0]);
@@ -95,91 +93,73 @@ test('tagd profile check lists the start-up problems of the valid parts together
     ],
     'the CAN driver keeps its own index although the driver before it was left out',
   );
-  t.regex(run.stderr(), /drivers\[2\]\.dbcFile: .*\(tagd start leaves this driver out\)/);
-  t.regex(run.stderr(), /ran on the parts of the profile without errors/);
+  t.regex(run.stderr, /drivers\[2\]\.dbcFile: .*\(tagd start leaves this driver out\)/);
+  t.regex(run.stderr, /ran on the parts of the profile without errors/);
 });
 
 test('tagd profile check warns of collections a publisher or history names but the profile lacks', async (t) => {
-  const folder = await tempDir(t);
-  const file = join(folder, 'collections.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      drivers: [{ type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] }],
-      collections: [{ name: 'Line1', members: ['Sim/*'] }],
-      publishers: {
-        webhooks: [
-          {
-            name: 'cloud',
-            destinationUrl: 'http://127.0.0.1:9/hook',
-            collections: ['Line1', 'Lin2'],
-          },
-        ],
-      },
-      history: { backend: 'sqlite', log: [{ collection: 'Line' }] },
-    }),
-  );
-  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
-  t.is(await run.exited, 0, run.stderr());
+  const run = await checkProfile(t, {
+    drivers: [{ type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] }],
+    collections: [{ name: 'Line1', members: ['Sim/*'] }],
+    publishers: {
+      webhooks: [
+        {
+          name: 'cloud',
+          destinationUrl: 'http://127.0.0.1:9/hook',
+          collections: ['Line1', 'Lin2'],
+        },
+      ],
+    },
+    history: { backend: 'sqlite', log: [{ collection: 'Line' }] },
+  });
+  t.is(run.code, 0, run.stderr);
   t.is(
-    run.stderr(),
+    run.stderr,
     "warning: publishers.webhooks[0].collections[1]: Collection 'Lin2' does not exist in the profile: publisher 'cloud' stays in Error until it is created.\n" +
       "warning: history.log[0].collection: Collection 'Line' does not exist in the profile: this entry logs nothing until it is created.\n",
   );
 });
 
 test('tagd profile check warns of derived tags reading tags no driver declares, and exits 0', async (t) => {
-  const folder = await tempDir(t);
-  const file = join(folder, 'derived.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      drivers: [
-        { type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] },
-        {
-          type: 'derived',
-          name: 'Calc',
-          tags: [{ name: 'Sum', expression: '{Sim/Flow} + {Sim/Flwo}' }],
-        },
-      ],
-    }),
-  );
-  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
-  t.is(await run.exited, 0);
+  const run = await checkProfile(t, {
+    drivers: [
+      { type: 'simulator', name: 'Sim', tags: [{ name: 'Flow', kind: 'sine' }] },
+      {
+        type: 'derived',
+        name: 'Calc',
+        tags: [{ name: 'Sum', expression: '{Sim/Flow} + {Sim/Flwo}' }],
+      },
+    ],
+  });
+  t.is(run.code, 0);
   t.is(
-    run.stderr(),
+    run.stderr,
     "warning: drivers[1].tags[0].expression: reads {Sim/Flwo}, but driver 'Sim' has no tag 'Flwo': Calc/Sum is Bad (NotFound) until that tag exists.\n",
   );
-  t.regex(run.stdout(), /valid \(2 drivers, 2 tags/);
+  t.regex(run.stdout, /valid \(2 drivers, 2 tags/);
 });
 
 test('tagd profile check names a loop of derived tags and the position of an expression error', async (t) => {
-  const folder = await tempDir(t);
-  const file = join(folder, 'derived.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      drivers: [
-        {
-          type: 'derived',
-          name: 'Calc',
-          tags: [
-            { name: 'A', expression: '{./B} * 2' },
-            { name: 'B', expression: '{./A} / 2' },
-            { name: 'C', expression: 'avg({./A}, 5)' },
-          ],
-        },
-      ],
-    }),
-  );
-  const run = startTagd(['profile', 'check', file], { env: { TAGD_STATE_DIR: folder } });
-  t.is(await run.exited, 1);
+  const run = await checkProfile(t, {
+    drivers: [
+      {
+        type: 'derived',
+        name: 'Calc',
+        tags: [
+          { name: 'A', expression: '{./B} * 2' },
+          { name: 'B', expression: '{./A} / 2' },
+          { name: 'C', expression: 'avg({./A}, 5)' },
+        ],
+      },
+    ],
+  });
+  t.is(run.code, 1);
   t.regex(
-    run.stderr(),
+    run.stderr,
     /drivers\[0\]\.tags\[0\]\.expression: Derived tags form a loop, so none of them can be evaluated: Calc\/A → Calc\/B → Calc\/A\./,
   );
   t.regex(
-    run.stderr(),
+    run.stderr,
     /drivers\[0\]\.tags\[2\]\.expression: line 1, column 12: avg\(\): argument 2 \(window\) must be a window/,
   );
 });

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import { AlarmJournal } from '../../src/alarms/alarm-journal.js';
 import { alarmJournalFile } from '../../src/alarms/alarm-service.js';
-import type { Sample } from '../../src/tags/sample.js';
 import { adminToken } from '../helpers/demo-daemon.js';
+import { sampleWhen } from '../helpers/sample-when.js';
 import { startTagd } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -38,24 +38,6 @@ async function signIn(url: string): Promise<string> {
     body: JSON.stringify({ username: 'admin', password: newPassword }),
   });
   return ((await response.json()) as { token: string }).token;
-}
-
-/** Polls a tag through the API until `accept` takes its sample (the daemon is event-driven). */
-async function sampleWhen(
-  url: string,
-  token: string,
-  path: string,
-  accept: (sample: Sample) => boolean,
-): Promise<Sample> {
-  for (;;) {
-    const response = await fetch(`${url}/api/v2/Tags/Sample/${path}`, {
-      headers: { Authorization: `Bearer ${token}` },
-    });
-    const sample = (await response.json()) as Sample;
-    if (response.status === 200 && accept(sample)) return sample;
-    // Pacing only: the answer is waited for, not the time.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 function journalEntries(stateDir: string) {

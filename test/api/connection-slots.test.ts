@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { HttpListener, type HttpListenerOptions } from '../../src/api/http-listener.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { closed, getOn, parseResponse, sendUntilClosed } from '../helpers/raw-http.js';
+import { until } from '../helpers/until.js';
 
 // Every 127.x address reaches a listener on 127.0.0.1 (Linux routes all of 127/8 to lo), so
 // 127.0.0.2 and up stand for plant-network peers: these tests tell the listener that only
@@ -91,15 +92,6 @@ function attack(port: number, from: string, count: number) {
       await Promise.all(all.map(closed));
     },
   };
-}
-
-/** Resolves once `condition` holds, checking every 20 ms; rejects after 30 s. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 test('260 slow-header sockets from one plant address, reopened on close, lock no one else out', async (t) => {

@@ -4,34 +4,15 @@
  * still refuses its tokens.
  */
 import test from 'ava';
-import { AccountService } from '../../src/auth/account-service.js';
 import { hashPassword } from '../../src/auth/password.js';
-import { SignInLimiter } from '../../src/auth/sign-in-limiter.js';
-import { TokenService } from '../../src/auth/token-service.js';
-import { UserStore } from '../../src/auth/user-store.js';
-import { SecretBox } from '../../src/profile/secret-box.js';
-import { captureLogs } from '../helpers/log-capture.js';
+import { daemonAccounts } from '../helpers/daemon-accounts.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const password = 'correct horse battery';
 
-async function open(stateDir: string) {
-  const users = new UserStore({ stateDir });
-  await users.start();
-  const accounts = new AccountService({
-    users,
-    tokens: await TokenService.open(stateDir),
-    limiter: new SignInLimiter(Date.now),
-    secretBox: await SecretBox.open(stateDir),
-    audit: captureLogs().logger,
-    now: Date.now,
-  });
-  return { users, accounts };
-}
-
 test('an ended sign-in stays ended after a restart; a live one goes on', async (t) => {
   const stateDir = await tempDir(t);
-  const before = await open(stateDir);
+  const before = await daemonAccounts(stateDir);
   await before.users.add({
     username: 'alice',
     kind: 'user',
@@ -48,7 +29,7 @@ test('an ended sign-in stays ended after a restart; a live one goes on', async (
   await before.accounts.refresh(reused.refreshToken as string);
   await t.throwsAsync(() => before.accounts.refresh(reused.refreshToken as string));
 
-  const after = await open(stateDir);
+  const after = await daemonAccounts(stateDir);
   for (const token of [signedOut.token, signedOut.refreshToken, reused.token]) {
     t.throws(() => after.accounts.authenticate(token as string, ['access', 'refresh']), {
       message: 'The token has been revoked.',

@@ -3,16 +3,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
-import { AccountService } from '../../src/auth/account-service.js';
 import { verifyPassword } from '../../src/auth/password.js';
-import { SignInLimiter } from '../../src/auth/sign-in-limiter.js';
-import { TokenService } from '../../src/auth/token-service.js';
 import { totpCode } from '../../src/auth/totp.js';
-import { type UserRecord, UserStore } from '../../src/auth/user-store.js';
+import type { UserRecord } from '../../src/auth/user-store.js';
 import { obtainPassword } from '../../src/cli/users-command.js';
 import { SecretBox } from '../../src/profile/secret-box.js';
 import { type CliRun, runTagdCli, seededStateDir } from '../helpers/cli-state.js';
-import { captureLogs } from '../helpers/log-capture.js';
+import { daemonAccounts } from '../helpers/daemon-accounts.js';
 import { systemPython } from '../helpers/modbus-peer.js';
 import { cliSource, logWaitMs, repoRoot } from '../helpers/tagd-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -382,17 +379,7 @@ test('2fa enable prints the otpauth URI and a QR code, and stores the secret sea
   t.false(run.stderr.includes(secret));
 
   // The account service (the daemon's) opens the sealed secret: sign-in now needs the code.
-  const logs = captureLogs();
-  const users = new UserStore({ stateDir });
-  await users.start();
-  const accounts = new AccountService({
-    users,
-    tokens: await TokenService.open(stateDir),
-    limiter: new SignInLimiter(Date.now),
-    secretBox: await SecretBox.open(stateDir),
-    audit: logs.logger,
-    now: Date.now,
-  });
+  const { accounts } = await daemonAccounts(stateDir);
   const first = await accounts.signIn('alice', password, '127.0.0.1');
   t.true(first.requiresTwoFactor);
   t.is(first.token, undefined);
@@ -448,17 +435,7 @@ test('unlock clears a lockout: the account service in another process honours it
     { username: 'bob', kind: 'user', roles: ['Viewers'] },
   ]);
   // The daemon's side: its own store and limiter, as in `tagd start`.
-  const logs = captureLogs();
-  const users = new UserStore({ stateDir });
-  await users.start();
-  const accounts = new AccountService({
-    users,
-    tokens: await TokenService.open(stateDir),
-    limiter: new SignInLimiter(Date.now),
-    secretBox: await SecretBox.open(stateDir),
-    audit: logs.logger,
-    now: Date.now,
-  });
+  const { logs, users, accounts } = await daemonAccounts(stateDir);
   for (const name of ['alice', 'bob']) {
     for (let i = 0; i < 5; i++) {
       await t.throwsAsync(() => accounts.signIn(name, 'wrong password!', '10.0.0.1'), {

@@ -9,26 +9,20 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { URI } from 'otpauth';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
 import { version } from '../../src/version.js';
-import { chromiumSkipReason } from '../helpers/chromium.js';
 import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
+  expectAccessible,
+  expectNoOverflow,
   screenshotFolder,
-  seriousAxeViolations,
-  startConsoleDaemon,
   wait,
   watchPage,
 } from '../helpers/console-session.js';
+import { adminPassword, type ConsoleSuite, consoleSuite } from '../helpers/console-suite.js';
 
-const skipReason = chromiumSkipReason();
-const firstPassword = 'a long new admin password';
 const secondPassword = 'another long admin password';
 
 const sizes = [
@@ -37,24 +31,21 @@ const sizes = [
   { width: 390, height: 844 },
 ] as const;
 
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
-let context: BrowserContext | undefined;
+/** The one page of the file's tests, admin signed in (a later test signs in again on it). */
 let page: Page | undefined;
 /** The admin password in force. */
-let password = firstPassword;
+let password = adminPassword;
 
-async function expectAccessible(t: ExecutionContext, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(thePage());
-  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
-}
-
-async function expectNoOverflow(t: ExecutionContext, where: string): Promise<void> {
-  const widths = (await thePage().evaluate(
-    '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
-  )) as { scroll: number; client: number };
-  t.true(widths.scroll <= widths.client, `${where}: ${widths.scroll} px wide in ${widths.client}`);
-}
+const suite = consoleSuite('account-page.test.ts', 'My account and Events in Chromium', {
+  started: async () => {
+    const context = await (suite as ConsoleSuite).browser().newContext({
+      viewport: { width: 1366, height: 768 },
+    });
+    page = await context.newPage();
+    watchPage(page);
+    await (suite as ConsoleSuite).signInAdmin(page);
+  },
+});
 
 function thePage(): Page {
   if (!page) throw new Error('no page');
@@ -62,7 +53,7 @@ function thePage(): Page {
 }
 
 function url(): string {
-  return (gateway as ConsoleDaemon).url;
+  return (suite as ConsoleSuite).gateway().url;
 }
 
 /**
@@ -98,25 +89,7 @@ async function signInWithPassword(): Promise<void> {
   await current.getByRole('button', { name: 'Sign in' }).click(wait);
 }
 
-if (skipReason) {
-  console.warn(`account-page.test.ts skipped: ${skipReason}`);
-  test.skip('My account and Events in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon();
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
-    page = await context.newPage();
-    watchPage(page);
-    await firstAdminSignIn(page, gateway, firstPassword);
-  });
-
-  test.after.always(async () => {
-    await context?.close();
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial('the header names the gateway host and tagd version on every page', async (t) => {
     const current = thePage();
     for (const view of ['tags', 'users', 'events', 'account']) {
@@ -173,7 +146,7 @@ if (skipReason) {
       t.regex(uri, /^otpauth:\/\/totp\/tagd:admin\?/);
       const secret = new URL(uri).searchParams.get('secret') ?? '';
       t.true(await twoFactor.getByText(secret, { exact: true }).isVisible(), 'the secret as text');
-      await expectAccessible(t, 'enrolment with the QR code');
+      await expectAccessible(t, current, 'enrolment with the QR code');
       await current.screenshot({ path: join(await screenshotFolder(), 'account-enrol.png') });
 
       const wrong = await nextCode(uri, 0);
@@ -278,8 +251,8 @@ if (skipReason) {
               await current.getByRole('heading', { name: 'Two-factor' }).waitFor(wait);
             }
             const where = `${theme.name}, ${size.width}×${size.height}, #/${view}`;
-            await expectAccessible(t, where);
-            await expectNoOverflow(t, where);
+            await expectAccessible(t, current, where);
+            await expectNoOverflow(t, current, where);
             await current.screenshot({
               path: join(
                 await screenshotFolder(),

@@ -10,24 +10,20 @@
  * built-in theme. Screenshots: `<tmp>/tagd-console-screenshots/alarms-*.png`.
  */
 import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import test from 'ava';
+import type { Page } from 'playwright-core';
 import { builtInThemes } from '../../src/themes/built-in-themes.js';
-import { chromiumSkipReason } from '../helpers/chromium.js';
 import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
+  createAccount,
+  expectAccessible,
+  expectNoOverflow,
   screenshotFolder,
-  seriousAxeViolations,
-  startConsoleDaemon,
+  signIn,
   wait,
   watchPage,
 } from '../helpers/console-session.js';
+import { type ConsoleSuite, consoleSuite } from '../helpers/console-suite.js';
 
-const skipReason = chromiumSkipReason();
-const adminPassword = 'a long new admin password';
 const level = 'Demo/Test/Level';
 const faultA = 'Demo/Test/FaultA';
 const faultB = 'Demo/Test/FaultB';
@@ -38,9 +34,7 @@ const sizes = [
   { width: 390, height: 844 },
 ] as const;
 
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
-let adminContext: BrowserContext | undefined;
+/** The administrator's page, signed in by the first test and used by the later ones. */
 let admin: Page | undefined;
 
 /** The demo profile with writable test tags and three alarms on them instead of the demo's. */
@@ -96,19 +90,6 @@ function withTestAlarms(profile: Record<string, unknown>): void {
   ];
 }
 
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
-}
-
-/** The page is no wider than the window (no horizontal scrolling). */
-async function expectNoOverflow(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const widths = (await page.evaluate(
-    '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
-  )) as { scroll: number; client: number };
-  t.true(widths.scroll <= widths.client, `${where}: ${widths.scroll} px wide in ${widths.client}`);
-}
-
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({
     path: join(await screenshotFolder(), `alarms-${name}.png`),
@@ -122,7 +103,7 @@ function adminPage(): Page {
 }
 
 function daemonAlarm(name: string) {
-  return (gateway as ConsoleDaemon).daemon.alarms?.get(name);
+  return (suite as ConsoleSuite).gateway().daemon.alarms?.get(name);
 }
 
 /** Writes a tag through the API with the page's own session, as the console would. */
@@ -150,33 +131,22 @@ async function untilState(name: string, state: string): Promise<void> {
   }
 }
 
-if (skipReason) {
-  console.warn(`alarms-page.test.ts skipped: ${skipReason}`);
-  test.skip('console alarm pages in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon(withTestAlarms);
-    browser = await launchBrowser();
-  });
+const suite = consoleSuite('alarms-page.test.ts', 'console alarm pages in Chromium', {
+  edit: withTestAlarms,
+});
 
-  test.after.always(async () => {
-    await adminContext?.close();
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'the banner counts by priority on every page, opens the newest alarm, and acknowledges it',
     async (t) => {
       t.timeout(180_000);
-      const { url } = gateway as ConsoleDaemon;
-      adminContext = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 768 },
-      });
-      const page = await adminContext.newPage();
+      const { url } = suite.gateway();
+      // The later tests go on with this page: its context lives as long as the browser.
+      const context = await suite.browser().newContext({ viewport: { width: 1366, height: 768 } });
+      const page = await context.newPage();
       admin = page;
       const watch = watchPage(page);
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      await suite.signInAdmin(page);
       const banner = page.getByRole('region', { name: 'Alarm summary' });
       await banner.getByText('No active alarms').waitFor(wait);
 
@@ -218,7 +188,7 @@ if (skipReason) {
       t.is(daemonAlarm('TankHigh')?.state, 'Acknowledged');
       await newest.waitFor({ state: 'detached', ...wait });
       await banner.getByText('1 alarm:').waitFor(wait);
-      const journal = (gateway as ConsoleDaemon).daemon.alarms?.journal.query({
+      const journal = suite.gateway().daemon.alarms?.journal.query({
         fromMs: 0,
         toMs: Date.now() + 1000,
         names: ['TankHigh'],
@@ -236,7 +206,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       await writeTag(page, faultA, 1);
       await untilState('FaultA', 'Unacknowledged');
       await page.goto(`${url}/#/alarms`, wait);
@@ -289,7 +259,7 @@ if (skipReason) {
   test.serial('bulk acknowledge: two selected alarms with one comment', async (t) => {
     t.timeout(120_000);
     const page = adminPage();
-    const { url } = gateway as ConsoleDaemon;
+    const { url } = suite.gateway();
     await writeTag(page, faultB, 1);
     await untilState('FaultB', 'Unacknowledged');
     await page.goto(`${url}/#/alarms`, wait);
@@ -312,7 +282,7 @@ if (skipReason) {
     await page.locator('tr[data-alarm="FaultB"]').getByText('Active, acknowledged').waitFor(wait);
     t.is(daemonAlarm('FaultA')?.state, 'Acknowledged');
     t.is(daemonAlarm('FaultB')?.state, 'Acknowledged');
-    const acknowledged = (gateway as ConsoleDaemon).daemon.alarms?.journal.query({
+    const acknowledged = suite.gateway().daemon.alarms?.journal.query({
       fromMs: 0,
       toMs: Date.now() + 1000,
       names: ['FaultA', 'FaultB'],
@@ -332,7 +302,7 @@ if (skipReason) {
   test.serial('out of service and back in service, as Administrator, with a comment', async (t) => {
     t.timeout(120_000);
     const page = adminPage();
-    const { url } = gateway as ConsoleDaemon;
+    const { url } = suite.gateway();
     await page.goto(`${url}/#/alarms/alarm/FaultB`, wait);
     const form = page.getByRole('form', { name: 'Service' });
     await form
@@ -358,86 +328,70 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      const { url } = gateway as ConsoleDaemon;
-      await page.goto(`${url}/#/users/new`, wait);
-      await page.getByLabel('Account name').fill('watcher', wait);
-      await page.getByLabel('Initial password').fill('watcher first password', wait);
-      await page.getByRole('button', { name: 'Create account' }).click(wait);
-      await page.getByRole('heading', { name: /^watcher/ }).waitFor(wait);
+      const { url } = suite.gateway();
+      await createAccount(page, suite.gateway(), 'watcher', 'watcher first password');
       // A new occurrence waiting for acknowledgement.
       await writeTag(page, level, 10);
       await untilState('TankHigh', 'Normal');
       await writeTag(page, level, 160);
       await untilState('TankHigh', 'Unacknowledged');
 
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 390, height: 844 },
-      });
-      try {
-        const viewer = await context.newPage();
-        await viewer.goto(`${url}/`, { waitUntil: 'load', ...wait });
-        await viewer.getByLabel('Username').fill('watcher', wait);
-        await viewer.getByLabel('Password', { exact: true }).fill('watcher first password', wait);
-        await viewer.getByRole('button', { name: 'Sign in' }).click(wait);
-        const nav = viewer.getByRole('navigation', { name: 'Console pages' });
-        await nav.getByRole('link', { name: 'Alarms' }).waitFor(wait);
-        const banner = viewer.getByRole('region', { name: 'Alarm summary' });
-        const newest = banner.locator('.alarm-newest[data-alarm="TankHigh"]');
-        const bannerButton = newest.getByRole('button', { name: 'Acknowledge TankHigh' });
-        await bannerButton.waitFor(wait);
-        t.true(await bannerButton.isDisabled());
-        t.regex(
-          (await bannerButton.getAttribute('aria-describedby')) ?? '',
-          /banner-ack-why/,
-          'the reason is tied to the button',
-        );
-        await banner.getByText('Acknowledging needs the AlertAcknowledge permission').waitFor(wait);
+      const viewer = await suite.newPage(t, { viewport: { width: 390, height: 844 } });
+      await signIn(viewer, suite.gateway(), 'watcher', 'watcher first password');
+      const nav = viewer.getByRole('navigation', { name: 'Console pages' });
+      await nav.getByRole('link', { name: 'Alarms' }).waitFor(wait);
+      const banner = viewer.getByRole('region', { name: 'Alarm summary' });
+      const newest = banner.locator('.alarm-newest[data-alarm="TankHigh"]');
+      const bannerButton = newest.getByRole('button', { name: 'Acknowledge TankHigh' });
+      await bannerButton.waitFor(wait);
+      t.true(await bannerButton.isDisabled());
+      t.regex(
+        (await bannerButton.getAttribute('aria-describedby')) ?? '',
+        /banner-ack-why/,
+        'the reason is tied to the button',
+      );
+      await banner.getByText('Acknowledging needs the AlertAcknowledge permission').waitFor(wait);
 
-        await nav.getByRole('link', { name: 'Alarms' }).click(wait);
-        await viewer
-          .locator('tr[data-alarm="TankHigh"]')
-          .getByText('Active, unacknowledged')
-          .waitFor(wait);
-        const bulk = viewer.getByRole('form', { name: 'Acknowledge selected alarms' });
-        t.true(await bulk.getByRole('button', { name: /Acknowledge selected/ }).isDisabled());
-        t.true(await viewer.getByRole('checkbox', { name: 'Select TankHigh' }).isDisabled());
-        await expectAccessible(t, viewer, 'Viewer, Alarms page at 390 px');
-        await expectNoOverflow(t, viewer, 'Viewer, Alarms page at 390 px');
-        await shot(viewer, 'viewer-phone');
+      await nav.getByRole('link', { name: 'Alarms' }).click(wait);
+      await viewer
+        .locator('tr[data-alarm="TankHigh"]')
+        .getByText('Active, unacknowledged')
+        .waitFor(wait);
+      const bulk = viewer.getByRole('form', { name: 'Acknowledge selected alarms' });
+      t.true(await bulk.getByRole('button', { name: /Acknowledge selected/ }).isDisabled());
+      t.true(await viewer.getByRole('checkbox', { name: 'Select TankHigh' }).isDisabled());
+      await expectAccessible(t, viewer, 'Viewer, Alarms page at 390 px');
+      await expectNoOverflow(t, viewer, 'Viewer, Alarms page at 390 px');
+      await shot(viewer, 'viewer-phone');
 
+      await viewer
+        .locator('tr[data-alarm="TankHigh"]')
+        .getByRole('link', { name: 'TankHigh' })
+        .click(wait);
+      const acknowledgeForm = viewer.getByRole('form', { name: 'Acknowledge' });
+      const button = acknowledgeForm.getByRole('button', { name: 'Acknowledge' });
+      await button.waitFor(wait);
+      t.true(await button.isDisabled());
+      await acknowledgeForm
+        .getByText('Acknowledging needs the AlertAcknowledge permission')
+        .waitFor(wait);
+      t.true(
         await viewer
-          .locator('tr[data-alarm="TankHigh"]')
-          .getByRole('link', { name: 'TankHigh' })
-          .click(wait);
-        const acknowledgeForm = viewer.getByRole('form', { name: 'Acknowledge' });
-        const button = acknowledgeForm.getByRole('button', { name: 'Acknowledge' });
-        await button.waitFor(wait);
-        t.true(await button.isDisabled());
-        await acknowledgeForm
-          .getByText('Acknowledging needs the AlertAcknowledge permission')
-          .waitFor(wait);
-        t.true(
-          await viewer
-            .getByRole('form', { name: 'Shelve' })
-            .getByRole('button', { name: 'Shelve' })
-            .isDisabled(),
-        );
-        t.true(await viewer.getByRole('button', { name: 'Take out of service' }).isDisabled());
-        await viewer.getByText('Out of service needs the AlertManage permission').waitFor(wait);
-        await expectAccessible(t, viewer, 'Viewer, one alarm at 390 px');
-        await expectNoOverflow(t, viewer, 'Viewer, one alarm at 390 px');
+          .getByRole('form', { name: 'Shelve' })
+          .getByRole('button', { name: 'Shelve' })
+          .isDisabled(),
+      );
+      t.true(await viewer.getByRole('button', { name: 'Take out of service' }).isDisabled());
+      await viewer.getByText('Out of service needs the AlertManage permission').waitFor(wait);
+      await expectAccessible(t, viewer, 'Viewer, one alarm at 390 px');
+      await expectNoOverflow(t, viewer, 'Viewer, one alarm at 390 px');
 
-        // Definitions: read, not edited.
-        await viewer.goto(`${url}/#/alarms/definitions`, wait);
-        await viewer.locator('tr[data-definition="TankHigh"]').waitFor(wait);
-        await viewer
-          .getByText('Editing definitions needs the AlertManage permission')
-          .waitFor(wait);
-        t.is(await viewer.getByRole('link', { name: 'New alarm definition' }).count(), 0);
-        t.is(daemonAlarm('TankHigh')?.state, 'Unacknowledged', 'nothing was acknowledged');
-      } finally {
-        await context.close();
-      }
+      // Definitions: read, not edited.
+      await viewer.goto(`${url}/#/alarms/definitions`, wait);
+      await viewer.locator('tr[data-definition="TankHigh"]').waitFor(wait);
+      await viewer.getByText('Editing definitions needs the AlertManage permission').waitFor(wait);
+      t.is(await viewer.getByRole('link', { name: 'New alarm definition' }).count(), 0);
+      t.is(daemonAlarm('TankHigh')?.state, 'Unacknowledged', 'nothing was acknowledged');
     },
   );
 
@@ -446,7 +400,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       await page.goto(`${url}/#/alarms/definitions`, wait);
       await page.locator('tr[data-definition="FaultB"]').waitFor(wait);
       await page.getByRole('link', { name: 'New alarm definition' }).click(wait);
@@ -468,8 +422,9 @@ if (skipReason) {
       const row = page.locator('tr[data-definition="PressureHigh"]');
       await row.getByText('High of Demo/Line1/Pressure above 50.5').waitFor(wait);
       const saved = () =>
-        (gateway as ConsoleDaemon).daemon.alarms
-          ?.definitions()
+        suite
+          .gateway()
+          .daemon.alarms?.definitions()
           .find((definition) => definition.name === 'PressureHigh');
       t.is(saved()?.limit, 50.5);
       t.is(saved()?.area, 'Line1/Hydraulics');
@@ -500,7 +455,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       await page.goto(`${url}/#/alarms/journal`, wait);
       const table = page.locator('table.journal-table');
       await table.locator('tbody tr').first().waitFor(wait);
@@ -582,7 +537,7 @@ if (skipReason) {
   test.serial('statistics: the report with its chart', async (t) => {
     t.timeout(120_000);
     const page = adminPage();
-    const { url } = gateway as ConsoleDaemon;
+    const { url } = suite.gateway();
     await page.goto(`${url}/#/alarms/statistics`, wait);
     const rate = page.getByTestId('alarm-rate');
     await rate.waitFor(wait);
@@ -608,7 +563,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(600_000);
       const page = adminPage();
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       // Each view, and what shows it has loaded.
       const views = [
         ['alarms', 'tr[data-alarm="TankHigh"]'],

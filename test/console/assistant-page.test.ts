@@ -5,62 +5,39 @@
  * proposal card confirmed by the administrator (only then the Setpoint is written), and axe
  * clean at 1366×768 and 390 px wide.
  */
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumSkipReason } from '../helpers/chromium.js';
-import {
-  type ConsoleDaemon,
-  describeViolations,
-  firstAdminSignIn,
-  launchBrowser,
-  seriousAxeViolations,
-  startConsoleDaemon,
-  wait,
-} from '../helpers/console-session.js';
+import test from 'ava';
+import { expectAccessible, wait } from '../helpers/console-session.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 import { type OpenAiPeer, startOpenAiPeer } from '../helpers/openai-peer.js';
+import { until } from '../helpers/until.js';
 
-const skipReason = chromiumSkipReason();
-const adminPassword = 'a long new admin password';
 const setpoint = 'Demo/Controls/Setpoint';
 
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
 let peer: OpenAiPeer | undefined;
 
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
-}
-
-if (skipReason) {
-  console.warn(`assistant-page.test.ts skipped: ${skipReason}`);
-  test.skip('the console Assistant page in Chromium', () => {});
-} else {
-  test.before(async () => {
+const suite = consoleSuite('assistant-page.test.ts', 'the console Assistant page in Chromium', {
+  before: async () => {
     peer = await startOpenAiPeer();
-    const baseUrl = peer.baseUrl;
-    gateway = await startConsoleDaemon((profile) => {
-      profile.assistant = {
-        ...(profile.assistant as Record<string, unknown> | undefined),
-        writableTags: [setpoint],
-        model: { baseUrl, model: 'llama3.1' },
-      };
-    });
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
+  },
+  edit: (profile) => {
+    profile.assistant = {
+      ...(profile.assistant as Record<string, unknown> | undefined),
+      writableTags: [setpoint],
+      model: { baseUrl: (peer as OpenAiPeer).baseUrl, model: 'llama3.1' },
+    };
+  },
+  after: async () => {
     await peer?.close();
-  });
+  },
+});
 
+if (suite) {
   test.serial(
     'a question is answered as it streams, the tool call shows collapsed, and the proposal is written only once the administrator confirms it',
     async (t) => {
       t.timeout(180_000);
       const chat = peer as OpenAiPeer;
-      const { daemon } = gateway as ConsoleDaemon;
+      const { daemon } = suite.gateway();
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
         release = resolve;
@@ -93,18 +70,15 @@ if (skipReason) {
         },
         { text: ['I proposed writing 42. ', 'Please confirm it.'] },
       );
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 768 },
-      });
-      const page = await context.newPage();
-      await firstAdminSignIn(page, gateway as ConsoleDaemon, adminPassword);
+      const page = await suite.adminPage(t);
       // A few values of the simulated line are in the history before the question.
       const history = daemon.history;
-      const deadline = Date.now() + 60_000;
-      while (Number((await history?.lastSeq()) ?? 0) < 4) {
-        if (Date.now() > deadline) throw new Error('the demo history holds no values');
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await until(
+        async () => Number((await history?.lastSeq()) ?? 0) >= 4,
+        'the demo history holds values',
+        60_000,
+        200,
+      );
       await page.getByRole('link', { name: 'Assistant' }).click(wait);
       await page.getByRole('heading', { name: 'Assistant' }).waitFor(wait);
       await expectAccessible(t, page, 'assistant page, empty, 1366x768');
@@ -153,7 +127,6 @@ if (skipReason) {
       const second = chat.requests[1]?.body.messages ?? [];
       t.is(second.at(-1)?.role, 'tool');
       t.is(second.at(-1)?.tool_call_id, 'call_read');
-      await context.close();
     },
   );
 }

@@ -9,24 +9,22 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import test, { type ExecutionContext } from 'ava';
-import type { Browser, Page } from 'playwright-core';
+import test from 'ava';
+import type { Page } from 'playwright-core';
 import { totpCode } from '../../src/auth/totp.js';
 import { UserManagement } from '../../src/auth/user-management.js';
 import { UserStore } from '../../src/auth/user-store.js';
 import { SecretBox } from '../../src/profile/secret-box.js';
-import { chromiumSkipReason } from '../helpers/chromium.js';
 import { computedColour, greenish, greyish, reddish } from '../helpers/computed-colour.js';
 import {
-  type ConsoleDaemon,
-  describeViolations,
-  launchBrowser,
+  createAccount,
+  expectAccessible,
   screenshotFolder,
-  seriousAxeViolations,
-  startConsoleDaemon,
+  signIn,
   wait,
   watchPage,
 } from '../helpers/console-session.js';
+import { adminPassword, consoleSuite } from '../helpers/console-suite.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
@@ -51,11 +49,6 @@ async function enrolTwoFactor(stateDir: string, username: string): Promise<strin
   }
 }
 
-const skipReason = chromiumSkipReason();
-const adminPassword = 'a long new admin password';
-
-let gateway: ConsoleDaemon | undefined;
-let browser: Browser | undefined;
 let admin: Page | undefined;
 let adminWatch: ReturnType<typeof watchPage> | undefined;
 /** The one-time password the administrator's reset gave `watcher` (an Operator by then). */
@@ -65,55 +58,28 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(await screenshotFolder(), `${name}.png`), fullPage: true });
 }
 
-async function expectAccessible(t: ExecutionContext, page: Page, where: string): Promise<void> {
-  const violations = await seriousAxeViolations(page);
-  t.is(
-    describeViolations(t, where, violations),
-    '',
-    `${where}: serious or critical axe violations`,
-  );
-}
-
 function adminPage(): Page {
   if (!admin) throw new Error('the sign-in test did not run');
   return admin;
 }
 
-/** Signs in on the console's page (an account with no step pending). */
-async function signIn(page: Page, username: string, password: string) {
-  await page.getByLabel('Username').fill(username, wait);
-  await page.getByLabel('Password', { exact: true }).fill(password, wait);
-  await page.getByRole('button', { name: 'Sign in' }).click(wait);
-  await page.getByRole('button', { name: 'Sign out' }).waitFor(wait);
-}
+// The first test is the first sign-in itself (its forced password change): the tests sign
+// `admin` in on their own, never with the suite's signInAdmin.
+const suite = consoleSuite('console-browser.test.ts', 'console in Chromium');
 
-if (skipReason) {
-  console.warn(`console-browser.test.ts skipped: ${skipReason}`);
-  test.skip('console in Chromium', () => {});
-} else {
-  test.before(async () => {
-    gateway = await startConsoleDaemon();
-    browser = await launchBrowser();
-  });
-
-  test.after.always(async () => {
-    await browser?.close();
-    await gateway?.stop();
-  });
-
+if (suite) {
   test.serial(
     'first sign-in: the one-time password must be changed, then the console opens',
     async (t) => {
       t.timeout(120_000);
-      const context = await (browser as Browser).newContext({
-        viewport: { width: 1366, height: 768 },
-      });
+      // The later tests go on with this page: its context lives as long as the browser.
+      const context = await suite.browser().newContext({ viewport: { width: 1366, height: 768 } });
       // The token's Copy button writes to the clipboard, which headless Chromium grants on request.
       await context.grantPermissions(['clipboard-read', 'clipboard-write']);
       const page = await context.newPage();
       adminWatch = watchPage(page);
       admin = page;
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
       await page.getByRole('button', { name: 'Sign in' }).waitFor(wait);
       await expectAccessible(t, page, 'sign-in page');
@@ -122,7 +88,7 @@ if (skipReason) {
       await page.getByLabel('Username').fill('admin', wait);
       await page
         .getByLabel('Password', { exact: true })
-        .fill(await (gateway as ConsoleDaemon).initialPassword(), wait);
+        .fill(await suite.gateway().initialPassword(), wait);
       await page.getByRole('button', { name: 'Sign in' }).click(wait);
       await page.getByText('This account must choose a new password').waitFor(wait);
       await expectAccessible(t, page, 'password change');
@@ -186,7 +152,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      await page.goto(`${(gateway as ConsoleDaemon).url}/#/tags?filter=PartsCount`, wait);
+      await page.goto(`${suite.gateway().url}/#/tags?filter=PartsCount`, wait);
       const row = page.locator('button.tree-tag[data-path="Demo/Line1/PartsCount"]');
       const value = row.locator('.tree-value');
       await value.filter({ hasText: /\d/ }).waitFor(wait);
@@ -194,7 +160,7 @@ if (skipReason) {
       // one (the page's Date.now: the same machine's clock). The bound is from the device's
       // value to the screen, so a loaded machine slowing the test itself does not count.
       const written = new Map<string, number>();
-      const unsubscribe = (gateway as ConsoleDaemon).daemon.store?.subscribe((updates) => {
+      const unsubscribe = suite.gateway().daemon.store?.subscribe((updates) => {
         for (const { sample } of updates) {
           if (sample.fullTagId === 'Demo/Line1/PartsCount') {
             written.set(String(sample.value), Date.now());
@@ -253,7 +219,7 @@ if (skipReason) {
       await detail.getByRole('heading', { name: 'Demo/Line1/FillLevel' }).waitFor(wait);
 
       // Lost communications is unmistakable: neither grey (what is switched off) nor green.
-      (gateway as ConsoleDaemon).daemon.store?.write([
+      suite.gateway().daemon.store?.write([
         {
           fullTagId: 'Test/Link/Lost',
           utcTimestamp: new Date().toISOString(),
@@ -275,16 +241,13 @@ if (skipReason) {
     'History: averages over long ranges span the range; text values are listed; the axis speaks the browser language (de-DE)',
     async (t) => {
       t.timeout(180_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
+      const { url } = suite.gateway();
+      const page = await suite.newPage(t, {
         viewport: { width: 1366, height: 900 },
         locale: 'de-DE',
         timezoneId: 'Europe/Berlin',
       });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
-      await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
-      await signIn(page, 'admin', adminPassword);
+      await signIn(page, suite.gateway(), 'admin', adminPassword);
       await page.goto(`${url}/#/tags?filter=Line1/Temperature`, wait);
       await page.locator('button.tree-tag[data-path="Demo/Line1/Temperature"]').click(wait);
       const history = page.locator('.tag-detail .history');
@@ -386,7 +349,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      await page.goto(`${(gateway as ConsoleDaemon).url}/#/drivers`, wait);
+      await page.goto(`${suite.gateway().url}/#/drivers`, wait);
       const demo = page.locator('article.card', {
         has: page.getByRole('heading', { name: /^Demo/ }),
       });
@@ -408,7 +371,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      await page.goto(`${(gateway as ConsoleDaemon).url}/#/publishers`, wait);
+      await page.goto(`${suite.gateway().url}/#/publishers`, wait);
       await page.getByRole('link', { name: 'New webhook publisher' }).click(wait);
       await page.getByLabel('Name').fill('no-destination', wait);
       // The spec's defaults are filled in.
@@ -437,7 +400,7 @@ if (skipReason) {
       t.timeout(180_000);
       const page = adminPage();
       const receiver = await startReceiver(t, { down: true });
-      await page.goto(`${(gateway as ConsoleDaemon).url}/#/publishers/new`, wait);
+      await page.goto(`${suite.gateway().url}/#/publishers/new`, wait);
       await page.getByLabel('Name').fill('plant-hook', wait);
       await page.getByLabel('Destination URL').fill(receiver.url, wait);
       await page.getByLabel('Authentication').selectOption('Bearer token', wait);
@@ -460,7 +423,7 @@ if (skipReason) {
 
       // Its health tag on the Tags page: the value's meaning (Error) in red, and the sample's
       // quality (Good: the status itself was read) no green badge beside it.
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       await page.goto(`${url}/#/tags?filter=plant-hook/Status`, wait);
       const healthRow = page.locator('button.tree-tag[data-path="Publishers/plant-hook/Status"]');
       const healthValue = healthRow.locator('.tree-value', { hasText: /^Error$/ });
@@ -522,14 +485,11 @@ if (skipReason) {
     'phone width (390×844): Publishers fits the screen; a tag’s detail opens in view',
     async (t) => {
       t.timeout(120_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
+      const { url } = suite.gateway();
+      const page = await suite.newPage(t, {
         viewport: { width: 390, height: 844 },
       });
-      t.teardown(() => context.close());
-      const page = await context.newPage();
-      await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
-      await signIn(page, 'admin', adminPassword);
+      await signIn(page, suite.gateway(), 'admin', adminPassword);
       const pageWidth = () => page.evaluate('document.documentElement.scrollWidth');
 
       await page.goto(`${url}/#/publishers`, wait);
@@ -565,7 +525,7 @@ if (skipReason) {
   test.serial('Collections: create, edit the members, delete', async (t) => {
     t.timeout(120_000);
     const page = adminPage();
-    await page.goto(`${(gateway as ConsoleDaemon).url}/#/collections`, wait);
+    await page.goto(`${suite.gateway().url}/#/collections`, wait);
     await page.getByRole('link', { name: 'New collection' }).click(wait);
     await page.getByLabel('Name').fill('Pressures', wait);
     await page.getByLabel('Members').fill('Demo/Line1/Pressure', wait);
@@ -592,7 +552,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      const { url } = gateway as ConsoleDaemon;
+      const { url } = suite.gateway();
       await page.goto(`${url}/#/users`, wait);
       await page.getByRole('rowheader', { name: 'admin' }).waitFor(wait);
       await expectAccessible(t, page, 'users page');
@@ -633,21 +593,15 @@ if (skipReason) {
   test.serial('a Viewer sees no Users page, and the server refuses it when it tries', async (t) => {
     t.timeout(120_000);
     const page = adminPage();
-    const { url } = gateway as ConsoleDaemon;
-    await page.goto(`${url}/#/users/new`, wait);
-    await page.getByLabel('Account name').fill('watcher', wait);
-    await page.getByLabel('Initial password').fill('watcher first password', wait);
-    await page.getByRole('button', { name: 'Create account' }).click(wait);
-    await page.getByRole('heading', { name: /^watcher/ }).waitFor(wait);
+    const { url } = suite.gateway();
+    await createAccount(page, suite.gateway(), 'watcher', 'watcher first password');
     t.true(await page.getByRole('checkbox', { name: 'Viewers' }).isChecked());
 
-    const context = await (browser as Browser).newContext({
+    const viewer = await suite.newPage(t, {
       viewport: { width: 390, height: 844 },
     });
-    const viewer = await context.newPage();
     const viewerWatch = watchPage(viewer);
-    await viewer.goto(`${url}/`, { waitUntil: 'load', ...wait });
-    await signIn(viewer, 'watcher', 'watcher first password');
+    await signIn(viewer, suite.gateway(), 'watcher', 'watcher first password');
     const nav = viewer.getByRole('navigation', { name: 'Console pages' });
     await nav.getByRole('link', { name: 'Tags' }).waitFor(wait);
     // The pages of TagView, AlertView and AssistantUse only.
@@ -675,7 +629,7 @@ if (skipReason) {
     // console says so on the sign-in page, and signing in again asks for the code.
     await viewer.goto(`${url}/#/tags`, wait);
     await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
-    const secret = await enrolTwoFactor((gateway as ConsoleDaemon).stateDir, 'watcher');
+    const secret = await enrolTwoFactor(suite.gateway().stateDir, 'watcher');
     await viewer.getByText('Your session has ended. Sign in again.').waitFor(wait);
     await viewer.getByLabel('Username').fill('watcher', wait);
     await viewer.getByLabel('Password', { exact: true }).fill('watcher first password', wait);
@@ -686,7 +640,6 @@ if (skipReason) {
     await viewer.getByLabel('Two-factor code').fill(totpCode('watcher', secret, Date.now()), wait);
     await viewer.getByRole('button', { name: 'Verify code' }).click(wait);
     await viewer.locator('button.tree-folder', { hasText: 'Demo' }).waitFor(wait);
-    await context.close();
   });
 
   test.serial(
@@ -694,7 +647,7 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      await page.goto(`${(gateway as ConsoleDaemon).url}/#/users/watcher`, wait);
+      await page.goto(`${suite.gateway().url}/#/users/watcher`, wait);
       const facts = page.locator('.facts');
       await facts.locator('dd', { hasText: /^On$/ }).waitFor(wait);
       await expectAccessible(t, page, 'account tab');
@@ -727,11 +680,10 @@ if (skipReason) {
     'an Operator, after the forced change of a reset password, reads publishers but cannot change them',
     async (t) => {
       t.timeout(120_000);
-      const { url } = gateway as ConsoleDaemon;
-      const context = await (browser as Browser).newContext({
+      const { url } = suite.gateway();
+      const page = await suite.newPage(t, {
         viewport: { width: 1366, height: 768 },
       });
-      const page = await context.newPage();
       await page.goto(`${url}/`, { waitUntil: 'load', ...wait });
       await page.getByLabel('Username').fill('watcher', wait);
       await page.getByLabel('Password', { exact: true }).fill(watcherOneTimePassword, wait);
@@ -764,7 +716,6 @@ if (skipReason) {
       )) as { status: number; body: { code: string } };
       t.is(refused.status, 403);
       t.is(refused.body.code, 'forbidden');
-      await context.close();
     },
   );
 
@@ -785,10 +736,10 @@ if (skipReason) {
     async (t) => {
       t.timeout(120_000);
       const page = adminPage();
-      await signIn(page, 'admin', adminPassword);
-      await page.goto(`${(gateway as ConsoleDaemon).url}/#/tags`, wait);
+      await signIn(page, suite.gateway(), 'admin', adminPassword);
+      await page.goto(`${suite.gateway().url}/#/tags`, wait);
       await page.getByText('Live', { exact: true }).waitFor(wait);
-      await (gateway as ConsoleDaemon).daemon.stop();
+      await suite.gateway().daemon.stop();
       await page
         .getByText(
           'Not receiving updates from the gateway: the values shown are the last received.',

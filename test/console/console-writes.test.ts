@@ -7,7 +7,13 @@
 import { join } from 'node:path';
 import test from 'ava';
 import type { Page } from 'playwright-core';
-import { expectAccessible, screenshotFolder, signIn, wait } from '../helpers/console-session.js';
+import {
+  createAccount,
+  expectAccessible,
+  screenshotFolder,
+  signIn,
+  wait,
+} from '../helpers/console-session.js';
 import { type ConsoleSuite, consoleSuite } from '../helpers/console-suite.js';
 
 const suite = consoleSuite('console-writes.test.ts', 'console tag writes in Chromium');
@@ -110,11 +116,7 @@ if (suite) {
       await detail.getByTestId('tag-value').filter({ hasText: /\d/ }).waitFor(wait);
 
       // A Viewer: no write control, and the server refuses its write.
-      await page.goto(`${url}/#/users/new`, wait);
-      await page.getByLabel('Account name').fill('watcher', wait);
-      await page.getByLabel('Initial password').fill('watcher first password', wait);
-      await page.getByRole('button', { name: 'Create account' }).click(wait);
-      await page.getByRole('heading', { name: /^watcher/ }).waitFor(wait);
+      await createAccount(page, gateway, 'watcher', 'watcher first password');
       const viewer = await suite.newPage(t, {});
       await signIn(viewer, gateway, 'watcher', 'watcher first password');
       await viewer.goto(`${url}/#/tags?filter=Setpoint`, wait);
@@ -135,12 +137,7 @@ if (suite) {
       t.is(setpointWrites().filter((line) => line.account === 'watcher').length, 0);
 
       // An Operator writes the boolean ConveyorOn with its select.
-      await page.goto(`${url}/#/users/new`, wait);
-      await page.getByLabel('Account name').fill('shift', wait);
-      await page.getByLabel('Initial password').fill('shift first password', wait);
-      await page.getByRole('checkbox', { name: 'Operators' }).check(wait);
-      await page.getByRole('button', { name: 'Create account' }).click(wait);
-      await page.getByRole('heading', { name: /^shift/ }).waitFor(wait);
+      await createAccount(page, gateway, 'shift', 'shift first password', ['Operators']);
       const operator = await suite.newPage(t, {});
       await signIn(operator, gateway, 'shift', 'shift first password');
       const conveyor = 'Demo/Controls/ConveyorOn';

@@ -16,6 +16,7 @@ import {
 import { startMosquitto } from '../helpers/mosquitto.js';
 import { subscribe } from '../helpers/mqtt-subscriber.js';
 import { ScriptedEdge } from '../helpers/sparkplug-edge.js';
+import { until } from '../helpers/until.js';
 
 const skipReason = chromiumSkipReason();
 
@@ -43,12 +44,15 @@ if (skipReason) {
     await state.waitFor((messages) =>
       messages.some((message) => JSON.parse(message.payload.toString()).online === true),
     );
-    const until = async (predicate: () => boolean) => {
-      while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 50));
-    };
     await edge.nbirth([{ name: 'Speed', alias: 1, type: 'Double', value: 1 }]);
     await edge.dbirth('D', [{ name: 'x', alias: 2, type: 'Double', value: 2 }]);
-    await until(() => gateway.daemon.store?.get('central/Hall2/line1/D/x')?.quality === 'Good');
+    // Bounded by the test's own timeout, as the wait was before.
+    await until(
+      () => gateway.daemon.store?.get('central/Hall2/line1/D/x')?.quality === 'Good',
+      'the edge node’s tag is Good',
+      180_000,
+      50,
+    );
 
     const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
     const page = await context.newPage();

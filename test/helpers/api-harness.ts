@@ -207,3 +207,25 @@ export async function startApi(
   };
   return harness;
 }
+
+/** The tokens of the three accounts {@link signInRoles} makes, by role. */
+export interface RoleTokens {
+  /** `admin`, an Administrator. */
+  admin: string;
+  /** `operator`, an Operator. */
+  operator: string;
+  /** `viewer`, a Viewer. */
+  viewer: string;
+}
+
+/** Adds `admin`, `operator` and `viewer` (one per built-in group) and signs each in. */
+export async function signInRoles(api: ApiHarness): Promise<RoleTokens> {
+  await api.addUser('admin', ['Administrators']);
+  await api.addUser('operator', ['Operators']);
+  await api.addUser('viewer', ['Viewers']);
+  return {
+    admin: await api.signIn('admin'),
+    operator: await api.signIn('operator'),
+    viewer: await api.signIn('viewer'),
+  };
+}

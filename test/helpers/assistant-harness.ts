@@ -27,10 +27,10 @@ import { ProfileStore } from '../../src/profile/profile-store.js';
 import { DriverReports } from '../../src/runtime/driver-reports.js';
 import { DbcSignalCatalog } from '../../src/tags/dbc-signal-catalog.js';
 import { TagWriter } from '../../src/tags/tag-writer.js';
-import { type ApiHarness, startApi } from './api-harness.js';
-import { until } from './modbus-harness.js';
+import { type ApiHarness, signInRoles, startApi } from './api-harness.js';
 import { ModbusPeer } from './modbus-peer.js';
 import { tempDir } from './temp-dir.js';
+import { until } from './until.js';
 
 /** The webhook bearer token in the profile: no tool answer may contain it. */
 export const publisherSecret = 'plant-feed-secret-7f3a';
@@ -251,13 +251,8 @@ export async function startAssistantHarness(
       value: 812,
     },
   ]);
-  await api.addUser('admin', ['Administrators']);
-  await api.addUser('operator', ['Operators']);
-  await api.addUser('viewer', ['Viewers']);
   const tokens = {
-    admin: await api.signIn('admin'),
-    operator: await api.signIn('operator'),
-    viewer: await api.signIn('viewer'),
+    ...(await signInRoles(api)),
     agent: await api.serviceToken('agent', ['Operators']),
   };
   return {

@@ -154,6 +154,18 @@ export async function expectAccessible(
   t.is(describeViolations(t, where, violations), '', `${where}: serious or critical violations`);
 }
 
+/** Asserts that the page is no wider than its window (no horizontal scrolling). */
+export async function expectNoOverflow(
+  t: ExecutionContext,
+  page: Page,
+  where: string,
+): Promise<void> {
+  const widths = (await page.evaluate(
+    '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+  )) as { scroll: number; client: number };
+  t.true(widths.scroll <= widths.client, `${where}: ${widths.scroll} px wide in ${widths.client}`);
+}
+
 /** Logs a violation list readably. */
 export function describeViolations(
   t: ExecutionContext,
@@ -198,4 +210,23 @@ export async function signIn(
   await page.getByLabel('Password', { exact: true }).fill(password, wait);
   await page.getByRole('button', { name: 'Sign in' }).click(wait);
   await page.getByRole('navigation', { name: 'Console pages' }).waitFor(wait);
+}
+
+/**
+ * Creates the user account `username` with `password` on the Users page of `page` (signed in
+ * as an administrator), in `groups` besides the form's default; waits until its page opens.
+ */
+export async function createAccount(
+  page: Page,
+  gateway: ConsoleDaemon,
+  username: string,
+  password: string,
+  groups: string[] = [],
+): Promise<void> {
+  await page.goto(`${gateway.url}/#/users/new`, wait);
+  await page.getByLabel('Account name').fill(username, wait);
+  await page.getByLabel('Initial password').fill(password, wait);
+  for (const group of groups) await page.getByRole('checkbox', { name: group }).check(wait);
+  await page.getByRole('button', { name: 'Create account' }).click(wait);
+  await page.getByRole('heading', { name: new RegExp(`^${username}`) }).waitFor(wait);
 }

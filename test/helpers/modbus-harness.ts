@@ -1,6 +1,7 @@
 /**
- * Shared set-up of the Modbus driver tests: a driver on a store and a manual clock, waits on
- * real I/O, and a table of typed values whose registers pymodbus's payload builder encodes.
+ * Shared set-up of the Modbus driver tests: a driver on a store and a manual clock, and a
+ * table of typed values whose registers pymodbus's payload builder encodes (waits on real I/O:
+ * `until.ts`).
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -56,15 +57,6 @@ export function modbusSubject(
     options,
   );
   return { driver, store, clock, logs, config };
-}
-
-/** Polls (real time) until `ready` holds. */
-export async function until(ready: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 /** One typed value: a tag of that type and order, and the value it must read. */

@@ -8,9 +8,9 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as delay } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import type { ExecutionContext } from 'ava';
+import { until } from './until.js';
 
 /** One request as the receiver got it. */
 export interface ReceivedRequest {
@@ -72,19 +72,6 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** Polls `probe` every 5 ms until it returns true; throws after `timeoutMs` (default 5 s). */
-export async function waitUntil(
-  probe: () => boolean,
-  timeoutMs = 5_000,
-  what = 'condition',
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!probe()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(5);
-  }
-}
-
 /** Starts a receiver; it is closed when the test ends. */
 export async function startReceiver(
   t: ExecutionContext,
@@ -106,7 +93,7 @@ export async function startReceiver(
       queue.push(...replies);
     },
     async waitForRequests(count, timeoutMs = 5_000) {
-      await waitUntil(() => requests.length >= count, timeoutMs, `${count} requests`);
+      await until(() => requests.length >= count, `${count} requests`, timeoutMs);
       return requests.slice(0, count);
     },
     async down() {

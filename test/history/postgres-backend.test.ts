@@ -20,6 +20,7 @@ import {
   postgresSkipReason,
   startPostgresServer,
 } from '../helpers/postgres-server.js';
+import { until, untilTimeoutMs } from '../helpers/until.js';
 import { backendContract, t0 } from './backend-contract.js';
 
 const logger = pino({ level: 'silent' });
@@ -71,14 +72,6 @@ function partitions(database: string, on = server as PostgresServer): string[] {
   return out === '' ? [] : out.split('\n');
 }
 
-async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 if (skipReason !== undefined) {
   test(`postgres history (skipped: ${skipReason})`, (t) => t.pass());
 } else {
@@ -101,9 +94,11 @@ if (skipReason !== undefined) {
       'tagd_history_samples_p20260103',
     ]);
     clock.advance(day + hour);
-    await waitFor(
+    await until(
       () => partitions(database).includes('tagd_history_samples_p20260104'),
       'the partition three days ahead',
+      untilTimeoutMs,
+      50, // each probe runs psql
     );
     await backend.stop();
     t.is(clock.pendingTimers(), 0, 'stop clears the upkeep timer');

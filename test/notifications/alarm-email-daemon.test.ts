@@ -9,16 +9,9 @@ import test from 'ava';
 import { emailHealthTagIds } from '../../src/notifications/email-notifier.js';
 import { demoDaemon } from '../helpers/demo-daemon.js';
 import { startSmtpServer } from '../helpers/smtp-server.js';
+import { until } from '../helpers/until.js';
 
 const password = 'The-right-0ne';
-
-async function until(probe: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(20);
-  }
-}
 
 test('a refused login: Error shown, daemon and alarms unaffected; a reload with the right password sends the message', async (t) => {
   t.timeout(300_000);

@@ -21,6 +21,7 @@ import { startAlarmRig } from '../helpers/alarm-rig.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { startSmtpServer } from '../helpers/smtp-server.js';
+import { until } from '../helpers/until.js';
 
 const password = 'Sup3r-s3cret-pw';
 
@@ -59,15 +60,6 @@ async function setup(t: ExecutionContext, clock: Clock, config: NotificationsCon
     lastError: rig.store.get(emailHealthTagIds.lastError)?.value,
   });
   return { rig, notifier, logs, health };
-}
-
-/** Waits (real time) until `probe` holds; a safety net, not a timing assertion. */
-async function until(probe: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(10);
-  }
 }
 
 test('real time: a tripping alarm is e-mailed at once, in plant-readable words', async (t) => {

@@ -6,7 +6,7 @@ import { AlarmService } from '../../../src/alarms/alarm-service.js';
 import { ProfileService } from '../../../src/profile/profile-service.js';
 import { ProfileStore } from '../../../src/profile/profile-store.js';
 import type { TagValue } from '../../../src/tags/sample.js';
-import { startApi } from '../../helpers/api-harness.js';
+import { signInRoles, startApi } from '../../helpers/api-harness.js';
 import { openSse } from '../../helpers/sse-client.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -66,14 +66,7 @@ async function setup(t: ExecutionContext) {
       return { profile, alarms: service };
     },
   });
-  await api.addUser('admin', ['Administrators']);
-  await api.addUser('operator', ['Operators']);
-  await api.addUser('viewer', ['Viewers']);
-  const tokens = {
-    admin: await api.signIn('admin'),
-    operator: await api.signIn('operator'),
-    viewer: await api.signIn('viewer'),
-  };
+  const tokens = await signInRoles(api);
   const call = (path: string, options: { method?: string; body?: unknown; token?: string } = {}) =>
     api.request(`${basePath}${path}`, { token: tokens.operator, ...options });
   const post = (path: string, body: unknown = {}, token = tokens.operator) =>

@@ -11,8 +11,8 @@ import {
   type AssistantHarnessOptions,
   startAssistantHarness,
 } from '../../helpers/assistant-harness.js';
-import { until } from '../../helpers/modbus-harness.js';
 import { type OpenAiPeer, startOpenAiPeer } from '../../helpers/openai-peer.js';
+import { until } from '../../helpers/until.js';
 
 const basePath = '/api/v2/Assistant/Conversations';
 const apiKey = 'sk-chat-test-key-93f1c2';

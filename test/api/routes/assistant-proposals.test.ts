@@ -6,8 +6,8 @@
 import test from 'ava';
 import { ProposalService } from '../../../src/assistant/proposal-service.js';
 import { type AssistantHarness, startAssistantHarness } from '../../helpers/assistant-harness.js';
-import { until } from '../../helpers/modbus-harness.js';
 import { pymodbusMissing } from '../../helpers/modbus-peer.js';
+import { until } from '../../helpers/until.js';
 
 const missing = pymodbusMissing();
 if (missing !== undefined) console.warn(`proposal tests skipped: ${missing}`);

@@ -8,9 +8,10 @@ import { ProfileStore } from '../../../src/profile/profile-store.js';
 import { WebhookPublishers } from '../../../src/publishers/webhook/webhook-publishers.js';
 import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
-import { type ApiResponse, startApi } from '../../helpers/api-harness.js';
+import { type ApiResponse, signInRoles, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { startReceiver, waitUntil } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
+import { startReceiver } from '../../helpers/webhook-receiver.js';
 
 const serverLicense: LicenseState = {
   edition: 'server',
@@ -90,14 +91,7 @@ async function setup(t: ExecutionContext, license: LicenseState = serverLicense)
       return { profile, collections, publishers, license: () => license };
     },
   });
-  await api.addUser('admin', ['Administrators']);
-  await api.addUser('operator', ['Operators']);
-  await api.addUser('viewer', ['Viewers']);
-  const tokens = {
-    admin: await api.signIn('admin'),
-    operator: await api.signIn('operator'),
-    viewer: await api.signIn('viewer'),
-  };
+  const tokens = await signInRoles(api);
   const call: Call = (path, options = {}) => api.request(path, { token: tokens.admin, ...options });
   /** Creates a webhook publisher on `collections`, publishing every 5 s to `url`. */
   const publish = async (url: string, selected: string[]) => {
@@ -242,11 +236,7 @@ test('PUT replaces the members; a running publisher sends the new members next i
     baseProfile.collections[1],
   ]);
   // Let the first delivery's outcome land before the next tick (one delivery at a time).
-  await waitUntil(
-    () => publishers.get('feed')?.lastDelivery !== undefined,
-    5_000,
-    'the first outcome',
-  );
+  await until(() => publishers.get('feed')?.lastDelivery !== undefined, 'the first outcome', 5_000);
   api.clock.advance(5000);
   await receiver.waitForRequests(2);
   t.deepEqual(receiver.requests[1]?.json, [temperature, flow]);

@@ -9,8 +9,9 @@ import { ProfileStore } from '../../../src/profile/profile-store.js';
 import { WebhookPublishers } from '../../../src/publishers/webhook/webhook-publishers.js';
 import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
-import { type ApiResponse, startApi } from '../../helpers/api-harness.js';
+import { type ApiResponse, signInRoles, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 const serverLicense: LicenseState = {
   edition: 'server',
@@ -116,15 +117,6 @@ async function startReceiver(t: ExecutionContext) {
   return { received, control, url: `${base}/ingest/${urlSecret}` };
 }
 
-/** Polls until `check` holds (real time: deliveries are real HTTP). */
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends an API request (as admin unless told otherwise). */
@@ -194,15 +186,8 @@ async function setup(t: ExecutionContext, options: SetupOptions = {}) {
       return { profile, collections, publishers, license: () => license.current };
     },
   });
-  await api.addUser('admin', ['Administrators']);
-  await api.addUser('operator', ['Operators']);
-  await api.addUser('viewer', ['Viewers']);
   const responses: ApiResponse[] = [];
-  const tokens = {
-    admin: await api.signIn('admin'),
-    operator: await api.signIn('operator'),
-    viewer: await api.signIn('viewer'),
-  };
+  const tokens = await signInRoles(api);
   // Every answer is kept, so a test can prove no secret ever left in one.
   const call: Call = async (path, requestOptions = {}) => {
     const response = await api.request(path, { token: tokens.admin, ...requestOptions });

@@ -16,6 +16,7 @@ import { TagWriter } from '../../../src/tags/tag-writer.js';
 import { startApi } from '../../helpers/api-harness.js';
 import { startMosquitto } from '../../helpers/mosquitto.js';
 import { ScriptedEdge } from '../../helpers/sparkplug-edge.js';
+import { until } from '../../helpers/until.js';
 
 /** A server license: the relay needs its data relay feature. */
 const server: LicenseState = { edition: 'server', features: new Set(['dataRelay']) };
@@ -67,10 +68,7 @@ test('Relay lists the relay drivers; Relay/{driver}/Nodes every node and device 
     { name: 'Other', alias: 3, type: 'Int32', value: 6 },
   ]);
   const token = await api.signIn((await api.addUser('olga', ['Operators'])).username);
-  const until = async (predicate: () => boolean) => {
-    while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 20));
-  };
-  await until(() => api.store.get('central/G/N/D/Other')?.quality === 'Good');
+  await until(() => api.store.get('central/G/N/D/Other')?.quality === 'Good', 'Other is Good');
 
   const list = await api.request('/api/v2/Relay', { token });
   t.is(list.status, 200);

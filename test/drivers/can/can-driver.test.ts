@@ -24,6 +24,7 @@ import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { type PeerFrame, pythonCanMissing, SlcanPeer } from '../../helpers/slcan-peer.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 import { driverContract } from '../contract.js';
 
 const configDir = fileURLToPath(new URL('../../../config', import.meta.url));
@@ -89,15 +90,6 @@ function setup(input: Record<string, unknown>, options: { transport?: CanTranspo
   };
   const driver = new CanDriver(config(input), deps, options);
   return { driver, store, clock, catalog, logs };
-}
-
-/** Polls (real time) until `ready` holds. */
-async function until(ready: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 const quality = (store: TagStore, id: string) => store.get(id)?.quality;

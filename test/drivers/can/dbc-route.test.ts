@@ -10,6 +10,7 @@ import { dbcFixtures } from '../../helpers/dbc.js';
 import { adminToken, demoDaemon } from '../../helpers/demo-daemon.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 test('the DBC route answers the demo CAN bus with decoded values, unit, label and raw', async (t) => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 6));
@@ -17,11 +18,10 @@ test('the DBC route answers the demo CAN bus with decoded values, unit, label an
   const { daemon, url, stateDir } = await demoDaemon(t, { clock });
   const store = daemon.store;
   if (store === undefined) return t.fail('no store');
-  const deadline = Date.now() + 5000;
-  while (store.get('Vehicle/EngineData/EngineState')?.quality !== 'Good') {
-    if (Date.now() > deadline) return t.fail('the replay did not start');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await until(
+    () => store.get('Vehicle/EngineData/EngineState')?.quality === 'Good',
+    'the replay starts',
+  );
   const started = clock.now();
   const token = await adminToken(url, stateDir);
   const get = async (path: string) => {
@@ -113,11 +113,7 @@ test('the DBC route carries the exact digits of a 64-bit signal beyond 2^53', as
   });
   t.teardown(() => driver?.stop());
   await driver?.start();
-  const deadline = Date.now() + 5000;
-  while (api.store.get('Bus/MSG4/M')?.quality !== 'Good') {
-    if (Date.now() > deadline) return t.fail('the frame was not replayed');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(() => api.store.get('Bus/MSG4/M')?.quality === 'Good', 'the frame is replayed');
   const token = await api.serviceToken('hmi', ['Operators']);
   const response = await api.request('/api/v2/DBC/Bus/MSG4/M', { token });
   t.is(response.status, 200);

@@ -7,12 +7,13 @@
  */
 import test from 'ava';
 import type { TagStore } from '../../../src/tags/tag-store.js';
-import { modbusSubject, until } from '../../helpers/modbus-harness.js';
+import { modbusSubject } from '../../helpers/modbus-harness.js';
 import {
   type MbapRequest,
   mbapRegistersAnswer,
   startRawModbusPeer,
 } from '../../helpers/modbus-raw-peer.js';
+import { until } from '../../helpers/until.js';
 
 const sample = (store: TagStore, id: string) => store.get(id);
 

@@ -17,10 +17,10 @@ import {
   layoutCases,
   modbusSubject,
   typedCases,
-  until,
 } from '../../helpers/modbus-harness.js';
 import { pymodbusMissing } from '../../helpers/modbus-peer.js';
 import { startModbusSerialServer } from '../../helpers/modbus-serial-server.js';
+import { until } from '../../helpers/until.js';
 import { driverContract } from '../contract.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));

@@ -11,7 +11,6 @@ import test, { type ExecutionContext } from 'ava';
 import type { ByteOrder } from '../../../drivers/modbus/codec.js';
 import { ModbusDriver } from '../../../drivers/modbus/modbus-driver.js';
 import { modbusDriverSchema } from '../../../drivers/modbus/schema.js';
-import { until } from '../../helpers/modbus-harness.js';
 import {
   ModbusPeer,
   type PeerData,
@@ -21,6 +20,7 @@ import {
   systemPython,
 } from '../../helpers/modbus-peer.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 import { startWriteHarness } from '../../helpers/write-harness.js';
 
 const missing = pymodbusMissing();

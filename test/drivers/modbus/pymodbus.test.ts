@@ -15,7 +15,6 @@ import {
   layoutCases,
   modbusSubject,
   typedCases,
-  until,
 } from '../../helpers/modbus-harness.js';
 import {
   ModbusPeer,
@@ -25,6 +24,7 @@ import {
   socatMissing,
 } from '../../helpers/modbus-peer.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 const missing = pymodbusMissing();
 if (missing !== undefined) console.warn(`pymodbus tests skipped: ${missing}`);

@@ -7,10 +7,11 @@
 import test from 'ava';
 import { rtuSilentInterval } from '../../../drivers/modbus/modbus-driver.js';
 import type { TagStore } from '../../../src/tags/tag-store.js';
-import { modbusSubject, until } from '../../helpers/modbus-harness.js';
+import { modbusSubject } from '../../helpers/modbus-harness.js';
 import { PtyPair, socatMissing } from '../../helpers/modbus-peer.js';
 import { registersAnswer, ScriptedRtuDevice } from '../../helpers/modbus-rtu-device.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 const missing = socatMissing();
 if (missing !== undefined) console.warn(`RTU line tests skipped: ${missing}`);

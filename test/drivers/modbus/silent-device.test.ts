@@ -8,8 +8,9 @@
 import { createServer, type Socket } from 'node:net';
 import test from 'ava';
 import type { Quality } from '../../../src/tags/sample.js';
-import { modbusSubject, until } from '../../helpers/modbus-harness.js';
+import { modbusSubject } from '../../helpers/modbus-harness.js';
 import { mbapRegistersAnswer, startRawModbusPeer } from '../../helpers/modbus-raw-peer.js';
+import { until } from '../../helpers/until.js';
 
 /** Five tags, each in a block of its own (addresses further apart than maxGap). */
 const addresses = [0, 100, 200, 300, 400];

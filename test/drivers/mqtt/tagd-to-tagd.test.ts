@@ -9,30 +9,13 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test from 'ava';
-import type { Sample } from '../../../src/tags/sample.js';
 import { adminToken } from '../../helpers/demo-daemon.js';
 import { startMosquitto } from '../../helpers/mosquitto.js';
+import { sampleWhen } from '../../helpers/sample-when.js';
 import { startTagd } from '../../helpers/tagd-process.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const license = fileURLToPath(new URL('../../../config/demo-license.json', import.meta.url));
-
-/** Polls a tag until `accept` takes its sample (pacing only: the answer is awaited). */
-async function sampleWhen(
-  url: string,
-  token: string,
-  path: string,
-  accept: (sample: Sample) => boolean,
-): Promise<Sample> {
-  for (;;) {
-    const response = await fetch(`${url}/api/v2/Tags/Sample/${path}`, {
-      headers: { Authorization: `Bearer ${token}` },
-    });
-    const sample = (await response.json()) as Sample;
-    if (response.status === 200 && accept(sample)) return sample;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 test('a central tagd reads an edge tagd’s json-per-tag output with an mqtt driver', async (t) => {
   t.timeout(600_000);

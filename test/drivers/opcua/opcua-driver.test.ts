@@ -19,6 +19,7 @@ import { TagStore } from '../../../src/tags/tag-store.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { OpcuaTestServer, testNodeId, testUser } from '../../helpers/opcua-server.js';
+import { until } from '../../helpers/until.js';
 import { driverContract } from '../contract.js';
 
 /** One folder for the whole file: the server's and the client's certificates are made once. */
@@ -59,15 +60,6 @@ function setup(input: Record<string, unknown> = {}, state = stateDir, logLevel =
   const deps: DriverDeps = { store, clock: systemClock, logger: logs.logger, stateDir: state };
   const driver = createOpcuaDriver(config(input), deps) as OpcuaDriver;
   return { driver, store, logs };
-}
-
-/** Polls (real time) until `ready` holds. */
-async function until(ready: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const running = (driver: OpcuaDriver) =>

@@ -14,14 +14,7 @@ import { TagStore } from '../../../src/tags/tag-store.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { TcpRelay } from '../../helpers/opcua-proxy.js';
 import { OpcuaTestServer, testNodeId } from '../../helpers/opcua-server.js';
-
-async function until(ready: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { until } from '../../helpers/until.js';
 
 test('a restarted server: Unavailable meanwhile, then reconnected and values resume', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'tagd-opcua-restart-'));

@@ -26,6 +26,7 @@ import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { TcpRelay } from '../../helpers/opcua-proxy.js';
 import { OpcuaTestServer, testNodeId } from '../../helpers/opcua-server.js';
+import { until } from '../../helpers/until.js';
 
 /** One folder for the whole file: the server's certificate is made once. */
 const root = await mkdtemp(join(tmpdir(), 'tagd-opcua-silence-'));
@@ -34,15 +35,6 @@ test.after.always(() => rm(root, { recursive: true, force: true }));
 
 /** The silence bound of the subscriptions below, ms (see the file comment). */
 const boundMs = 3050;
-
-/** Polls (real time) until `ready` holds. */
-async function until(ready: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 interface Subject {
   server: OpcuaTestServer;

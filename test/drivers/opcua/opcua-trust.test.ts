@@ -22,6 +22,7 @@ import { TagStore } from '../../../src/tags/tag-store.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { OpcuaTestServer, testNodeId } from '../../helpers/opcua-server.js';
 import { startTagd } from '../../helpers/tagd-process.js';
+import { until } from '../../helpers/until.js';
 
 const root = await mkdtemp(join(tmpdir(), 'tagd-opcua-trust-'));
 let server: OpcuaTestServer;
@@ -33,14 +34,6 @@ test.after.always(async () => {
   await server?.stop();
   await rm(root, { recursive: true, force: true });
 });
-
-async function until(ready: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 async function tagd(args: string[], stateDir: string) {
   const run = startTagd(args, { env: { TAGD_STATE_DIR: stateDir } });

@@ -11,8 +11,8 @@ import test, { type ExecutionContext } from 'ava';
 import { DataType } from 'node-opcua';
 import { OpcuaDriver } from '../../../drivers/opcua/opcua-driver.js';
 import { opcuaDriverSchema } from '../../../drivers/opcua/schema.js';
-import { until } from '../../helpers/modbus-harness.js';
 import { OpcuaTestServer, type TestVariable, testNodeId } from '../../helpers/opcua-server.js';
+import { until } from '../../helpers/until.js';
 import { startWriteHarness } from '../../helpers/write-harness.js';
 
 const root = await mkdtemp(join(tmpdir(), 'tagd-opcua-write-'));

@@ -20,6 +20,7 @@ import {
   long64,
   ScriptedEdge,
 } from '../../helpers/sparkplug-edge.js';
+import { until } from '../../helpers/until.js';
 
 interface Host {
   driver: SparkplugDriver;
@@ -88,15 +89,6 @@ function sampleWhere(
 
 const good = (value: unknown) => (sample: Sample) =>
   sample.quality === 'Good' && sample.value === value;
-
-/** Resolves once `condition` holds (checked every 10 ms; 20 s safety net). */
-async function until(what: string, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within 20 s`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** The Good values of one tag, in the order the store received them. */
 function goodValues(store: TagStore, id: string): unknown[] {
@@ -188,8 +180,9 @@ test('a clean stop drains: what the broker queued for the host reaches the store
   });
   // The offline STATE goes out at once (only the broker-to-host way is held); the edge answers
   // it with its NDEATH, queued behind its DDATA.
-  await until('the edge saw the host offline', () =>
-    edge.hostStates.some((state) => !state.online && !state.retain),
+  await until(
+    () => edge.hostStates.some((state) => !state.online && !state.retain),
+    'the edge saw the host offline',
   );
   t.false(stopped, 'the host has read nothing yet');
   relay.release();

@@ -8,21 +8,17 @@ import test, { type ExecutionContext } from 'ava';
 import { MqttPublisher, mqttHealthTagIds } from '../../../src/publishers/mqtt/mqtt-publisher.js';
 import { mqttConfigSchema } from '../../../src/publishers/mqtt/schema.js';
 import { Collections } from '../../../src/tags/collections.js';
-import type { Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
+import { sample } from '../../helpers/clock-sample.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { until } from '../../helpers/modbus-harness.js';
 import { type Mosquitto, startMosquitto } from '../../helpers/mosquitto.js';
 import { subscribe } from '../../helpers/mqtt-subscriber.js';
 import { decodeSparkplug, scriptedHost } from '../../helpers/sparkplug-host.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 const t0 = Date.UTC(2026, 0, 1);
-
-function sample(clock: ManualClock, fullTagId: string, value: TagValue): Sample {
-  return { fullTagId, utcTimestamp: new Date(clock.now()).toISOString(), quality: 'Good', value };
-}
 
 async function setup(
   t: ExecutionContext,

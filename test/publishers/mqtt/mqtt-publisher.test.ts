@@ -8,9 +8,9 @@ import {
 } from '../../../src/publishers/mqtt/mqtt-publisher.js';
 import { type MqttConfig, mqttConfigSchema } from '../../../src/publishers/mqtt/schema.js';
 import { Collections } from '../../../src/tags/collections.js';
-import type { Quality, Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
 import { makeCertificates } from '../../helpers/certificates.js';
+import { sample } from '../../helpers/clock-sample.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { makeClientCertificate, startMosquitto } from '../../helpers/mosquitto.js';
@@ -19,16 +19,6 @@ import { tempDir } from '../../helpers/temp-dir.js';
 
 const t0 = Date.UTC(2026, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString();
-
-function sample(
-  clock: ManualClock,
-  fullTagId: string,
-  value: TagValue | undefined,
-  quality: Quality = 'Good',
-): Sample {
-  const base = { fullTagId, utcTimestamp: iso(clock.now()), quality };
-  return value === undefined ? base : { ...base, value };
-}
 
 /** Resolves once the publisher's LastDeliveryError health tag is set. */
 function deliveryError(store: TagStore): Promise<void> {

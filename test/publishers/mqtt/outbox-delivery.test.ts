@@ -13,7 +13,7 @@ import { freePort, startMosquitto } from '../../helpers/mosquitto.js';
 import { subscribe } from '../../helpers/mqtt-subscriber.js';
 import { startTagd } from '../../helpers/tagd-process.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { waitUntil } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
 
 const t0 = Date.UTC(2026, 0, 1);
 
@@ -158,7 +158,7 @@ test('tagd killed (kill -9) while the broker is down, then restarted: the outbox
       return 0;
     }
   };
-  await waitUntil(() => depth() >= 10, 60_000, 'ten messages in the outbox');
+  await until(() => depth() >= 10, 'ten messages in the outbox', 60_000);
   first.child.kill('SIGKILL');
   await first.exited;
 

@@ -15,12 +15,12 @@ import { TagStore } from '../../../src/tags/tag-store.js';
 import { TagWriter } from '../../../src/tags/tag-writer.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { until } from '../../helpers/modbus-harness.js';
 import { ModbusPeer, pymodbusMissing } from '../../helpers/modbus-peer.js';
 import { startMosquitto } from '../../helpers/mosquitto.js';
 import { subscribe } from '../../helpers/mqtt-subscriber.js';
 import { decodeSparkplug, scriptedHost } from '../../helpers/sparkplug-host.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { until } from '../../helpers/until.js';
 
 const missing = pymodbusMissing();
 if (missing !== undefined) console.warn(`Sparkplug write tests skipped: ${missing}`);

@@ -5,8 +5,8 @@ import { MqttPublisher, mqttHealthTagIds } from '../../../src/publishers/mqtt/mq
 import { mqttConfigSchema } from '../../../src/publishers/mqtt/schema.js';
 import { decode, encode } from '../../../src/publishers/mqtt/sparkplug-payloads.js';
 import { Collections } from '../../../src/tags/collections.js';
-import type { Quality, Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
+import { sample } from '../../helpers/clock-sample.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { type Mosquitto, startMosquitto } from '../../helpers/mosquitto.js';
@@ -14,17 +14,6 @@ import { type ReceivedMessage, subscribe } from '../../helpers/mqtt-subscriber.j
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const t0 = Date.UTC(2026, 0, 1);
-const iso = (ms: number) => new Date(ms).toISOString();
-
-function sample(
-  clock: ManualClock,
-  fullTagId: string,
-  value: TagValue | undefined,
-  quality: Quality = 'Good',
-): Sample {
-  const base = { fullTagId, utcTimestamp: iso(clock.now()), quality };
-  return value === undefined ? base : { ...base, value };
-}
 
 /** Decoded with the same library (Tahu's), numbers as plain numbers. */
 function payloadOf(message: ReceivedMessage | undefined) {

@@ -14,7 +14,7 @@ import { subscribe } from '../../helpers/mqtt-subscriber.js';
 import { decodeSparkplug, scriptedHost } from '../../helpers/sparkplug-host.js';
 import { startTagd } from '../../helpers/tagd-process.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { waitUntil } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
 
 test('tagd killed (kill -9) while storing: after the restart every stored sample is forwarded once, in order, as historical', async (t) => {
   const folder = await tempDir(t);
@@ -71,7 +71,7 @@ test('tagd killed (kill -9) while storing: after the restart every stored sample
       return [];
     }
   };
-  await waitUntil(() => read().length >= 50, 60_000, 'fifty samples stored');
+  await until(() => read().length >= 50, 'fifty samples stored', 60_000);
   first.child.kill('SIGKILL');
   await first.exited;
   const kept = read();
@@ -94,15 +94,15 @@ test('tagd killed (kill -9) while storing: after the restart every stored sample
       .filter((m) => m.type === 'DDATA')
       .flatMap((m) => m.metrics)
       .filter((m) => m.historical);
-  await waitUntil(() => historical().length >= kept.length, 60_000, 'the stored samples forwarded');
+  await until(() => historical().length >= kept.length, 'the stored samples forwarded', 60_000);
   // Live data follows the catch-up.
-  await waitUntil(
+  await until(
     () =>
       decodeSparkplug(sub.messages).some(
         (m) => m.type === 'DDATA' && m.metrics.some((x) => !x.historical),
       ),
-    60_000,
     'live data',
+    60_000,
   );
   // In order per device (a historical DDATA holds one device's samples of a window), so per tag.
   const forwarded = historical();

@@ -15,7 +15,8 @@ import {
 } from '../../../src/publishers/webhook/delivery.js';
 import { makeCertificates } from '../../helpers/certificates.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { startReceiver, waitUntil } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
+import { startReceiver } from '../../helpers/webhook-receiver.js';
 
 const t0 = Date.UTC(2026, 0, 1);
 const version = '9.8.7';
@@ -43,6 +44,15 @@ function open(
   );
   t.teardown(() => delivery.close());
   return { clock, delivery };
+}
+
+/** Sends `entries` once to a new receiver through a delivery to `target`; answers the request. */
+async function sentRequest(t: import('ava').ExecutionContext, target: Partial<DeliveryTarget>) {
+  const receiver = await startReceiver(t);
+  const { delivery } = open(t, receiver.url, target);
+  t.true((await delivery.send(entries)).ok);
+  t.is(receiver.requests.length, 1);
+  return receiver.requests[0];
 }
 
 /** Lets a delivery on a ManualClock run to its end, moving the clock past every wait. */
@@ -99,41 +109,35 @@ test('one POST of the JSON array with Content-Type, User-Agent and no auth heade
 });
 
 test('Bearer token: Authorization: Bearer <token>', async (t) => {
-  const receiver = await startReceiver(t);
-  const { delivery } = open(t, receiver.url, {
+  const request = await sentRequest(t, {
     authentication: { mode: 'Bearer token', bearerToken: 'tok-3f9a.b_c' },
   });
-  t.true((await delivery.send(entries)).ok);
-  t.is(receiver.requests[0]?.headers.authorization, 'Bearer tok-3f9a.b_c');
+  t.is(request?.headers.authorization, 'Bearer tok-3f9a.b_c');
 });
 
 test('API key header: <name>: <value>, and no Authorization header', async (t) => {
-  const receiver = await startReceiver(t);
-  const { delivery } = open(t, receiver.url, {
+  const request = await sentRequest(t, {
     authentication: {
       mode: 'API key header',
       apiKeyHeaderName: 'X-Plant-Key',
       apiKeyHeaderValue: 'k3y value/with+chars',
     },
   });
-  t.true((await delivery.send(entries)).ok);
-  t.is(receiver.requests[0]?.headers['x-plant-key'], 'k3y value/with+chars');
-  t.is(receiver.requests[0]?.headers.authorization, undefined);
+  t.is(request?.headers['x-plant-key'], 'k3y value/with+chars');
+  t.is(request?.headers.authorization, undefined);
 });
 
 test('Basic auth: Authorization: Basic base64(user:password)', async (t) => {
-  const receiver = await startReceiver(t);
-  const { delivery } = open(t, receiver.url, {
+  const request = await sentRequest(t, {
     authentication: {
       mode: 'Basic auth',
       basicAuthUsername: 'gateway-7',
       basicAuthPassword: 'pa:ss wörd',
     },
   });
-  t.true((await delivery.send(entries)).ok);
   const expected = `Basic ${Buffer.from('gateway-7:pa:ss wörd', 'utf8').toString('base64')}`;
   t.is(expected, 'Basic Z2F0ZXdheS03OnBhOnNzIHfDtnJk');
-  t.is(receiver.requests[0]?.headers.authorization, expected);
+  t.is(request?.headers.authorization, expected);
 });
 
 test('authenticationHeaders gives exactly one header per mode, none for None', (t) => {
@@ -156,10 +160,7 @@ test('authenticationHeaders gives exactly one header per mode, none for None', (
 });
 
 test('gzip: Content-Encoding gzip and a body that gunzips to the JSON array', async (t) => {
-  const receiver = await startReceiver(t);
-  const { delivery } = open(t, receiver.url, { gzip: true });
-  t.true((await delivery.send(entries)).ok);
-  const [request] = receiver.requests;
+  const request = await sentRequest(t, { gzip: true });
   t.is(request?.headers['content-encoding'], 'gzip');
   t.is(request?.headers['content-type'], 'application/json');
   t.is(request?.raw[0], 0x1f);
@@ -219,14 +220,14 @@ test('fail, fail, succeed: waits of exactly 1 s then 2 s on the clock', async (t
   });
 
   await receiver.waitForRequests(1);
-  await waitUntil(() => clock.pendingTimers() === 1, 5_000, 'the first wait');
+  await until(() => clock.pendingTimers() === 1, 'the first wait', 5_000);
   clock.advance(999);
   await delay(100);
   t.is(receiver.requests.length, 1, 'no second attempt before 1 s');
   clock.advance(1);
   await receiver.waitForRequests(2);
 
-  await waitUntil(() => clock.pendingTimers() === 1, 5_000, 'the second wait');
+  await until(() => clock.pendingTimers() === 1, 'the second wait', 5_000);
   clock.advance(1_999);
   await delay(100);
   t.is(receiver.requests.length, 2, 'no third attempt before 2 s');
@@ -439,7 +440,7 @@ test('abort during a request or a wait ends the delivery at once, marked aborted
   const second = new AbortController();
   const retrying = delivery.send(entries, { signal: second.signal });
   await receiver.waitForRequests(2);
-  await waitUntil(() => clock.pendingTimers() === 1, 5_000, 'the wait');
+  await until(() => clock.pendingTimers() === 1, 'the wait', 5_000);
   second.abort();
   const waited = await retrying;
   t.true(waited.aborted);

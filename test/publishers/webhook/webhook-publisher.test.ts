@@ -11,25 +11,16 @@ import {
   WebhookPublisher,
 } from '../../../src/publishers/webhook/webhook-publisher.js';
 import { Collections } from '../../../src/tags/collections.js';
-import type { Quality, Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore } from '../../../src/tags/tag-store.js';
 import { makeCertificates } from '../../helpers/certificates.js';
+import { sample } from '../../helpers/clock-sample.js';
 import { captureLogs } from '../../helpers/log-capture.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
-import { startReceiver, type WebhookReceiver, waitUntil } from '../../helpers/webhook-receiver.js';
+import { until } from '../../helpers/until.js';
+import { startReceiver, type WebhookReceiver } from '../../helpers/webhook-receiver.js';
 
 const t0 = Date.UTC(2026, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString();
-
-function sample(
-  clock: Clock,
-  fullTagId: string,
-  value: TagValue | undefined,
-  quality: Quality = 'Good',
-): Sample {
-  const base = { fullTagId, utcTimestamp: iso(clock.now()), quality };
-  return value === undefined ? base : { ...base, value };
-}
 
 interface Setup {
   clock: ManualClock;
@@ -702,7 +693,7 @@ test('real time: a receiver that never answers fails each attempt after 10 s', a
   const s = await setup(t, { destinationUrl: receiver.url, updateIntervalSeconds: 1 }, systemClock);
   await s.publisher.start();
   await receiver.waitForRequests(1, 3_000);
-  await waitUntil(() => s.health().status === 'Error', 40_000, 'status Error');
+  await until(() => s.health().status === 'Error', 'status Error', 40_000);
   // A loaded machine may let the next tick's batch begin before this line runs: that is a new
   // delivery, so only the first three requests belong to the batch that failed.
   const [first, second, third, nextBatch] = receiver.requests.map((request) => request.at) as [
