@@ -4,7 +4,6 @@
  * password), and a reload with the right password sends the waiting message.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 import test from 'ava';
 import { emailHealthTagIds } from '../../src/notifications/email-notifier.js';
 import { demoDaemon } from '../helpers/demo-daemon.js';
@@ -63,12 +62,12 @@ test('a refused login: Error shown, daemon and alarms unaffected; a reload with 
   await until(() => store.get(emailHealthTagIds.status)?.value === 'On', 'On');
   // The server holds the message before the daemon has read its 250 and counted it.
   const sentOnce = /tagd_notification_emails_total\{outcome="sent"\} 1/;
-  let exposition = '';
-  for (const deadline = Date.now() + 60_000; !sentOnce.test(exposition); await delay(20)) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the sent counter');
-    exposition = (await daemon.metrics?.exposition())?.body ?? '';
-  }
-  t.regex(exposition, sentOnce);
+  await until(
+    async () => sentOnce.test((await daemon.metrics?.exposition())?.body ?? ''),
+    'the sent counter',
+    60_000,
+    20,
+  );
   t.false(logs.text().includes('not-the-password'));
   t.false(logs.text().includes(password));
   // The password is sealed in the profile file.
