@@ -33,7 +33,7 @@ import type { Logger } from 'pino';
 import { type AlarmFeed, alarmFilterTakes, transitionDocument } from '../../alarms/alarm-filter.js';
 import type { AlarmTransition } from '../../alarms/alarm-state.js';
 import type { Clock, TimerHandle } from '../../clock.js';
-import { Outbox, type OutboxMessage } from '../../outbox/outbox.js';
+import type { Outbox, OutboxMessage } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
@@ -45,6 +45,8 @@ import type {
   PublisherState,
   PublisherStatus,
 } from '../publisher.js';
+import { openPublisherOutbox, outboxUnusableReason } from '../publisher-outbox.js';
+import { DropWarnings } from '../trigger/drop-warnings.js';
 import { type BatchSelector, createSelector } from '../trigger/selection.js';
 import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js';
 import { describeBrokerError } from './broker-errors.js';
@@ -81,10 +83,6 @@ export interface MqttPublisherDeps {
 
 /** Fixed text of the LastDeliveryError health tag after a failed delivery. */
 export const mqttDeliveryFailedMessage = 'MQTT delivery failed - see log for details.';
-
-/** The reason a publisher gives (Error, not running) when its outbox cannot be opened. */
-export const outboxUnusableReason =
-  'The outbox in the state directory could not be opened; the gateway log says why.';
 
 /** The reason a publisher gives (Error, not running) when a file it names cannot be used; the log says why. */
 export const filesUnusableReason =
@@ -197,7 +195,7 @@ export class MqttPublisher {
   private stopMembersAdded: (() => void) | undefined;
   private stopTagsRemoved: (() => void) | undefined;
   private missingWarned = new Set<string>();
-  private droppedAtLastTick = 0;
+  private readonly dropWarnings: DropWarnings;
   private topicPrefix = '';
   private retain = false;
   private stopAlarms: (() => void) | undefined;
@@ -224,6 +222,7 @@ export class MqttPublisher {
   ) {
     this.current = config;
     this.log = deps.logger.child({ component: 'mqtt', publisher: config.name });
+    this.dropWarnings = new DropWarnings(this.counters, this.log);
     this.health = mqttHealthTagIds(config.name);
     deps.store.define([
       {
@@ -343,19 +342,17 @@ export class MqttPublisher {
     // primary host to store for.
     this.storeAndForward = config.format === 'sparkplugB' && config.primaryHostId !== undefined;
     if (config.format !== 'sparkplugB' || this.storeAndForward) {
-      const outbox = new Outbox({
-        file: this.outboxFile,
-        limitBytes: config.bufferLimitMB * 1024 * 1024,
-        now: () => this.deps.clock.now(),
-      });
-      try {
-        outbox.open();
-      } catch (error) {
+      const outbox = openPublisherOutbox(
+        {
+          file: this.outboxFile,
+          limitBytes: config.bufferLimitMB * 1024 * 1024,
+          now: () => this.deps.clock.now(),
+        },
+        this.log,
+        `MQTT publisher '${this.name}'`,
+      );
+      if (outbox === undefined) {
         this.setError(outboxUnusableReason);
-        this.log.error(
-          { err: error },
-          `MQTT publisher '${this.name}' cannot start: its outbox cannot be opened.`,
-        );
         return;
       }
       this.outbox = outbox;
@@ -390,7 +387,7 @@ export class MqttPublisher {
       ...(sparkplug ? { accepts: () => true } : {}),
     });
     this.selector.start();
-    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.dropWarnings.restart();
     if (sparkplug) {
       this.sparkplug = new SparkplugPublishing(config, {
         clock: this.deps.clock,
@@ -955,7 +952,7 @@ export class MqttPublisher {
   private tick(): void {
     const selector = this.selector;
     if (selector === undefined) return;
-    this.logDrops();
+    this.dropWarnings.tick(this.current.everythingBufferSize);
     this.updateQueueHealth();
     const client = this.connection?.connected;
     const outbox = this.outbox;
@@ -1408,17 +1405,6 @@ export class MqttPublisher {
     if (this.storeAndForward && this.outbox !== undefined) {
       this.writeHealth(this.health.storedSamples, this.outbox.samples);
     }
-  }
-
-  private logDrops(): void {
-    const dropped = this.counters.droppedSamples - this.droppedAtLastTick;
-    if (dropped === 0) return;
-    this.droppedAtLastTick = this.counters.droppedSamples;
-    this.log.warn(
-      { dropped, bufferSize: this.current.everythingBufferSize },
-      `Everything buffer full: the ${dropped} oldest updates were dropped since the last ` +
-        `publish (the buffer holds ${this.current.everythingBufferSize}).`,
-    );
   }
 
   /** The configured collections that exist, in configuration order, without repeats. */

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { type AlarmFeed, alarmFilterTakes } from '../../alarms/alarm-filter.js';
 import type { AlarmTransition } from '../../alarms/alarm-state.js';
 import type { Clock, TimerHandle } from '../../clock.js';
-import { Outbox } from '../../outbox/outbox.js';
+import type { Outbox } from '../../outbox/outbox.js';
 import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
@@ -24,6 +24,8 @@ import {
   type PublisherState,
   type PublisherStatus,
 } from '../publisher.js';
+import { openPublisherOutbox, outboxUnusableReason } from '../publisher-outbox.js';
+import { DropWarnings } from '../trigger/drop-warnings.js';
 import { buildPayload, type PayloadEntry } from '../trigger/payload.js';
 import { type BatchSelector, createSelector, EverythingSelector } from '../trigger/selection.js';
 import { type AlarmDocument, alarmDocument, maxTransitionsPerDocument } from './alarm-document.js';
@@ -79,10 +81,6 @@ interface Outgoing {
 export const caFileUnusableReason =
   'The CA file (caFile) could not be used; the gateway log says why.';
 
-/** The reason a publisher gives (Error, not running) when its storeAndForward outbox cannot be opened. */
-export const outboxUnusableReason =
-  'The outbox in the state directory could not be opened; the gateway log says why.';
-
 /** The reason an Off publisher gives after Stop (PublisherManager contract). */
 export const stoppedReason = 'stopped';
 
@@ -132,7 +130,7 @@ export class WebhookPublisher {
   private members: string[] = [];
   /** Everything mode only: the members as a set, for filtering updates. */
   private memberSet = new Set<string>();
-  private droppedAtLastTick = 0;
+  private readonly dropWarnings: DropWarnings;
   /** When the Everything buffer was last drained (start or tick), clock ms. */
   private drainedAt = 0;
   private missingWarned = new Set<string>();
@@ -146,6 +144,7 @@ export class WebhookPublisher {
   ) {
     this.current = config;
     this.log = deps.logger.child({ component: 'webhook', publisher: config.name });
+    this.dropWarnings = new DropWarnings(this.counters, this.log);
     this.outageLog = new OutageLog(config.name, this.log);
     this.health = healthTagIds(config.name);
     deps.store.define([
@@ -242,19 +241,17 @@ export class WebhookPublisher {
     const config = this.current;
     const outboxFile = this.outboxFile;
     if (config.storeAndForward && outboxFile !== undefined) {
-      const outbox = new Outbox({
-        file: outboxFile,
-        limitBytes: (config.bufferLimitMB ?? 64) * 1024 * 1024,
-        now: () => this.deps.clock.now(),
-      });
-      try {
-        outbox.open();
-      } catch (error) {
+      const outbox = openPublisherOutbox(
+        {
+          file: outboxFile,
+          limitBytes: (config.bufferLimitMB ?? 64) * 1024 * 1024,
+          now: () => this.deps.clock.now(),
+        },
+        this.log,
+        `Webhook publisher '${this.name}'`,
+      );
+      if (outbox === undefined) {
         this.setError(outboxUnusableReason);
-        this.log.error(
-          { err: error },
-          `Webhook publisher '${this.name}' cannot start: its outbox cannot be opened.`,
-        );
         return;
       }
       this.outbox = outbox;
@@ -288,7 +285,7 @@ export class WebhookPublisher {
     this.followAlarms();
     // A (re)start begins with status On: an outage of the previous run is not continued.
     this.outageLog.reset();
-    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.dropWarnings.restart();
     this.drainedAt = this.deps.clock.now();
     this.timer = this.deps.clock.setInterval(
       () => this.tick(),
@@ -392,7 +389,7 @@ export class WebhookPublisher {
     const selector = this.selector;
     const delivery = this.delivery;
     if (selector === undefined || delivery === undefined) return;
-    this.logDrops();
+    this.dropWarnings.tick(this.current.everythingBufferSize);
     if (this.inFlight !== undefined) {
       // On Change and Everything keep accumulating and send at the next tick; a Snapshot tick
       // would only repeat the sample set, so it is skipped and counted.
@@ -660,18 +657,6 @@ export class WebhookPublisher {
       this.outageLog.recovered(outcome.httpStatus);
     }
     return true;
-  }
-
-  /** Everything mode: logs the updates dropped since the last tick, at most once a tick. */
-  private logDrops(): void {
-    const dropped = this.counters.droppedSamples - this.droppedAtLastTick;
-    if (dropped === 0) return;
-    this.droppedAtLastTick = this.counters.droppedSamples;
-    this.log.warn(
-      { dropped, bufferSize: this.current.everythingBufferSize },
-      `Everything buffer full: the ${dropped} oldest updates were dropped since the last ` +
-        `publish (the buffer holds ${this.current.everythingBufferSize}).`,
-    );
   }
 
   /** Re-reads the union of the collections' members, in collection order. */
