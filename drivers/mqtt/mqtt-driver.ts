@@ -30,6 +30,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../driver.js';
+import { unavailableSample } from '../unavailable-sample.js';
 import {
   type PayloadErrorKind,
   type PayloadReader,
@@ -629,16 +630,8 @@ export class MqttDriver implements Driver {
     if (this.tags.size === 0) return;
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     const samples: Sample[] = [];
-    for (const entry of this.tags.values()) {
-      samples.push({
-        fullTagId: entry.fullTagId,
-        utcTimestamp,
-        quality: 'Unavailable',
-        reason: 'Disconnected',
-        message,
-        metadata: entry.metadata,
-      });
-    }
+    for (const entry of this.tags.values())
+      samples.push(unavailableSample(entry, utcTimestamp, message));
     this.deps.store.write(samples);
   }
 }
