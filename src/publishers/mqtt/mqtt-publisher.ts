@@ -50,7 +50,7 @@ import { DropWarnings } from '../trigger/drop-warnings.js';
 import { type BatchSelector, createSelector } from '../trigger/selection.js';
 import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js';
 import { describeBrokerError } from './broker-errors.js';
-import { readBrokerFiles } from './broker-files.js';
+import { readBrokerAuth } from './broker-files.js';
 import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
 import { PrimaryHostState } from './primary-host-state.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
@@ -330,7 +330,7 @@ export class MqttPublisher {
     const config = this.current;
     let auth: BrokerTlsAndAuth;
     try {
-      auth = await this.readAuth(config);
+      auth = await readBrokerAuth(config, this.deps.baseDir ?? process.cwd());
     } catch (error) {
       // The reason is shown to every PublisherView account: it must not tell what a file holds.
       this.setError(filesUnusableReason);
@@ -1453,29 +1453,6 @@ export class MqttPublisher {
     this.members = members;
     this.memberSet = seen;
     this.memberOf = memberOf;
-  }
-
-  private async readAuth(config: MqttConfig): Promise<BrokerTlsAndAuth> {
-    const files = await readBrokerFiles(config, this.deps.baseDir ?? process.cwd());
-    if (files.problems.length > 0) {
-      throw new Error(
-        files.problems.map((problem) => `${problem.path}: ${problem.message}`).join(' '),
-      );
-    }
-    const auth: BrokerTlsAndAuth = {};
-    if (files.extraCa !== undefined) auth.extraCa = files.extraCa;
-    const authentication = config.authentication;
-    if (authentication.mode === 'Username password') {
-      auth.username = authentication.username;
-      auth.password = authentication.password;
-    } else if (authentication.mode === 'Client certificate') {
-      auth.cert = files.cert;
-      auth.key = files.key;
-      if (authentication.keyPassphrase !== undefined) {
-        auth.passphrase = authentication.keyPassphrase;
-      }
-    }
-    return auth;
   }
 
   private setStatus(status: PublisherStatus, clearReason = true): void {
