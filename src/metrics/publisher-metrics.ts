@@ -23,6 +23,9 @@ export interface PublisherSource {
   queues?(): PublisherQueue[];
 }
 
+/** The labels of a per-queue series. */
+type QueueLabel = 'publisher' | 'type';
+
 const statuses: readonly PublisherStatus[] = ['On', 'Off', 'Error'];
 
 /** A flag as a gauge value: 1 or 0; undefined stays undefined (no series). */
@@ -106,44 +109,28 @@ export class PublisherMetricsCollector {
       'Updates dropped before delivery because the buffer was full (Everything mode).',
       (state) => state.counters.droppedSamples,
     );
-    // One series a publisher queue; none for a queue where `read` answers undefined.
-    const queueGauge = (
+    // One series a publisher queue, a gauge or a counter; none for a queue where `read`
+    // answers undefined.
+    const queueSeries = (
+      kind: 'gauge' | 'counter',
       name: string,
       help: string,
       read: (queue: PublisherQueue) => number | undefined,
-    ) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const { type, queue } of queues()) {
-            const value = read(queue);
-            if (value !== undefined) this.set({ publisher: queue.name, type }, value);
-          }
-        },
-      });
-    const queueCounter = (
-      name: string,
-      help: string,
-      read: (queue: PublisherQueue) => number | undefined,
-    ) =>
-      new Counter({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const { type, queue } of queues()) {
-            const value = read(queue);
-            if (value !== undefined) this.inc({ publisher: queue.name, type }, value);
-          }
-        },
-      });
-    queueGauge(
+    ) => {
+      function collect(this: Gauge<QueueLabel> | Counter<QueueLabel>): void {
+        this.reset();
+        for (const { type, queue } of queues()) {
+          const value = read(queue);
+          if (value === undefined) continue;
+          if (this instanceof Counter) this.inc({ publisher: queue.name, type }, value);
+          else this.set({ publisher: queue.name, type }, value);
+        }
+      }
+      const configuration = { name, help, labelNames, registers, collect };
+      return kind === 'counter' ? new Counter(configuration) : new Gauge(configuration);
+    };
+    queueSeries(
+      'gauge',
       'tagd_publisher_queue_depth',
       'What waits for delivery: MQTT messages (outbox and unacknowledged); webhook batches in the outbox plus Everything-mode updates.',
       (queue) => queue.depth,
@@ -166,39 +153,46 @@ export class PublisherMetricsCollector {
       },
     });
     // The durable outbox (MQTT json formats, webhook storeAndForward): only publishers with one.
-    queueGauge(
+    queueSeries(
+      'gauge',
       'tagd_outbox_messages',
       'Messages (webhook: batches) stored in the durable outbox, waiting for the receiver or broker.',
       (queue) => queue.outbox?.messages,
     );
-    queueGauge(
+    queueSeries(
+      'gauge',
       'tagd_outbox_bytes',
       'Bytes of topics and payloads in the outbox (bounded by bufferLimitMB).',
       (queue) => queue.outbox?.bytes,
     );
-    queueCounter(
+    queueSeries(
+      'counter',
       'tagd_outbox_dropped_messages_total',
       'Messages dropped from a full outbox (the oldest first), since it was opened.',
       (queue) => queue.outbox?.dropped,
     );
     // Sparkplug store-and-forward (a primaryHostId): samples, not messages, are what the host gets.
-    queueGauge(
+    queueSeries(
+      'gauge',
       'tagd_outbox_samples',
       'Sparkplug store-and-forward: samples stored in the outbox, waiting for the primary host.',
       (queue) => queue.outbox?.samples,
     );
-    queueCounter(
+    queueSeries(
+      'counter',
       'tagd_outbox_dropped_samples_total',
       'Sparkplug store-and-forward: stored samples dropped from a full outbox (the oldest first), since it was opened.',
       (queue) => queue.outbox?.droppedSamples,
     );
     // Publishers with a primaryHostId only.
-    queueGauge(
+    queueSeries(
+      'gauge',
       'tagd_sparkplug_primary_host_online',
       "1 while the Sparkplug primary host's latest STATE says online (publishers with a primaryHostId).",
       (queue) => oneIfTrue(queue.sparkplug?.primaryHostOnline),
     );
-    queueGauge(
+    queueSeries(
+      'gauge',
       'tagd_sparkplug_catching_up',
       '1 while stored samples are forwarded to the primary host as historical data.',
       (queue) => oneIfTrue(queue.sparkplug?.catchingUp),
