@@ -169,14 +169,8 @@ export class Outbox {
   peek(limit: number): OutboxMessage[] {
     const rows = this.require()
       .prepare('SELECT id, topic, payload, t, samples FROM messages ORDER BY id LIMIT ?')
-      .all(limit) as { id: number; topic: string; payload: Buffer; t: number; samples: number }[];
-    return rows.map((row) => ({
-      id: row.id,
-      topic: row.topic,
-      payload: row.payload,
-      queuedAt: row.t,
-      samples: row.samples,
-    }));
+      .all(limit) as MessageRow[];
+    return rows.map(messageOf);
   }
 
   /**
@@ -199,14 +193,8 @@ export class Outbox {
     if (last === undefined) return [];
     const rows = db
       .prepare('SELECT id, topic, payload, t, samples FROM messages WHERE id <= ? ORDER BY id')
-      .all(last) as { id: number; topic: string; payload: Buffer; t: number; samples: number }[];
-    return rows.map((row) => ({
-      id: row.id,
-      topic: row.topic,
-      payload: row.payload,
-      queuedAt: row.t,
-      samples: row.samples,
-    }));
+      .all(last) as MessageRow[];
+    return rows.map(messageOf);
   }
 
   /** When the oldest message was queued, epoch ms; undefined when empty. */
@@ -278,4 +266,24 @@ export class Outbox {
     if (this.db === undefined) throw new Error('The outbox is not open.');
     return this.db;
   }
+}
+
+/** A row of the messages table, as the peeks select it. */
+interface MessageRow {
+  id: number;
+  topic: string;
+  payload: Buffer;
+  /** When it was queued, epoch ms. */
+  t: number;
+  samples: number;
+}
+
+function messageOf(row: MessageRow): OutboxMessage {
+  return {
+    id: row.id,
+    topic: row.topic,
+    payload: row.payload,
+    queuedAt: row.t,
+    samples: row.samples,
+  };
 }

@@ -37,13 +37,14 @@ import type { Outbox, OutboxMessage } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
-import type {
-  DeliveryRecord,
-  PublisherCounters,
-  PublisherMetrics,
-  PublisherQueue,
-  PublisherState,
-  PublisherStatus,
+import {
+  type DeliveryRecord,
+  type PublisherCounters,
+  type PublisherMetrics,
+  type PublisherQueue,
+  type PublisherState,
+  type PublisherStatus,
+  zeroCounters,
 } from '../publisher.js';
 import { openPublisherOutbox, outboxUnusableReason } from '../publisher-outbox.js';
 import { DropWarnings } from '../trigger/drop-warnings.js';
@@ -163,13 +164,7 @@ export class MqttPublisher {
   private status: PublisherStatus = 'Off';
   private reason: string | undefined;
   private lastDelivery: DeliveryRecord | undefined;
-  private readonly counters: PublisherCounters = {
-    batches: 0,
-    samples: 0,
-    failures: 0,
-    skippedTicks: 0,
-    droppedSamples: 0,
-  };
+  private readonly counters: PublisherCounters = zeroCounters();
   private messages = 0;
   private readonly log: Logger;
   private readonly health: ReturnType<typeof mqttHealthTagIds>;

@@ -23,6 +23,7 @@ import {
   type PublisherQueue,
   type PublisherState,
   type PublisherStatus,
+  zeroCounters,
 } from '../publisher.js';
 import { openPublisherOutbox, outboxUnusableReason } from '../publisher-outbox.js';
 import { DropWarnings } from '../trigger/drop-warnings.js';
@@ -107,13 +108,7 @@ export class WebhookPublisher {
   private status: PublisherStatus = 'Off';
   private reason: string | undefined;
   private lastDelivery: DeliveryRecord | undefined;
-  private readonly counters: PublisherCounters = {
-    batches: 0,
-    samples: 0,
-    failures: 0,
-    skippedTicks: 0,
-    droppedSamples: 0,
-  };
+  private readonly counters: PublisherCounters = zeroCounters();
   private readonly log: Logger;
   /** What is logged about failed deliveries: state changes and summaries, not every attempt. */
   private readonly outageLog: OutageLog;
