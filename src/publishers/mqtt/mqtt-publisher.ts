@@ -37,6 +37,7 @@ import type { Outbox, OutboxMessage } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
+import { deliveryHealthDefinitions, deliveryHealthTagIds } from '../delivery-health.js';
 import {
   type DeliveryRecord,
   type PublisherCounters,
@@ -130,9 +131,7 @@ export interface SparkplugState {
 export function mqttHealthTagIds(name: string) {
   const base = `Publishers/${name}`;
   return {
-    status: `${base}/Status`,
-    lastDeliverySuccess: `${base}/LastDeliverySuccess`,
-    lastDeliveryError: `${base}/LastDeliveryError`,
+    ...deliveryHealthTagIds(name),
     queueDepth: `${base}/QueueDepth`,
     oldestQueuedAgeSeconds: `${base}/OldestQueuedAgeSeconds`,
     /** Sparkplug with a primaryHostId: samples in the outbox. */
@@ -220,18 +219,7 @@ export class MqttPublisher {
     this.dropWarnings = new DropWarnings(this.counters, this.log);
     this.health = mqttHealthTagIds(config.name);
     deps.store.define([
-      {
-        fullTagId: this.health.status,
-        metadata: { description: `Status of MQTT publisher ${config.name}: On, Off or Error` },
-      },
-      {
-        fullTagId: this.health.lastDeliverySuccess,
-        metadata: { description: 'true when the most recent delivery succeeded' },
-      },
-      {
-        fullTagId: this.health.lastDeliveryError,
-        metadata: { description: 'Empty when healthy, else why the last delivery failed' },
-      },
+      ...deliveryHealthDefinitions(this.health, 'MQTT', config.name),
       {
         fullTagId: this.health.queueDepth,
         metadata: { description: 'Messages waiting for the broker' },

@@ -15,6 +15,7 @@ import { profileFileLimits, readProfileFile } from '../../profile/profile-file.j
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
+import { deliveryHealthDefinitions, deliveryHealthTagIds } from '../delivery-health.js';
 import {
   type DeliveryRecord,
   deliveryFailedMessage,
@@ -85,18 +86,8 @@ export const caFileUnusableReason =
 /** The reason an Off publisher gives after Stop (PublisherManager contract). */
 export const stoppedReason = 'stopped';
 
-/** The ids of a publisher's health tags (spec §2.4). */
-export function healthTagIds(name: string): {
-  status: string;
-  lastDeliverySuccess: string;
-  lastDeliveryError: string;
-} {
-  return {
-    status: `Publishers/${name}/Status`,
-    lastDeliverySuccess: `Publishers/${name}/LastDeliverySuccess`,
-    lastDeliveryError: `Publishers/${name}/LastDeliveryError`,
-  };
-}
+/** The ids of a webhook publisher's health tags (spec §2.4). */
+export const healthTagIds = deliveryHealthTagIds;
 
 /**
  * A webhook publisher. It does not check its run conditions (license, collections): the
@@ -142,20 +133,7 @@ export class WebhookPublisher {
     this.dropWarnings = new DropWarnings(this.counters, this.log);
     this.outageLog = new OutageLog(config.name, this.log);
     this.health = healthTagIds(config.name);
-    deps.store.define([
-      {
-        fullTagId: this.health.status,
-        metadata: { description: `Status of webhook publisher ${config.name}: On, Off or Error` },
-      },
-      {
-        fullTagId: this.health.lastDeliverySuccess,
-        metadata: { description: 'true when the most recent delivery succeeded' },
-      },
-      {
-        fullTagId: this.health.lastDeliveryError,
-        metadata: { description: 'Empty when healthy, else why the last delivery failed' },
-      },
-    ]);
+    deps.store.define(deliveryHealthDefinitions(this.health, 'webhook', config.name));
     this.writeHealth(this.health.status, 'Off');
   }
 
