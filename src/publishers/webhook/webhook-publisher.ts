@@ -509,23 +509,43 @@ export class WebhookPublisher {
     };
     this.reportDelivery(record);
     if (outcome.ok) {
-      this.lastDelivery = record;
-      this.counters.batches++;
-      this.counters.samples += outgoing.samples;
       outgoing.delivered();
-      this.writeHealth(this.health.lastDeliverySuccess, true);
-      this.writeHealth(this.health.lastDeliveryError, '');
-      this.setStatus('On');
-      this.outageLog.recovered(outcome.httpStatus);
+      this.deliverySucceeded(record, outcome);
       return;
     }
-    const last = outcome.failures[outcome.failures.length - 1];
-    const error = last?.error ?? 'unknown error';
-    this.lastDelivery = { ...record, error };
     this.counters.failures++;
     const kept = outbox !== undefined && this.keep(outbox, outgoing);
     if (kept) outgoing.delivered();
     else outgoing.dropped();
+    this.deliveryFailed(record, outcome, outgoing.samples, kept);
+  }
+
+  /** A delivery the receiver took: counted, healthy, status On, an outage logged as over. */
+  private deliverySucceeded(record: DeliveryRecord, outcome: DeliveryOutcome): void {
+    this.lastDelivery = record;
+    this.counters.batches++;
+    this.counters.samples += record.samples;
+    this.writeHealth(this.health.lastDeliverySuccess, true);
+    this.writeHealth(this.health.lastDeliveryError, '');
+    this.setStatus('On');
+    this.outageLog.recovered(outcome.httpStatus);
+  }
+
+  /**
+   * A delivery whose every attempt failed: the last delivery, the health tags, status Error and
+   * the outage log say so.
+   * @param samples how many samples the batch carried
+   * @param kept whether the batch stays in the outbox for a later attempt
+   */
+  private deliveryFailed(
+    record: DeliveryRecord,
+    outcome: DeliveryOutcome,
+    samples: number,
+    kept: boolean,
+  ): void {
+    const last = outcome.failures[outcome.failures.length - 1];
+    const error = last?.error ?? 'unknown error';
+    this.lastDelivery = { ...record, error };
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
     this.setStatus('Error');
@@ -535,7 +555,7 @@ export class WebhookPublisher {
       error,
       ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
       errors: outcome.failures.map((failure) => failure.error),
-      samples: outgoing.samples,
+      samples,
       batchId: outcome.batchId,
       kept,
     });
@@ -602,32 +622,11 @@ export class WebhookPublisher {
       };
       this.reportDelivery(record);
       if (!outcome.ok) {
-        const last = outcome.failures[outcome.failures.length - 1];
-        const error = last?.error ?? 'unknown error';
-        this.lastDelivery = { ...record, error };
-        this.writeHealth(this.health.lastDeliverySuccess, false);
-        this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
-        this.setStatus('Error');
-        this.outageLog.failed({
-          at: outcome.endedAt,
-          attempts: outcome.attempts,
-          error,
-          ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
-          errors: outcome.failures.map((failure) => failure.error),
-          samples,
-          batchId: outcome.batchId,
-          kept: true,
-        });
+        this.deliveryFailed(record, outcome, samples, true);
         return false;
       }
       outbox.remove([stored.id]);
-      this.lastDelivery = record;
-      this.counters.batches++;
-      this.counters.samples += samples;
-      this.writeHealth(this.health.lastDeliverySuccess, true);
-      this.writeHealth(this.health.lastDeliveryError, '');
-      this.setStatus('On');
-      this.outageLog.recovered(outcome.httpStatus);
+      this.deliverySucceeded(record, outcome);
     }
     return true;
   }
