@@ -8,6 +8,7 @@
  */
 import type { TimerHandle } from '../src/clock.js';
 import type { DriverDeps, DriverState, DriverStatus } from './driver.js';
+import { driverStoppedMessage } from './unavailable-sample.js';
 
 /** The reconnection settings every connected driver's config has. */
 export interface ReconnectBackoff {
@@ -27,9 +28,6 @@ export interface LifecycleHooks {
    */
   writeUnavailable(message: string): void;
 }
-
-/** Message of the samples a stopped driver leaves its tags with. */
-const stoppedMessage = 'The driver is stopped.';
 
 /**
  * Start, stop, reconnection backoff and status bookkeeping of one driver. The driver calls
@@ -135,7 +133,7 @@ export class ConnectionLifecycle {
     await release();
     // Whatever the tags showed, a stopped driver leaves them all Unavailable with this message.
     this.markedUnavailable = false;
-    this.markUnavailable(stoppedMessage);
+    this.markUnavailable(driverStoppedMessage);
     this.setState('Stopped');
     this.deps.logger.info({ counters: this.hooks.counters() }, `${this.label} driver stopped`);
   }

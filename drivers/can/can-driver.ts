@@ -15,6 +15,7 @@ import type { Sample, SampleMetadata } from '../../src/tags/sample.js';
 import type { TagDefinition } from '../../src/tags/tag-store.js';
 import { ConnectionLifecycle } from '../connection-lifecycle.js';
 import { type Driver, type DriverDeps, type DriverStatus, driverTagId } from '../driver.js';
+import { unavailableSample } from '../unavailable-sample.js';
 import type { CanFrame } from './frame.js';
 import type { CanDriverConfig } from './schema.js';
 import { signalStaleAfterMs } from './stale-bounds.js';
@@ -417,15 +418,6 @@ export class CanDriver implements Driver {
   private writeUnavailable(message: string): void {
     if (this.tags.length === 0) return;
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
-    this.deps.store.write(
-      this.tags.map((tag) => ({
-        fullTagId: tag.fullTagId,
-        utcTimestamp,
-        quality: 'Unavailable' as const,
-        reason: 'Disconnected' as const,
-        message,
-        ...(tag.metadata ? { metadata: tag.metadata } : {}),
-      })),
-    );
+    this.deps.store.write(this.tags.map((tag) => unavailableSample(tag, utcTimestamp, message)));
   }
 }

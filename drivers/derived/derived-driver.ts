@@ -41,6 +41,7 @@ import {
   driverTagId,
   pollRefreshBoundMs,
 } from '../driver.js';
+import { driverStoppedMessage, unavailableSample } from '../unavailable-sample.js';
 import { dependencyOrder } from './dependency-order.js';
 import type { DerivedTagReport, DerivedTagSource } from './derived-tag-report.js';
 import type { DerivedDriverConfig, DerivedTagConfig } from './schema.js';
@@ -245,14 +246,7 @@ export class DerivedDriver implements DerivedTagSource {
     this.timers = [];
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     this.deps.store.write(
-      this.tags.map((tag) => ({
-        fullTagId: tag.fullTagId,
-        utcTimestamp,
-        quality: 'Unavailable',
-        reason: 'Disconnected',
-        message: 'The driver is stopped.',
-        metadata: tag.metadata,
-      })),
+      this.tags.map((tag) => unavailableSample(tag, utcTimestamp, driverStoppedMessage)),
     );
     if (this.hasTotals) await this.saveTotals();
     await this.saving;

@@ -22,6 +22,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../driver.js';
+import { unavailableSample } from '../unavailable-sample.js';
 import { decodeBit, decodeRegisters, exactInteger } from './codec.js';
 import {
   longestPollMs,
@@ -704,14 +705,7 @@ export class ModbusDriver implements Driver {
       this.tags.map((tag) => {
         tag.lastReported = undefined;
         tag.lastReportedText = undefined;
-        return {
-          fullTagId: tag.fullTagId,
-          utcTimestamp,
-          quality: 'Unavailable' as const,
-          reason: 'Disconnected' as const,
-          message,
-          metadata: tag.metadata,
-        };
+        return unavailableSample(tag, utcTimestamp, message);
       }),
     );
   }

@@ -30,6 +30,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../driver.js';
+import { unavailableSample } from '../unavailable-sample.js';
 import {
   type PayloadErrorKind,
   type PayloadReader,
@@ -558,6 +559,16 @@ export class MqttDriver implements Driver {
       reading.valueText !== undefined
         ? { ...entry.metadata, valueText: reading.valueText }
         : entry.metadata;
+    // The value as sent, but not Good: the publisher said so, or it is (or may be) old.
+    const stale = (message: string): Sample => ({
+      ...base,
+      metadata,
+      utcTimestamp,
+      quality: 'Stale',
+      value: reading.value as Sample['value'],
+      reason: 'NoUpdate',
+      message,
+    });
     switch (reading.quality) {
       case 'Unavailable':
         return {
@@ -576,44 +587,21 @@ export class MqttDriver implements Driver {
           message: 'The publisher reports the tag Bad.',
         };
       case 'Stale':
-        return {
-          ...base,
-          metadata,
-          utcTimestamp,
-          quality: 'Stale',
-          value: reading.value as Sample['value'],
-          reason: 'NoUpdate',
-          message: 'The publisher reports the value Stale (Uncertain).',
-        };
+        return stale('The publisher reports the value Stale (Uncertain).');
       default: {
         if (retained && reading.timestampMs === undefined) {
           // The broker may have kept it for days, its publisher long dead: a value of unknown
           // age is never Good. The next live message (retained or not) makes it Good.
           this.counters.retainedUnknownAge++;
-          return {
-            ...base,
-            metadata,
-            utcTimestamp,
-            quality: 'Stale',
-            value: reading.value as Sample['value'],
-            reason: 'NoUpdate',
-            message:
-              'Retained value of unknown age: the broker kept it and the payload has no timestamp; Good again with the next live message.',
-          };
+          return stale(
+            'Retained value of unknown age: the broker kept it and the payload has no timestamp; Good again with the next live message.',
+          );
         }
         const bound = entry.subscription.staleAfterMs;
         const age = reading.timestampMs !== undefined ? now - reading.timestampMs : 0;
         if (bound !== undefined && age > bound) {
           // A retained or long-queued message: the value is real but old.
-          return {
-            ...base,
-            metadata,
-            utcTimestamp,
-            quality: 'Stale',
-            value: reading.value as Sample['value'],
-            reason: 'NoUpdate',
-            message: `The message is ${age} ms old, older than staleAfterMs (${bound} ms).`,
-          };
+          return stale(`The message is ${age} ms old, older than staleAfterMs (${bound} ms).`);
         }
         return {
           ...base,
@@ -642,16 +630,8 @@ export class MqttDriver implements Driver {
     if (this.tags.size === 0) return;
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     const samples: Sample[] = [];
-    for (const entry of this.tags.values()) {
-      samples.push({
-        fullTagId: entry.fullTagId,
-        utcTimestamp,
-        quality: 'Unavailable',
-        reason: 'Disconnected',
-        message,
-        metadata: entry.metadata,
-      });
-    }
+    for (const entry of this.tags.values())
+      samples.push(unavailableSample(entry, utcTimestamp, message));
     this.deps.store.write(samples);
   }
 }

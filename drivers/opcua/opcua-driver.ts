@@ -52,6 +52,7 @@ import {
   type WriteRequest,
   type WriteResult,
 } from '../driver.js';
+import { unavailableSample } from '../unavailable-sample.js';
 import { routeNodeOpcuaLogs } from './node-opcua-logging.js';
 import { clearPasswordReason } from './password-exposure.js';
 import { opcuaPkiDir, pkiDirMode } from './pki.js';
@@ -1223,19 +1224,7 @@ export class OpcuaDriver implements Driver {
     if (this.tags.length === 0) return;
     this.pending = [];
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
-    this.deps.store.write(
-      this.tags.map((tag) => {
-        const sample: Sample = {
-          fullTagId: tag.fullTagId,
-          utcTimestamp,
-          quality: 'Unavailable',
-          reason: 'Disconnected',
-          message,
-        };
-        if (tag.metadata) sample.metadata = tag.metadata;
-        return sample;
-      }),
-    );
+    this.deps.store.write(this.tags.map((tag) => unavailableSample(tag, utcTimestamp, message)));
   }
 }
 

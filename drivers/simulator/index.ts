@@ -14,6 +14,7 @@ import {
   type WriteResult,
   type WriteValue,
 } from '../driver.js';
+import { driverStoppedMessage, unavailableSample } from '../unavailable-sample.js';
 import type { SimulatorDriverConfig, SimulatorTagConfig } from './schema.js';
 
 interface SimulatedTag {
@@ -143,14 +144,7 @@ class SimulatorDriver implements Driver {
     this.timer = undefined;
     const utcTimestamp = new Date(this.deps.clock.now()).toISOString();
     this.deps.store.write(
-      this.tags.map((tag) => ({
-        fullTagId: tag.fullTagId,
-        utcTimestamp,
-        quality: 'Unavailable',
-        reason: 'Disconnected',
-        message: 'The driver is stopped.',
-        ...(tag.metadata ? { metadata: tag.metadata } : {}),
-      })),
+      this.tags.map((tag) => unavailableSample(tag, utcTimestamp, driverStoppedMessage)),
     );
     this.setState('Stopped');
     this.deps.logger.info('simulator stopped');

@@ -54,6 +54,7 @@ import type {
   WriteRequest,
   WriteResult,
 } from '../driver.js';
+import { unavailableSample } from '../unavailable-sample.js';
 import { commandValue, commandValueProblem, sameValue } from './command-value.js';
 import {
   type DeviceState,
@@ -869,14 +870,7 @@ export class SparkplugDriver implements Driver, RelaySource {
   }
 
   private unavailable(slot: MetricSlot, message: string): Sample {
-    return {
-      fullTagId: slot.fullTagId,
-      utcTimestamp: new Date(this.deps.clock.now()).toISOString(),
-      quality: 'Unavailable',
-      reason: 'Disconnected',
-      message,
-      metadata: slot.metadata,
-    };
+    return unavailableSample(slot, new Date(this.deps.clock.now()).toISOString(), message);
   }
 
   private writeAllUnavailable(message: string): void {

@@ -20,12 +20,11 @@
  * Why not the history backend: a history backend buffers in memory while its database is away
  * (PostgreSQL on another machine), which cannot keep an acknowledgement before it is confirmed.
  */
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { SqliteCheckpoints } from '../history/sqlite-checkpoints.js';
+import { openOwnerOnlyDatabase } from '../state/owner-only-database.js';
 import type { TagValue } from '../tags/sample.js';
 import type { AlarmPriority } from './alarm-schema.js';
 import type { AlarmEvent, AlarmSnapshot, AlarmState, AlarmTransition } from './alarm-state.js';
@@ -113,14 +112,8 @@ export class AlarmJournal {
   /** Opens (or creates) the file. Idempotent. */
   open(): void {
     if (this.db !== undefined) return;
-    const file = this.options.file;
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    // Who acknowledged what is plant data: the file (and so its -wal and -shm) is the owner's.
-    closeSync(openSync(file, 'a', 0o600));
-    const db = new Database(file);
-    try {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
+    // Who acknowledged what is plant data: the file is the owner's.
+    const db = openOwnerOnlyDatabase(this.options.file, (db) => {
       db.exec(`
         CREATE TABLE IF NOT EXISTS transitions (
           seq INTEGER PRIMARY KEY,
@@ -144,10 +137,7 @@ export class AlarmJournal {
         CREATE INDEX IF NOT EXISTS transitions_name_t ON transitions (name, t);
         CREATE TABLE IF NOT EXISTS states (name TEXT PRIMARY KEY, snapshot TEXT NOT NULL) WITHOUT ROWID;
       `);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    });
     this.db = db;
     const policy = this.options.checkpoints;
     if (policy) {

@@ -1,42 +1,29 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { isIP } from 'node:net';
-import type { Logger } from 'pino';
 import { ListenerError } from '../errors.js';
 import {
+  BoundListener,
   bindServer,
-  type ConnectionLimits,
-  closeServer,
   guardRequests,
+  type ListenerOptions,
   serverOptions,
-  serverUrl,
   watchServer,
 } from './server-lifecycle.js';
 
 /** Options of {@link HttpListener}; the connection limits default as in {@link ConnectionLimits}. */
-export interface HttpListenerOptions extends ConnectionLimits {
-  /** Address to bind, e.g. `127.0.0.1`. */
-  host: string;
-  /** TCP port; 0 picks a free one. */
-  port: number;
+export interface HttpListenerOptions extends ListenerOptions {
   /** Allow a non-loopback address over plain HTTP (logged as a warning). Default: false. */
   allowInsecure?: boolean;
-  /** Request handler, e.g. `app.callback()`. */
-  handler: RequestListener;
-  logger: Logger;
-  /** How long stop() lets open requests finish before closing their sockets, ms. Default 3000. */
-  drainMs?: number;
-  /** Names what listens in the log line, e.g. `Extensions server`. Default `API`. */
-  label?: string;
 }
 
 /**
  * Plain HTTP listener for apps on the same host. Passwords and tokens cross it in clear, so a
  * non-loopback address is refused unless the profile says `allowInsecure: true`.
  */
-export class HttpListener {
-  private server: Server | undefined;
-
-  constructor(private readonly options: HttpListenerOptions) {}
+export class HttpListener extends BoundListener {
+  constructor(private readonly options: HttpListenerOptions) {
+    super('http', options.drainMs);
+  }
 
   /** Binds the port. @throws ListenerError when refused or the port cannot be bound. */
   async start(): Promise<void> {
@@ -58,19 +45,6 @@ export class HttpListener {
     await bindServer(server, host, port, 'HTTP');
     this.server = server;
     logger.info({ url: this.url() }, `${this.options.label ?? 'API'} listening`);
-  }
-
-  /** Stops accepting, lets open requests finish within `drainMs`, then closes. Idempotent. */
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = undefined;
-    await closeServer(server, this.options.drainMs ?? 3_000);
-  }
-
-  /** The bound address as a URL, e.g. `http://127.0.0.1:8080`; undefined while stopped. */
-  url(): string | undefined {
-    return serverUrl(this.server, 'http');
   }
 }
 

@@ -1,24 +1,17 @@
-import type { RequestListener } from 'node:http';
-import { createServer, type Server } from 'node:https';
+import { createServer } from 'node:https';
 import type { SecureVersion } from 'node:tls';
-import type { Logger } from 'pino';
 import { loadHttpsCredentials } from './https-credentials.js';
 import {
+  BoundListener,
   bindServer,
-  type ConnectionLimits,
-  closeServer,
   guardRequests,
+  type ListenerOptions,
   serverOptions,
-  serverUrl,
   watchServer,
 } from './server-lifecycle.js';
 
 /** Options of {@link HttpsListener}; the connection limits default as in {@link ConnectionLimits}. */
-export interface HttpsListenerOptions extends ConnectionLimits {
-  /** Address to bind, e.g. `0.0.0.0` for every IPv4 interface. */
-  host: string;
-  /** TCP port; 0 picks a free one. */
-  port: number;
+export interface HttpsListenerOptions extends ListenerOptions {
   /** PEM certificate chain file: the server certificate first, then any intermediates. */
   certFile: string;
   /** PEM private key file of the certificate, encrypted or not. */
@@ -32,13 +25,6 @@ export interface HttpsListenerOptions extends ConnectionLimits {
    * Default 10000 (node's own default is 120 s, long enough for idle sockets to fill the cap).
    */
   handshakeTimeoutMs?: number;
-  /** Request handler, e.g. `app.callback()`. */
-  handler: RequestListener;
-  logger: Logger;
-  /** How long stop() lets open requests finish before closing their sockets, ms. Default 3000. */
-  drainMs?: number;
-  /** Names what listens in the log line, e.g. `Extensions server`. Default `API`. */
-  label?: string;
   /** Epoch ms now, to warn about an expired certificate. Default: Date.now. */
   now?: () => number;
 }
@@ -49,10 +35,10 @@ export interface HttpsListenerOptions extends ConnectionLimits {
  * start, so a missing file, a key that does not fit the certificate or a wrong passphrase stops
  * the start-up with a message naming the file instead of failing on the first connection.
  */
-export class HttpsListener {
-  private server: Server | undefined;
-
-  constructor(private readonly options: HttpsListenerOptions) {}
+export class HttpsListener extends BoundListener {
+  constructor(private readonly options: HttpsListenerOptions) {
+    super('https', options.drainMs);
+  }
 
   /**
    * Reads the certificate and key, then binds the port.
@@ -85,19 +71,6 @@ export class HttpsListener {
       { url: this.url(), minVersion, certificateExpires: expires },
       `${this.options.label ?? 'API'} listening`,
     );
-  }
-
-  /** Stops accepting, lets open requests finish within `drainMs`, then closes. Idempotent. */
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = undefined;
-    await closeServer(server, this.options.drainMs ?? 3_000);
-  }
-
-  /** The bound address as a URL, e.g. `https://0.0.0.0:8443`; undefined while stopped. */
-  url(): string | undefined {
-    return serverUrl(this.server, 'https');
   }
 
   // The reading and checks live in https-credentials.ts: `tagd profile check` runs them too.

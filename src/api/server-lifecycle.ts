@@ -220,3 +220,47 @@ export function serverUrl(
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `${scheme}://${host}:${address.port}`;
 }
+
+/** What every listener is told, besides its connection limits. */
+export interface ListenerOptions extends ConnectionLimits {
+  /** Address to bind, e.g. `127.0.0.1`, or `0.0.0.0` for every IPv4 interface. */
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Request handler, e.g. `app.callback()`. */
+  handler: RequestListener;
+  logger: Logger;
+  /** How long stop() lets open requests finish before closing their sockets, ms. Default 3000. */
+  drainMs?: number;
+  /** Names what listens in the log line, e.g. `Extensions server`. Default `API`. */
+  label?: string;
+}
+
+/**
+ * A listener and the server it bound. Starting is each kind's own (the plain listener's
+ * loopback rule, the TLS listener's files); stopping and naming the address are the same.
+ */
+export abstract class BoundListener {
+  protected server: Server | undefined;
+
+  protected constructor(
+    private readonly scheme: 'http' | 'https',
+    private readonly drainMs: number | undefined,
+  ) {}
+
+  /** Binds the port. Idempotent. @throws ListenerError when the port cannot be bound. */
+  abstract start(): Promise<void>;
+
+  /** Stops accepting, lets open requests finish within `drainMs`, then closes. Idempotent. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await closeServer(server, this.drainMs ?? 3_000);
+  }
+
+  /** The bound address as a URL, e.g. `http://127.0.0.1:8080`; undefined while stopped. */
+  url(): string | undefined {
+    return serverUrl(this.server, this.scheme);
+  }
+}

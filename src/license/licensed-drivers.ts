@@ -4,7 +4,8 @@
  * data through a broker: that is the data relay, licensed as the publishers that send it are
  * (spec §1: server and enterprise editions). Declared here, by type name, so the daemon (which
  * does not start such a driver without the feature) and the Drivers API (which refuses to add
- * or replace one) read the same list without importing a driver.
+ * or replace one) read the same list without importing a driver; so does the Relay API, which
+ * lists the drivers of the data relay ({@link relayDriverTypes}).
  */
 import { type Feature, featureUnavailable, type LicenseState } from './license.js';
 
@@ -20,6 +21,11 @@ export const licensedDrivers: Readonly<Record<string, LicensedDriver>> = {
   sparkplug: { feature: 'dataRelay', noun: 'Sparkplug host driver (`sparkplug`)' },
   mqtt: { feature: 'dataRelay', noun: 'MQTT subscriber driver (`mqtt`)' },
 };
+
+/** The relay driver types, which the Relay API lists: those licensed as the data relay. */
+export const relayDriverTypes: readonly string[] = Object.entries(licensedDrivers)
+  .filter(([, licensed]) => licensed.feature === 'dataRelay')
+  .map(([type]) => type);
 
 /**
  * Why a driver of this type may not run under this license, or undefined when it may (its type

@@ -23,9 +23,15 @@ export interface PublisherSource {
   queues?(): PublisherQueue[];
 }
 
+/** The labels of a per-queue series. */
+type QueueLabel = 'publisher' | 'type';
+
 const statuses: readonly PublisherStatus[] = ['On', 'Off', 'Error'];
 
-type Outbox = NonNullable<PublisherQueue['outbox']>;
+/** A flag as a gauge value: 1 or 0; undefined stays undefined (no series). */
+function oneIfTrue(flag: boolean | undefined): number | undefined {
+  return flag === undefined ? undefined : flag ? 1 : 0;
+}
 
 /**
  * Upper bounds of the delivery-duration buckets, s: a loopback receiver answers in ms, a failing
@@ -79,41 +85,56 @@ export class PublisherMetricsCollector {
         }
       },
     });
-    new Counter({
-      name: 'tagd_publisher_delivered_samples_total',
-      help: 'Samples in the batches delivered successfully.',
-      labelNames,
-      registers,
-      collect() {
+    // One series a publisher, read from its state's counters.
+    const counterSeries = (name: string, help: string, read: (state: PublisherState) => number) =>
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const { type, state } of states()) {
+            this.inc({ publisher: state.name, type }, read(state));
+          }
+        },
+      });
+    counterSeries(
+      'tagd_publisher_delivered_samples_total',
+      'Samples in the batches delivered successfully.',
+      (state) => state.counters.samples,
+    );
+    counterSeries(
+      'tagd_publisher_dropped_samples_total',
+      'Updates dropped before delivery because the buffer was full (Everything mode).',
+      (state) => state.counters.droppedSamples,
+    );
+    // One series a publisher queue, a gauge or a counter; none for a queue where `read`
+    // answers undefined.
+    const queueSeries = (
+      kind: 'gauge' | 'counter',
+      name: string,
+      help: string,
+      read: (queue: PublisherQueue) => number | undefined,
+    ) => {
+      function collect(this: Gauge<QueueLabel> | Counter<QueueLabel>): void {
         this.reset();
-        for (const { type, state } of states()) {
-          this.inc({ publisher: state.name, type }, state.counters.samples);
+        for (const { type, queue } of queues()) {
+          const value = read(queue);
+          if (value === undefined) continue;
+          if (this instanceof Counter) this.inc({ publisher: queue.name, type }, value);
+          else this.set({ publisher: queue.name, type }, value);
         }
-      },
-    });
-    new Counter({
-      name: 'tagd_publisher_dropped_samples_total',
-      help: 'Updates dropped before delivery because the buffer was full (Everything mode).',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { type, state } of states()) {
-          this.inc({ publisher: state.name, type }, state.counters.droppedSamples);
-        }
-      },
-    });
-    new Gauge({
-      name: 'tagd_publisher_queue_depth',
-      help: 'What waits for delivery: MQTT messages (outbox and unacknowledged); webhook batches in the outbox plus Everything-mode updates.',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { type, queue } of queues())
-          this.set({ publisher: queue.name, type }, queue.depth);
-      },
-    });
+      }
+      const configuration = { name, help, labelNames, registers, collect };
+      return kind === 'counter' ? new Counter(configuration) : new Gauge(configuration);
+    };
+    queueSeries(
+      'gauge',
+      'tagd_publisher_queue_depth',
+      'What waits for delivery: MQTT messages (outbox and unacknowledged); webhook batches in the outbox plus Everything-mode updates.',
+      (queue) => queue.depth,
+    );
     new Gauge({
       name: 'tagd_publisher_oldest_queued_age_seconds',
       help: 'How long the oldest sample waiting for delivery has waited at most, s; 0 when none waits.',
@@ -132,96 +153,49 @@ export class PublisherMetricsCollector {
       },
     });
     // The durable outbox (MQTT json formats, webhook storeAndForward): only publishers with one.
-    const outboxGauge = (name: string, help: string, read: (outbox: Outbox) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const { type, queue } of queues()) {
-            if (queue.outbox) this.set({ publisher: queue.name, type }, read(queue.outbox));
-          }
-        },
-      });
-    outboxGauge(
+    queueSeries(
+      'gauge',
       'tagd_outbox_messages',
       'Messages (webhook: batches) stored in the durable outbox, waiting for the receiver or broker.',
-      (outbox) => outbox.messages,
+      (queue) => queue.outbox?.messages,
     );
-    outboxGauge(
+    queueSeries(
+      'gauge',
       'tagd_outbox_bytes',
       'Bytes of topics and payloads in the outbox (bounded by bufferLimitMB).',
-      (outbox) => outbox.bytes,
+      (queue) => queue.outbox?.bytes,
     );
-    new Counter({
-      name: 'tagd_outbox_dropped_messages_total',
-      help: 'Messages dropped from a full outbox (the oldest first), since it was opened.',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { type, queue } of queues()) {
-          if (queue.outbox) this.inc({ publisher: queue.name, type }, queue.outbox.dropped);
-        }
-      },
-    });
+    queueSeries(
+      'counter',
+      'tagd_outbox_dropped_messages_total',
+      'Messages dropped from a full outbox (the oldest first), since it was opened.',
+      (queue) => queue.outbox?.dropped,
+    );
     // Sparkplug store-and-forward (a primaryHostId): samples, not messages, are what the host gets.
-    new Gauge({
-      name: 'tagd_outbox_samples',
-      help: 'Sparkplug store-and-forward: samples stored in the outbox, waiting for the primary host.',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { type, queue } of queues()) {
-          const samples = queue.outbox?.samples;
-          if (samples !== undefined) this.set({ publisher: queue.name, type }, samples);
-        }
-      },
-    });
-    new Counter({
-      name: 'tagd_outbox_dropped_samples_total',
-      help: 'Sparkplug store-and-forward: stored samples dropped from a full outbox (the oldest first), since it was opened.',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { type, queue } of queues()) {
-          const dropped = queue.outbox?.droppedSamples;
-          if (dropped !== undefined) this.inc({ publisher: queue.name, type }, dropped);
-        }
-      },
-    });
+    queueSeries(
+      'gauge',
+      'tagd_outbox_samples',
+      'Sparkplug store-and-forward: samples stored in the outbox, waiting for the primary host.',
+      (queue) => queue.outbox?.samples,
+    );
+    queueSeries(
+      'counter',
+      'tagd_outbox_dropped_samples_total',
+      'Sparkplug store-and-forward: stored samples dropped from a full outbox (the oldest first), since it was opened.',
+      (queue) => queue.outbox?.droppedSamples,
+    );
     // Publishers with a primaryHostId only.
-    const hostGauge = (
-      name: string,
-      help: string,
-      read: (sparkplug: NonNullable<PublisherQueue['sparkplug']>) => boolean | undefined,
-    ) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const { type, queue } of queues()) {
-            const value = queue.sparkplug ? read(queue.sparkplug) : undefined;
-            if (value !== undefined) this.set({ publisher: queue.name, type }, value ? 1 : 0);
-          }
-        },
-      });
-    hostGauge(
+    queueSeries(
+      'gauge',
       'tagd_sparkplug_primary_host_online',
       "1 while the Sparkplug primary host's latest STATE says online (publishers with a primaryHostId).",
-      (sparkplug) => sparkplug.primaryHostOnline,
+      (queue) => oneIfTrue(queue.sparkplug?.primaryHostOnline),
     );
-    hostGauge(
+    queueSeries(
+      'gauge',
       'tagd_sparkplug_catching_up',
       '1 while stored samples are forwarded to the primary host as historical data.',
-      (sparkplug) => sparkplug.catchingUp,
+      (queue) => oneIfTrue(queue.sparkplug?.catchingUp),
     );
     new Counter({
       name: 'tagd_sparkplug_commands_total',

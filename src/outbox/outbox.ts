@@ -13,9 +13,9 @@
  * - Delivery is at least once: the owner removes a message only after the receiver acknowledged
  *   it, so a message acknowledged just before a crash is sent again after the restart.
  */
-import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { rmSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import { openOwnerOnlyDatabase } from '../state/owner-only-database.js';
 
 /** One queued message. */
 export interface OutboxMessage {
@@ -90,14 +90,8 @@ export class Outbox {
   /** Opens (or creates) the file and reads its totals. Idempotent. */
   open(): void {
     if (this.db !== undefined) return;
-    const file = this.options.file;
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    // Queued messages are plant data: the file (and so its -wal and -shm) is the owner's only.
-    closeSync(openSync(file, 'a', 0o600));
-    const db = new Database(file);
-    try {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
+    // Queued messages are plant data: the file is the owner's only.
+    const db = openOwnerOnlyDatabase(this.options.file, (db) => {
       db.exec(`
         CREATE TABLE IF NOT EXISTS messages (
           id INTEGER PRIMARY KEY,
@@ -121,10 +115,7 @@ export class Outbox {
       this.count = totals.n;
       this.bytes = totals.b;
       this.sampleCount = totals.s;
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    });
     this.db = db;
     this.insert = db.prepare(
       'INSERT INTO messages (topic, payload, size, t, samples) VALUES (?, ?, ?, ?, ?)',
@@ -178,14 +169,8 @@ export class Outbox {
   peek(limit: number): OutboxMessage[] {
     const rows = this.require()
       .prepare('SELECT id, topic, payload, t, samples FROM messages ORDER BY id LIMIT ?')
-      .all(limit) as { id: number; topic: string; payload: Buffer; t: number; samples: number }[];
-    return rows.map((row) => ({
-      id: row.id,
-      topic: row.topic,
-      payload: row.payload,
-      queuedAt: row.t,
-      samples: row.samples,
-    }));
+      .all(limit) as MessageRow[];
+    return rows.map(messageOf);
   }
 
   /**
@@ -208,14 +193,8 @@ export class Outbox {
     if (last === undefined) return [];
     const rows = db
       .prepare('SELECT id, topic, payload, t, samples FROM messages WHERE id <= ? ORDER BY id')
-      .all(last) as { id: number; topic: string; payload: Buffer; t: number; samples: number }[];
-    return rows.map((row) => ({
-      id: row.id,
-      topic: row.topic,
-      payload: row.payload,
-      queuedAt: row.t,
-      samples: row.samples,
-    }));
+      .all(last) as MessageRow[];
+    return rows.map(messageOf);
   }
 
   /** When the oldest message was queued, epoch ms; undefined when empty. */
@@ -287,4 +266,24 @@ export class Outbox {
     if (this.db === undefined) throw new Error('The outbox is not open.');
     return this.db;
   }
+}
+
+/** A row of the messages table, as the peeks select it. */
+interface MessageRow {
+  id: number;
+  topic: string;
+  payload: Buffer;
+  /** When it was queued, epoch ms. */
+  t: number;
+  samples: number;
+}
+
+function messageOf(row: MessageRow): OutboxMessage {
+  return {
+    id: row.id,
+    topic: row.topic,
+    payload: row.payload,
+    queuedAt: row.t,
+    samples: row.samples,
+  };
 }

@@ -61,6 +61,11 @@ export interface PublisherCounters {
   droppedSamples: number;
 }
 
+/** The counters of a publisher just created: all 0. */
+export function zeroCounters(): PublisherCounters {
+  return { batches: 0, samples: 0, failures: 0, skippedTicks: 0, droppedSamples: 0 };
+}
+
 /** What the management API shows of a publisher. */
 export interface PublisherState {
   name: string;

@@ -75,6 +75,3 @@ export interface RelayDriverSummary {
   sequenceErrors?: number;
   rebirthsRequested?: number;
 }
-
-/** Driver types the Relay API lists. */
-export const relayDriverTypes: readonly string[] = ['sparkplug', 'mqtt'];

@@ -5,13 +5,9 @@
  * the API reads it without importing a driver.
  */
 import type { Driver } from '../../drivers/driver.js';
+import { relayDriverTypes } from '../license/licensed-drivers.js';
 import type { DriverReports } from './driver-reports.js';
-import {
-  isRelaySource,
-  type RelayDriverSummary,
-  type RelayNodeReport,
-  relayDriverTypes,
-} from './relay-report.js';
+import { isRelaySource, type RelayDriverSummary, type RelayNodeReport } from './relay-report.js';
 
 /** The relay drivers' reports. */
 export class RelayReports {

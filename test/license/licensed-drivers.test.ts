@@ -1,6 +1,10 @@
 import test from 'ava';
 import { type LicenseState, unlicensed } from '../../src/license/license.js';
-import { driverLicenseBlocker, licensedDrivers } from '../../src/license/licensed-drivers.js';
+import {
+  driverLicenseBlocker,
+  licensedDrivers,
+  relayDriverTypes,
+} from '../../src/license/licensed-drivers.js';
 
 const standard: LicenseState = { edition: 'standard', licensee: 'Plant', features: new Set() };
 const server: LicenseState = {
@@ -16,6 +20,11 @@ test('the relay drivers need the data relay feature; the others need nothing', (
   }
   t.is(driverLicenseBlocker(server, 'mqtt'), undefined);
   t.is(driverLicenseBlocker(server, 'sparkplug'), undefined);
+});
+
+test('the relay driver types (the Relay API lists them) are the drivers licensed as the data relay', (t) => {
+  t.deepEqual(relayDriverTypes, ['sparkplug', 'mqtt']);
+  for (const type of relayDriverTypes) t.is(licensedDrivers[type]?.feature, 'dataRelay');
 });
 
 test('the reason names the driver, the feature, the editions and what is installed, never a file', (t) => {

@@ -1,4 +1,5 @@
 import type { FrameSink, ModbusFramer } from './framer.js';
+import { PendingBytes } from './pending-bytes.js';
 
 /** Least MBAP length: the unit id and a function code. */
 const minLength = 2;
@@ -13,7 +14,7 @@ const maxLength = 254;
  */
 export class MbapFramer implements ModbusFramer {
   readonly matchesById = true;
-  private pending: Uint8Array = new Uint8Array(0);
+  private readonly pending = new PendingBytes();
 
   encodeRead(
     id: number,
@@ -50,13 +51,7 @@ export class MbapFramer implements ModbusFramer {
   }
 
   push(chunk: Uint8Array, sink: FrameSink): void {
-    let bytes: Uint8Array;
-    if (this.pending.length === 0) bytes = chunk;
-    else {
-      bytes = new Uint8Array(this.pending.length + chunk.length);
-      bytes.set(this.pending);
-      bytes.set(chunk, this.pending.length);
-    }
+    const bytes = this.pending.joined(chunk);
     let at = 0;
     while (bytes.length - at >= 6) {
       const protocol = ((bytes[at + 2] as number) << 8) | (bytes[at + 3] as number);
@@ -65,7 +60,7 @@ export class MbapFramer implements ModbusFramer {
       // that breaks these rules means we lost step with the stream: nothing after it can be
       // trusted to start a frame.
       if (protocol !== 0 || length < minLength || length > maxLength) {
-        this.pending = new Uint8Array(0);
+        this.pending.clear();
         sink.malformed(
           protocol !== 0
             ? `MBAP header with protocol id ${protocol}, not 0`
@@ -84,7 +79,7 @@ export class MbapFramer implements ModbusFramer {
       });
       at = end;
     }
-    this.pending = at === bytes.length ? new Uint8Array(0) : bytes.slice(at);
+    this.pending.keep(bytes, at);
   }
 
   reset(): void {

@@ -1,4 +1,5 @@
 import type { FrameSink, ModbusFramer } from './framer.js';
+import { PendingBytes } from './pending-bytes.js';
 
 /**
  * Modbus RTU framing: unit id, PDU, CRC-16 (polynomial 0xA001, low byte first). RTU frames
@@ -9,7 +10,7 @@ import type { FrameSink, ModbusFramer } from './framer.js';
  */
 export class RtuFramer implements ModbusFramer {
   readonly matchesById = false;
-  private pending: Uint8Array = new Uint8Array(0);
+  private readonly pending = new PendingBytes();
 
   encodeRead(
     _id: number,
@@ -43,13 +44,7 @@ export class RtuFramer implements ModbusFramer {
   }
 
   push(chunk: Uint8Array, sink: FrameSink): void {
-    let bytes: Uint8Array;
-    if (this.pending.length === 0) bytes = chunk;
-    else {
-      bytes = new Uint8Array(this.pending.length + chunk.length);
-      bytes.set(this.pending);
-      bytes.set(chunk, this.pending.length);
-    }
+    const bytes = this.pending.joined(chunk);
     let at = 0;
     while (bytes.length - at >= 5) {
       const functionCode = bytes[at + 1] as number;
@@ -93,11 +88,11 @@ export class RtuFramer implements ModbusFramer {
       });
       at += length;
     }
-    this.pending = at === bytes.length ? new Uint8Array(0) : bytes.slice(at);
+    this.pending.keep(bytes, at);
   }
 
   reset(): void {
-    this.pending = new Uint8Array(0);
+    this.pending.clear();
   }
 }
 

@@ -26,6 +26,7 @@ import { alarmStatistics, maxSeriesWindows } from '../../alarms/alarm-statistics
 import type { AlarmView } from '../../alarms/alarm-view.js';
 import { journalCsv } from '../../alarms/journal-csv.js';
 import type { Principal } from '../../auth/account-service.js';
+import type { Permission } from '../../auth/permissions.js';
 import {
   type FieldError,
   NotFoundError,
@@ -184,30 +185,23 @@ const bulkResult = z
   })
   .meta({ id: 'AlertBulkAcknowledgeResult' });
 
+/** A comma-separated list: its items trimmed, empty ones dropped. */
+const commaSeparated = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== ''),
+);
+
 /** A comma-separated list of one of `values`. */
 function listOf<T extends string>(values: readonly T[], what: string) {
-  return z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((part) => part.trim())
-        .filter((part) => part !== ''),
-    )
+  return commaSeparated
     .pipe(z.array(z.enum(values as [T, ...T[]])))
     .optional()
     .describe(`Comma-separated ${what}: ${values.join(', ')}.`);
 }
 
-const names = z
-  .string()
-  .transform((text) =>
-    text
-      .split(',')
-      .map((part) => part.trim())
-      .filter((part) => part !== ''),
-  )
-  .optional();
+const names = commaSeparated.optional();
 
 const timePoint = (fallback: string, what: string) =>
   z
@@ -310,25 +304,38 @@ export function alertRoutes(deps: ApiDeps, streams: TagStreamHub): RouteDefiniti
     if (alarm === undefined) throw notFound(name);
     return alarm;
   };
-  const act = (
-    event: string,
-    run: (service: AlarmService, name: string, by: ActionBy) => AlarmView,
-  ) => {
-    return ({
-      params,
-      body,
-      principal,
-    }: {
-      params: { name: string };
-      body: { comment?: string | undefined };
-      principal: Principal | undefined;
-    }) => {
-      const by = byOf(principal, body.comment);
-      const result = run(alarms(), params.name, by);
-      auditAction(event, params.name, by, result.state);
-      return result;
-    };
-  };
+  /**
+   * An alarm action: `POST {basePath}/{name}/{action}` with an optional comment; answers the
+   * alarm after the action and audits it as `event`.
+   */
+  const actionRoute = (action: {
+    path: string;
+    operationId: string;
+    summary: string;
+    description: string;
+    permission: Permission;
+    event: string;
+    run: (service: AlarmService, name: string, by: ActionBy) => AlarmView;
+  }) =>
+    defineRoute({
+      method: 'post',
+      path: `${basePath}/{name}/${action.path}`,
+      operationId: action.operationId,
+      tag,
+      summary: action.summary,
+      description: action.description,
+      access: { kind: 'permission', permission: action.permission },
+      params: nameParams,
+      body: actionBody,
+      responses: found,
+      problems: [404, 409, 503],
+      handle: ({ params, body, principal }) => {
+        const by = byOf(principal, body.comment);
+        const result = action.run(alarms(), params.name, by);
+        auditAction(action.event, params.name, by, result.state);
+        return result;
+      },
+    });
   const auditAction = (event: string, name: string, by: ActionBy, state: string, extra = {}) => {
     deps.audit.info(
       {
@@ -638,20 +645,15 @@ export function alertRoutes(deps: ApiDeps, streams: TagStreamHub): RouteDefiniti
       problems: [404],
       handle: ({ params }) => view(params.name),
     }),
-    defineRoute({
-      method: 'post',
-      path: `${basePath}/{name}/Acknowledge`,
+    actionRoute({
+      path: 'Acknowledge',
       operationId: 'acknowledgeAlert',
-      tag,
       summary: 'Acknowledge an alarm',
       description:
         'An active alarm turns Acknowledged; one whose condition is gone (returned to normal, or latched) turns Normal. Nothing to acknowledge: 409 `alarm-state-conflict`. Answered once the journal has it on disk (else 503 `alarm-journal-unavailable`, and nothing changed). The body may be `{}`.',
-      access: { kind: 'permission', permission: 'AlertAcknowledge' },
-      params: nameParams,
-      body: actionBody,
-      responses: found,
-      problems: [404, 409, 503],
-      handle: act('alarm-acknowledged', (service, name, by) => service.acknowledge(name, by)),
+      permission: 'AlertAcknowledge',
+      event: 'alarm-acknowledged',
+      run: (service, name, by) => service.acknowledge(name, by),
     }),
     defineRoute({
       method: 'post',
@@ -682,53 +684,34 @@ export function alertRoutes(deps: ApiDeps, streams: TagStreamHub): RouteDefiniti
         return result;
       },
     }),
-    defineRoute({
-      method: 'post',
-      path: `${basePath}/{name}/Unshelve`,
+    actionRoute({
+      path: 'Unshelve',
       operationId: 'unshelveAlert',
-      tag,
       summary: 'Unshelve an alarm',
       description: 'Not shelved: 409 `alarm-state-conflict`.',
-      access: { kind: 'permission', permission: 'AlertShelve' },
-      params: nameParams,
-      body: actionBody,
-      responses: found,
-      problems: [404, 409, 503],
-      handle: act('alarm-unshelved', (service, name, by) => service.unshelve(name, by)),
+      permission: 'AlertShelve',
+      event: 'alarm-unshelved',
+      run: (service, name, by) => service.unshelve(name, by),
     }),
-    defineRoute({
-      method: 'post',
-      path: `${basePath}/{name}/OutOfService`,
+    actionRoute({
+      path: 'OutOfService',
       operationId: 'takeAlertOutOfService',
-      tag,
       summary: 'Take an alarm out of service',
       description:
         'For maintenance: the alarm shows OutOfService until put back in service (no time limit). Already out of service: 409 `alarm-state-conflict`.',
-      access: { kind: 'permission', permission: 'AlertManage' },
-      params: nameParams,
-      body: actionBody,
-      responses: found,
-      problems: [404, 409, 503],
-      handle: act('alarm-out-of-service', (service, name, by) =>
-        service.setOutOfService(name, true, by),
-      ),
+      permission: 'AlertManage',
+      event: 'alarm-out-of-service',
+      run: (service, name, by) => service.setOutOfService(name, true, by),
     }),
-    defineRoute({
-      method: 'post',
-      path: `${basePath}/{name}/InService`,
+    actionRoute({
+      path: 'InService',
       operationId: 'putAlertInService',
-      tag,
       summary: 'Put an alarm back in service',
       description:
         'The alarm shows its condition again: active ones as they are, one whose condition is gone as Normal. Already in service: 409 `alarm-state-conflict`.',
-      access: { kind: 'permission', permission: 'AlertManage' },
-      params: nameParams,
-      body: actionBody,
-      responses: found,
-      problems: [404, 409, 503],
-      handle: act('alarm-in-service', (service, name, by) =>
-        service.setOutOfService(name, false, by),
-      ),
+      permission: 'AlertManage',
+      event: 'alarm-in-service',
+      run: (service, name, by) => service.setOutOfService(name, false, by),
     }),
   ];
 }

@@ -38,6 +38,30 @@ export interface BrokerTlsAndAuth {
   passphrase?: string;
 }
 
+/**
+ * The options of every connection tagd makes to a broker as a publisher (the publisher's and
+ * the test publish's): MQTT 5, a clean session, no reconnection inside the client (the owner
+ * retries), {@link connectTimeoutMs}, and the credentials and trust of `auth`. Certificate
+ * checks are never turned off, not even by NODE_TLS_REJECT_UNAUTHORIZED=0.
+ */
+export function brokerClientOptions(clientId: string, auth: BrokerTlsAndAuth): IClientOptions {
+  return {
+    clientId,
+    protocolVersion: 5,
+    clean: true,
+    reconnectPeriod: 0,
+    connectTimeout: connectTimeoutMs,
+    ...(auth.username !== undefined ? { username: auth.username } : {}),
+    ...(auth.password !== undefined ? { password: auth.password } : {}),
+    // Passing `ca` replaces Node's built-in list, so the built-in CAs go along with it.
+    ...(auth.extraCa !== undefined ? { ca: [...rootCertificates, auth.extraCa] } : {}),
+    ...(auth.cert !== undefined ? { cert: auth.cert } : {}),
+    ...(auth.key !== undefined ? { key: auth.key } : {}),
+    ...(auth.passphrase !== undefined ? { passphrase: auth.passphrase } : {}),
+    rejectUnauthorized: true,
+  };
+}
+
 /** What the owner of a connection is told. */
 export interface ConnectionHandlers {
   /**
@@ -284,23 +308,10 @@ export class BrokerConnection {
     extra: Partial<IClientOptions>,
   ): MqttClient {
     return connect(brokerUrl, {
-      clientId,
-      protocolVersion: 5,
-      clean: true,
-      reconnectPeriod: 0,
-      connectTimeout: connectTimeoutMs,
+      ...brokerClientOptions(clientId, auth),
       keepalive: 30,
       // Messages go out only while connected: no unbounded queue inside the client.
       queueQoSZero: false,
-      ...(auth.username !== undefined ? { username: auth.username } : {}),
-      ...(auth.password !== undefined ? { password: auth.password } : {}),
-      // Passing `ca` replaces Node's built-in list, so the built-in CAs go along with it.
-      ...(auth.extraCa !== undefined ? { ca: [...rootCertificates, auth.extraCa] } : {}),
-      ...(auth.cert !== undefined ? { cert: auth.cert } : {}),
-      ...(auth.key !== undefined ? { key: auth.key } : {}),
-      ...(auth.passphrase !== undefined ? { passphrase: auth.passphrase } : {}),
-      // Certificate checks are never turned off, not even by NODE_TLS_REJECT_UNAUTHORIZED=0.
-      rejectUnauthorized: true,
       ...extra,
     });
   }

@@ -33,22 +33,26 @@ import type { Logger } from 'pino';
 import { type AlarmFeed, alarmFilterTakes, transitionDocument } from '../../alarms/alarm-filter.js';
 import type { AlarmTransition } from '../../alarms/alarm-state.js';
 import type { Clock, TimerHandle } from '../../clock.js';
-import { Outbox, type OutboxMessage } from '../../outbox/outbox.js';
+import type { Outbox, OutboxMessage } from '../../outbox/outbox.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
-import type {
-  DeliveryRecord,
-  PublisherCounters,
-  PublisherMetrics,
-  PublisherQueue,
-  PublisherState,
-  PublisherStatus,
+import { deliveryHealthDefinitions, deliveryHealthTagIds } from '../delivery-health.js';
+import {
+  type DeliveryRecord,
+  type PublisherCounters,
+  type PublisherMetrics,
+  type PublisherQueue,
+  type PublisherState,
+  type PublisherStatus,
+  zeroCounters,
 } from '../publisher.js';
+import { openPublisherOutbox, outboxUnusableReason } from '../publisher-outbox.js';
+import { DropWarnings } from '../trigger/drop-warnings.js';
 import { type BatchSelector, createSelector } from '../trigger/selection.js';
 import { BrokerConnection, type BrokerTlsAndAuth } from './broker-connection.js';
 import { describeBrokerError } from './broker-errors.js';
-import { readBrokerFiles } from './broker-files.js';
+import { readBrokerAuth } from './broker-files.js';
 import { collectionMessages, type OutgoingMessage, tagMessages } from './json-messages.js';
 import { PrimaryHostState } from './primary-host-state.js';
 import { clientIdOf, type MqttConfig, retainOf, topicPrefixOf } from './schema.js';
@@ -81,10 +85,6 @@ export interface MqttPublisherDeps {
 
 /** Fixed text of the LastDeliveryError health tag after a failed delivery. */
 export const mqttDeliveryFailedMessage = 'MQTT delivery failed - see log for details.';
-
-/** The reason a publisher gives (Error, not running) when its outbox cannot be opened. */
-export const outboxUnusableReason =
-  'The outbox in the state directory could not be opened; the gateway log says why.';
 
 /** The reason a publisher gives (Error, not running) when a file it names cannot be used; the log says why. */
 export const filesUnusableReason =
@@ -131,9 +131,7 @@ export interface SparkplugState {
 export function mqttHealthTagIds(name: string) {
   const base = `Publishers/${name}`;
   return {
-    status: `${base}/Status`,
-    lastDeliverySuccess: `${base}/LastDeliverySuccess`,
-    lastDeliveryError: `${base}/LastDeliveryError`,
+    ...deliveryHealthTagIds(name),
     queueDepth: `${base}/QueueDepth`,
     oldestQueuedAgeSeconds: `${base}/OldestQueuedAgeSeconds`,
     /** Sparkplug with a primaryHostId: samples in the outbox. */
@@ -165,13 +163,7 @@ export class MqttPublisher {
   private status: PublisherStatus = 'Off';
   private reason: string | undefined;
   private lastDelivery: DeliveryRecord | undefined;
-  private readonly counters: PublisherCounters = {
-    batches: 0,
-    samples: 0,
-    failures: 0,
-    skippedTicks: 0,
-    droppedSamples: 0,
-  };
+  private readonly counters: PublisherCounters = zeroCounters();
   private messages = 0;
   private readonly log: Logger;
   private readonly health: ReturnType<typeof mqttHealthTagIds>;
@@ -197,7 +189,7 @@ export class MqttPublisher {
   private stopMembersAdded: (() => void) | undefined;
   private stopTagsRemoved: (() => void) | undefined;
   private missingWarned = new Set<string>();
-  private droppedAtLastTick = 0;
+  private readonly dropWarnings: DropWarnings;
   private topicPrefix = '';
   private retain = false;
   private stopAlarms: (() => void) | undefined;
@@ -224,20 +216,10 @@ export class MqttPublisher {
   ) {
     this.current = config;
     this.log = deps.logger.child({ component: 'mqtt', publisher: config.name });
+    this.dropWarnings = new DropWarnings(this.counters, this.log);
     this.health = mqttHealthTagIds(config.name);
     deps.store.define([
-      {
-        fullTagId: this.health.status,
-        metadata: { description: `Status of MQTT publisher ${config.name}: On, Off or Error` },
-      },
-      {
-        fullTagId: this.health.lastDeliverySuccess,
-        metadata: { description: 'true when the most recent delivery succeeded' },
-      },
-      {
-        fullTagId: this.health.lastDeliveryError,
-        metadata: { description: 'Empty when healthy, else why the last delivery failed' },
-      },
+      ...deliveryHealthDefinitions(this.health, 'MQTT', config.name),
       {
         fullTagId: this.health.queueDepth,
         metadata: { description: 'Messages waiting for the broker' },
@@ -331,7 +313,7 @@ export class MqttPublisher {
     const config = this.current;
     let auth: BrokerTlsAndAuth;
     try {
-      auth = await this.readAuth(config);
+      auth = await readBrokerAuth(config, this.deps.baseDir ?? process.cwd());
     } catch (error) {
       // The reason is shown to every PublisherView account: it must not tell what a file holds.
       this.setError(filesUnusableReason);
@@ -343,19 +325,17 @@ export class MqttPublisher {
     // primary host to store for.
     this.storeAndForward = config.format === 'sparkplugB' && config.primaryHostId !== undefined;
     if (config.format !== 'sparkplugB' || this.storeAndForward) {
-      const outbox = new Outbox({
-        file: this.outboxFile,
-        limitBytes: config.bufferLimitMB * 1024 * 1024,
-        now: () => this.deps.clock.now(),
-      });
-      try {
-        outbox.open();
-      } catch (error) {
+      const outbox = openPublisherOutbox(
+        {
+          file: this.outboxFile,
+          limitBytes: config.bufferLimitMB * 1024 * 1024,
+          now: () => this.deps.clock.now(),
+        },
+        this.log,
+        `MQTT publisher '${this.name}'`,
+      );
+      if (outbox === undefined) {
         this.setError(outboxUnusableReason);
-        this.log.error(
-          { err: error },
-          `MQTT publisher '${this.name}' cannot start: its outbox cannot be opened.`,
-        );
         return;
       }
       this.outbox = outbox;
@@ -390,7 +370,7 @@ export class MqttPublisher {
       ...(sparkplug ? { accepts: () => true } : {}),
     });
     this.selector.start();
-    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.dropWarnings.restart();
     if (sparkplug) {
       this.sparkplug = new SparkplugPublishing(config, {
         clock: this.deps.clock,
@@ -955,7 +935,7 @@ export class MqttPublisher {
   private tick(): void {
     const selector = this.selector;
     if (selector === undefined) return;
-    this.logDrops();
+    this.dropWarnings.tick(this.current.everythingBufferSize);
     this.updateQueueHealth();
     const client = this.connection?.connected;
     const outbox = this.outbox;
@@ -1410,17 +1390,6 @@ export class MqttPublisher {
     }
   }
 
-  private logDrops(): void {
-    const dropped = this.counters.droppedSamples - this.droppedAtLastTick;
-    if (dropped === 0) return;
-    this.droppedAtLastTick = this.counters.droppedSamples;
-    this.log.warn(
-      { dropped, bufferSize: this.current.everythingBufferSize },
-      `Everything buffer full: the ${dropped} oldest updates were dropped since the last ` +
-        `publish (the buffer holds ${this.current.everythingBufferSize}).`,
-    );
-  }
-
   /** The configured collections that exist, in configuration order, without repeats. */
   private present(): string[] {
     const present: string[] = [];
@@ -1467,29 +1436,6 @@ export class MqttPublisher {
     this.members = members;
     this.memberSet = seen;
     this.memberOf = memberOf;
-  }
-
-  private async readAuth(config: MqttConfig): Promise<BrokerTlsAndAuth> {
-    const files = await readBrokerFiles(config, this.deps.baseDir ?? process.cwd());
-    if (files.problems.length > 0) {
-      throw new Error(
-        files.problems.map((problem) => `${problem.path}: ${problem.message}`).join(' '),
-      );
-    }
-    const auth: BrokerTlsAndAuth = {};
-    if (files.extraCa !== undefined) auth.extraCa = files.extraCa;
-    const authentication = config.authentication;
-    if (authentication.mode === 'Username password') {
-      auth.username = authentication.username;
-      auth.password = authentication.password;
-    } else if (authentication.mode === 'Client certificate') {
-      auth.cert = files.cert;
-      auth.key = files.key;
-      if (authentication.keyPassphrase !== undefined) {
-        auth.passphrase = authentication.keyPassphrase;
-      }
-    }
-    return auth;
   }
 
   private setStatus(status: PublisherStatus, clearReason = true): void {

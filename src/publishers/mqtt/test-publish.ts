@@ -5,7 +5,6 @@
  * `<clientId>-test`, so the running publisher's session is not taken over), and the broker's
  * PUBACK reported. The running publisher (counters, health tags, outbox) is left alone.
  */
-import { rootCertificates } from 'node:tls';
 import { connect, type MqttClient } from 'mqtt';
 import type { Clock } from '../../clock.js';
 import type { Collections } from '../../tags/collections.js';
@@ -13,7 +12,7 @@ import type { TagStore } from '../../tags/tag-store.js';
 import type { PublisherTestResult } from '../publisher.js';
 import { buildPayload } from '../trigger/payload.js';
 import { testSamples } from '../webhook/test-delivery.js';
-import { connectTimeoutMs } from './broker-connection.js';
+import { brokerClientOptions } from './broker-connection.js';
 import { describeBrokerError } from './broker-errors.js';
 import { readBrokerAuth } from './broker-files.js';
 import { clientIdOf, type MqttConfig, topicPrefixOf } from './schema.js';
@@ -57,20 +56,7 @@ export async function publishMqttTest(
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
   let client: MqttClient | undefined;
   try {
-    client = connect(config.brokerUrl, {
-      clientId: `${clientIdOf(config)}-test`,
-      protocolVersion: 5,
-      clean: true,
-      reconnectPeriod: 0,
-      connectTimeout: connectTimeoutMs,
-      ...(auth.username !== undefined ? { username: auth.username } : {}),
-      ...(auth.password !== undefined ? { password: auth.password } : {}),
-      ...(auth.extraCa !== undefined ? { ca: [...rootCertificates, auth.extraCa] } : {}),
-      ...(auth.cert !== undefined ? { cert: auth.cert } : {}),
-      ...(auth.key !== undefined ? { key: auth.key } : {}),
-      ...(auth.passphrase !== undefined ? { passphrase: auth.passphrase } : {}),
-      rejectUnauthorized: true,
-    });
+    client = connect(config.brokerUrl, brokerClientOptions(`${clientIdOf(config)}-test`, auth));
     const connected = client;
     await new Promise<void>((resolve, reject) => {
       connected.once('connect', () => resolve());

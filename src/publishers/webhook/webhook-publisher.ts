@@ -10,11 +10,12 @@ import type { Logger } from 'pino';
 import { type AlarmFeed, alarmFilterTakes } from '../../alarms/alarm-filter.js';
 import type { AlarmTransition } from '../../alarms/alarm-state.js';
 import type { Clock, TimerHandle } from '../../clock.js';
-import { Outbox } from '../../outbox/outbox.js';
+import type { Outbox } from '../../outbox/outbox.js';
 import { profileFileLimits, readProfileFile } from '../../profile/profile-file.js';
 import type { Collections } from '../../tags/collections.js';
 import type { Sample } from '../../tags/sample.js';
 import type { TagStore } from '../../tags/tag-store.js';
+import { deliveryHealthDefinitions, deliveryHealthTagIds } from '../delivery-health.js';
 import {
   type DeliveryRecord,
   deliveryFailedMessage,
@@ -23,7 +24,10 @@ import {
   type PublisherQueue,
   type PublisherState,
   type PublisherStatus,
+  zeroCounters,
 } from '../publisher.js';
+import { openPublisherOutbox, outboxUnusableReason } from '../publisher-outbox.js';
+import { DropWarnings } from '../trigger/drop-warnings.js';
 import { buildPayload, type PayloadEntry } from '../trigger/payload.js';
 import { type BatchSelector, createSelector, EverythingSelector } from '../trigger/selection.js';
 import { type AlarmDocument, alarmDocument, maxTransitionsPerDocument } from './alarm-document.js';
@@ -79,25 +83,11 @@ interface Outgoing {
 export const caFileUnusableReason =
   'The CA file (caFile) could not be used; the gateway log says why.';
 
-/** The reason a publisher gives (Error, not running) when its storeAndForward outbox cannot be opened. */
-export const outboxUnusableReason =
-  'The outbox in the state directory could not be opened; the gateway log says why.';
-
 /** The reason an Off publisher gives after Stop (PublisherManager contract). */
 export const stoppedReason = 'stopped';
 
-/** The ids of a publisher's health tags (spec §2.4). */
-export function healthTagIds(name: string): {
-  status: string;
-  lastDeliverySuccess: string;
-  lastDeliveryError: string;
-} {
-  return {
-    status: `Publishers/${name}/Status`,
-    lastDeliverySuccess: `Publishers/${name}/LastDeliverySuccess`,
-    lastDeliveryError: `Publishers/${name}/LastDeliveryError`,
-  };
-}
+/** The ids of a webhook publisher's health tags (spec §2.4). */
+export const healthTagIds = deliveryHealthTagIds;
 
 /**
  * A webhook publisher. It does not check its run conditions (license, collections): the
@@ -109,13 +99,7 @@ export class WebhookPublisher {
   private status: PublisherStatus = 'Off';
   private reason: string | undefined;
   private lastDelivery: DeliveryRecord | undefined;
-  private readonly counters: PublisherCounters = {
-    batches: 0,
-    samples: 0,
-    failures: 0,
-    skippedTicks: 0,
-    droppedSamples: 0,
-  };
+  private readonly counters: PublisherCounters = zeroCounters();
   private readonly log: Logger;
   /** What is logged about failed deliveries: state changes and summaries, not every attempt. */
   private readonly outageLog: OutageLog;
@@ -132,7 +116,7 @@ export class WebhookPublisher {
   private members: string[] = [];
   /** Everything mode only: the members as a set, for filtering updates. */
   private memberSet = new Set<string>();
-  private droppedAtLastTick = 0;
+  private readonly dropWarnings: DropWarnings;
   /** When the Everything buffer was last drained (start or tick), clock ms. */
   private drainedAt = 0;
   private missingWarned = new Set<string>();
@@ -146,22 +130,10 @@ export class WebhookPublisher {
   ) {
     this.current = config;
     this.log = deps.logger.child({ component: 'webhook', publisher: config.name });
+    this.dropWarnings = new DropWarnings(this.counters, this.log);
     this.outageLog = new OutageLog(config.name, this.log);
     this.health = healthTagIds(config.name);
-    deps.store.define([
-      {
-        fullTagId: this.health.status,
-        metadata: { description: `Status of webhook publisher ${config.name}: On, Off or Error` },
-      },
-      {
-        fullTagId: this.health.lastDeliverySuccess,
-        metadata: { description: 'true when the most recent delivery succeeded' },
-      },
-      {
-        fullTagId: this.health.lastDeliveryError,
-        metadata: { description: 'Empty when healthy, else why the last delivery failed' },
-      },
-    ]);
+    deps.store.define(deliveryHealthDefinitions(this.health, 'webhook', config.name));
     this.writeHealth(this.health.status, 'Off');
   }
 
@@ -242,19 +214,17 @@ export class WebhookPublisher {
     const config = this.current;
     const outboxFile = this.outboxFile;
     if (config.storeAndForward && outboxFile !== undefined) {
-      const outbox = new Outbox({
-        file: outboxFile,
-        limitBytes: (config.bufferLimitMB ?? 64) * 1024 * 1024,
-        now: () => this.deps.clock.now(),
-      });
-      try {
-        outbox.open();
-      } catch (error) {
+      const outbox = openPublisherOutbox(
+        {
+          file: outboxFile,
+          limitBytes: (config.bufferLimitMB ?? 64) * 1024 * 1024,
+          now: () => this.deps.clock.now(),
+        },
+        this.log,
+        `Webhook publisher '${this.name}'`,
+      );
+      if (outbox === undefined) {
         this.setError(outboxUnusableReason);
-        this.log.error(
-          { err: error },
-          `Webhook publisher '${this.name}' cannot start: its outbox cannot be opened.`,
-        );
         return;
       }
       this.outbox = outbox;
@@ -288,7 +258,7 @@ export class WebhookPublisher {
     this.followAlarms();
     // A (re)start begins with status On: an outage of the previous run is not continued.
     this.outageLog.reset();
-    this.droppedAtLastTick = this.counters.droppedSamples;
+    this.dropWarnings.restart();
     this.drainedAt = this.deps.clock.now();
     this.timer = this.deps.clock.setInterval(
       () => this.tick(),
@@ -392,7 +362,7 @@ export class WebhookPublisher {
     const selector = this.selector;
     const delivery = this.delivery;
     if (selector === undefined || delivery === undefined) return;
-    this.logDrops();
+    this.dropWarnings.tick(this.current.everythingBufferSize);
     if (this.inFlight !== undefined) {
       // On Change and Everything keep accumulating and send at the next tick; a Snapshot tick
       // would only repeat the sample set, so it is skipped and counted.
@@ -539,23 +509,43 @@ export class WebhookPublisher {
     };
     this.reportDelivery(record);
     if (outcome.ok) {
-      this.lastDelivery = record;
-      this.counters.batches++;
-      this.counters.samples += outgoing.samples;
       outgoing.delivered();
-      this.writeHealth(this.health.lastDeliverySuccess, true);
-      this.writeHealth(this.health.lastDeliveryError, '');
-      this.setStatus('On');
-      this.outageLog.recovered(outcome.httpStatus);
+      this.deliverySucceeded(record, outcome);
       return;
     }
-    const last = outcome.failures[outcome.failures.length - 1];
-    const error = last?.error ?? 'unknown error';
-    this.lastDelivery = { ...record, error };
     this.counters.failures++;
     const kept = outbox !== undefined && this.keep(outbox, outgoing);
     if (kept) outgoing.delivered();
     else outgoing.dropped();
+    this.deliveryFailed(record, outcome, outgoing.samples, kept);
+  }
+
+  /** A delivery the receiver took: counted, healthy, status On, an outage logged as over. */
+  private deliverySucceeded(record: DeliveryRecord, outcome: DeliveryOutcome): void {
+    this.lastDelivery = record;
+    this.counters.batches++;
+    this.counters.samples += record.samples;
+    this.writeHealth(this.health.lastDeliverySuccess, true);
+    this.writeHealth(this.health.lastDeliveryError, '');
+    this.setStatus('On');
+    this.outageLog.recovered(outcome.httpStatus);
+  }
+
+  /**
+   * A delivery whose every attempt failed: the last delivery, the health tags, status Error and
+   * the outage log say so.
+   * @param samples how many samples the batch carried
+   * @param kept whether the batch stays in the outbox for a later attempt
+   */
+  private deliveryFailed(
+    record: DeliveryRecord,
+    outcome: DeliveryOutcome,
+    samples: number,
+    kept: boolean,
+  ): void {
+    const last = outcome.failures[outcome.failures.length - 1];
+    const error = last?.error ?? 'unknown error';
+    this.lastDelivery = { ...record, error };
     this.writeHealth(this.health.lastDeliverySuccess, false);
     this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
     this.setStatus('Error');
@@ -565,7 +555,7 @@ export class WebhookPublisher {
       error,
       ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
       errors: outcome.failures.map((failure) => failure.error),
-      samples: outgoing.samples,
+      samples,
       batchId: outcome.batchId,
       kept,
     });
@@ -632,46 +622,13 @@ export class WebhookPublisher {
       };
       this.reportDelivery(record);
       if (!outcome.ok) {
-        const last = outcome.failures[outcome.failures.length - 1];
-        const error = last?.error ?? 'unknown error';
-        this.lastDelivery = { ...record, error };
-        this.writeHealth(this.health.lastDeliverySuccess, false);
-        this.writeHealth(this.health.lastDeliveryError, deliveryFailedMessage);
-        this.setStatus('Error');
-        this.outageLog.failed({
-          at: outcome.endedAt,
-          attempts: outcome.attempts,
-          error,
-          ...(last?.httpStatus !== undefined ? { httpStatus: last.httpStatus } : {}),
-          errors: outcome.failures.map((failure) => failure.error),
-          samples,
-          batchId: outcome.batchId,
-          kept: true,
-        });
+        this.deliveryFailed(record, outcome, samples, true);
         return false;
       }
       outbox.remove([stored.id]);
-      this.lastDelivery = record;
-      this.counters.batches++;
-      this.counters.samples += samples;
-      this.writeHealth(this.health.lastDeliverySuccess, true);
-      this.writeHealth(this.health.lastDeliveryError, '');
-      this.setStatus('On');
-      this.outageLog.recovered(outcome.httpStatus);
+      this.deliverySucceeded(record, outcome);
     }
     return true;
-  }
-
-  /** Everything mode: logs the updates dropped since the last tick, at most once a tick. */
-  private logDrops(): void {
-    const dropped = this.counters.droppedSamples - this.droppedAtLastTick;
-    if (dropped === 0) return;
-    this.droppedAtLastTick = this.counters.droppedSamples;
-    this.log.warn(
-      { dropped, bufferSize: this.current.everythingBufferSize },
-      `Everything buffer full: the ${dropped} oldest updates were dropped since the last ` +
-        `publish (the buffer holds ${this.current.everythingBufferSize}).`,
-    );
   }
 
   /** Re-reads the union of the collections' members, in collection order. */
