@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from './api-client';
 import { type AlarmDefinition, alarmPriorities } from './api-types';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
 
 const conditions = [
@@ -357,11 +358,7 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
         />
         Enabled
       </label>
-      {formError ? (
-        <p class="form-error" role="alert">
-          {formError}
-        </p>
-      ) : null}
+      <FormError>{formError}</FormError>
       <div class="buttons">
         <button type="submit" class="primary" disabled={busy}>
           {existing ? 'Save' : 'Create'}

@@ -3,6 +3,7 @@ import { AlarmDefinitionForm } from './alarm-definition-form';
 import { alarmValueText } from './alarm-words';
 import { ApiError, api } from './api-client';
 import type { AlarmDefinition } from './api-types';
+import { FormError } from './form-error';
 import { PriorityBadge } from './priority-badge';
 import { href, navigate, route } from './router';
 import { can } from './session';
@@ -32,9 +33,7 @@ export function AlarmDefinitions() {
     const existing = list.data?.find((definition) => definition.name === name);
     if (!existing) {
       return list.data ? (
-        <p class="form-error" role="alert">
-          No alarm definition named {name}.
-        </p>
+        <FormError>No alarm definition named {name}.</FormError>
       ) : (
         <p role="status">Loading…</p>
       );
@@ -72,11 +71,7 @@ export function AlarmDefinitions() {
           {message}
         </p>
       ) : null}
-      {error || list.error ? (
-        <p class="form-error" role="alert">
-          {error || list.error}
-        </p>
-      ) : null}
+      <FormError>{error || list.error}</FormError>
       {!list.data ? (
         list.error ? null : (
           <p role="status">Loading…</p>

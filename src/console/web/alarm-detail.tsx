@@ -6,6 +6,7 @@ import { alarmValueText, lacking, stateWords } from './alarm-words';
 import { ApiError, api, encodePath } from './api-client';
 import type { AlarmDefinition, AlertTransition, AlertView } from './api-types';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
 import { formatTime } from './format';
 import { PriorityBadge } from './priority-badge';
@@ -62,11 +63,7 @@ export function AlarmDetail({ name }: { name: string }) {
       <p>
         <a href={href('alarms')}>Back to the active alarms</a>
       </p>
-      {facts.error ? (
-        <p class="form-error" role="alert">
-          {facts.error}
-        </p>
-      ) : null}
+      <FormError>{facts.error}</FormError>
       {!alarm ? (
         facts.error ? null : (
           <p role="status">Loading…</p>
@@ -233,11 +230,7 @@ function AcknowledgeForm({ alarm, onDone }: ActionProps) {
           onInput={(event) => setComment(event.currentTarget.value)}
         />
       </Field>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FormError>{error}</FormError>
       <button
         type="submit"
         class="primary"
@@ -335,11 +328,7 @@ function ShelveForm({ alarm, maxMinutes, onDone }: ActionProps & { maxMinutes?: 
           onInput={(event) => setReason(event.currentTarget.value)}
         />
       </Field>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FormError>{error}</FormError>
       <button
         type="submit"
         disabled={!allowed || busy}
@@ -373,11 +362,7 @@ function UnshelveForm({ alarm, onDone }: ActionProps) {
     <form class="alarm-action" aria-labelledby="unshelve-title" onSubmit={submit}>
       <h3 id="unshelve-title">Shelved</h3>
       <p>The alarm is hidden from operators until the shelve ends.</p>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FormError>{error}</FormError>
       <button
         type="submit"
         disabled={!allowed || busy}
@@ -422,11 +407,7 @@ function ServiceForm({ alarm, onDone }: ActionProps) {
           onInput={(event) => setComment(event.currentTarget.value)}
         />
       </Field>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FormError>{error}</FormError>
       <button
         type="submit"
         disabled={!allowed || busy}

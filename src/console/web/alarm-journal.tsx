@@ -10,6 +10,7 @@ import {
   alarmStates,
 } from './api-types';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { href, route } from './router';
 import { usePoll } from './use-poll';
 
@@ -300,11 +301,7 @@ export function AlarmJournalView() {
           </a>
         </div>
       </form>
-      {shownError ? (
-        <p class="form-error" role="alert">
-          {shownError}
-        </p>
-      ) : null}
+      <FormError>{shownError}</FormError>
       {first.data === undefined ? (
         first.error ? null : (
           <p role="status">Loading…</p>

@@ -11,6 +11,7 @@ import {
 import { alarmValueText, lacking, stateWords } from './alarm-words';
 import { ApiError, api } from './api-client';
 import type { AlertView } from './api-types';
+import { FormError } from './form-error';
 import { formatTime } from './format';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
@@ -124,16 +125,8 @@ export function AlarmList() {
           {message}
         </p>
       ) : null}
-      {failure ? (
-        <p class="form-error" role="alert">
-          {failure}
-        </p>
-      ) : null}
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FormError>{failure}</FormError>
+      <FormError>{error}</FormError>
       {!loaded ? (
         <p role="status">Loading…</p>
       ) : list.length === 0 ? (

@@ -3,6 +3,7 @@ import uPlot from 'uplot';
 import { prioritiesUrgentFirst } from './alarm-words';
 import { api } from './api-client';
 import type { AlertStatistics } from './api-types';
+import { FormError } from './form-error';
 import { formatTime } from './format';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
@@ -53,11 +54,7 @@ export function AlarmStatisticsReport() {
           </select>
         </label>
       </div>
-      {stats.error ? (
-        <p class="form-error" role="alert">
-          {stats.error}
-        </p>
-      ) : null}
+      <FormError>{stats.error}</FormError>
       {!data ? (
         stats.error ? null : (
           <p role="status">Loading…</p>

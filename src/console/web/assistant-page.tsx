@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { ApiError, api } from './api-client';
 import { type AssistantEvent, sendAssistantMessage } from './assistant-stream';
+import { FormError } from './form-error';
 import { can } from './session';
 
 /** A proposal as the chat announces it (an AssistantProposal). */
@@ -192,11 +193,7 @@ function EntryView({ entry }: { entry: Entry }) {
     case 'proposal':
       return <ProposalCard initial={entry.proposal} />;
     case 'error':
-      return (
-        <p class="form-error" role="alert">
-          {entry.text}
-        </p>
-      );
+      return <FormError>{entry.text}</FormError>;
   }
 }
 
@@ -354,11 +351,7 @@ function ProposalCard({ initial }: { initial: Proposal }) {
           someone who has it.
         </p>
       )}
-      {error && (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError>{error}</FormError>
     </article>
   );
 }

@@ -3,6 +3,7 @@ import { ApiError, api } from './api-client';
 import type { Collection } from './api-types';
 import { CollectionPreview } from './collection-preview';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 
 /** The members as typed, each with its line number (1-based); empty lines are left out. */
 function memberLines(text: string): { line: number; member: string }[] {
@@ -119,11 +120,7 @@ export function CollectionForm({ existing, onDone }: CollectionFormProps) {
         />
       </Field>
       <CollectionPreview lines={() => memberLines(members.value).map((entry) => entry.member)} />
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       <div class="buttons">
         <button type="submit" class="primary">
           {existing ? 'Save' : 'Create'}

@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { ApiError, api } from './api-client';
 import type { Collection } from './api-types';
 import { CollectionForm } from './collection-form';
+import { FormError } from './form-error';
 import { href, navigate, route } from './router';
 import { usePoll } from './use-poll';
 
@@ -28,11 +29,7 @@ function EditCollection({ name }: { name: string }) {
     name,
   );
   if (entry.error) {
-    return (
-      <p class="form-error" role="alert">
-        {entry.error}
-      </p>
-    );
+    return <FormError>{entry.error}</FormError>;
   }
   if (!entry.data) return <p role="status">Loading…</p>;
   return <CollectionForm existing={entry.data} onDone={() => navigate('collections')} />;
@@ -62,11 +59,7 @@ function CollectionList() {
           New collection
         </a>
       </div>
-      {list.error ? (
-        <p class="form-error" role="alert">
-          {list.error}
-        </p>
-      ) : null}
+      <FormError>{list.error}</FormError>
       {message.value ? (
         <p class="notice" role="status">
           {message.value}

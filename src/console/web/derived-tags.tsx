@@ -9,6 +9,7 @@ import type {
   Sample,
 } from './api-types';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
 import { formatValue } from './format';
 import { QualityBadge } from './quality-badge';
@@ -44,11 +45,7 @@ export function DerivedTagsSection() {
   return (
     <section class="panel" aria-labelledby="derived-title">
       <h2 id="derived-title">Derived tags</h2>
-      {tags.error ? (
-        <p class="form-error" role="alert">
-          {tags.error}
-        </p>
-      ) : null}
+      <FormError>{tags.error}</FormError>
       {!tags.data ? (
         <p role="status">Loading…</p>
       ) : tags.data.length === 0 ? (
@@ -325,11 +322,7 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
         />
       </Field>
       <PreviewPanel preview={preview.value} />
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       <div class="buttons">
         <button type="submit" class="primary" disabled={busy.value}>
           {existing ? 'Save' : 'Create'}

@@ -9,6 +9,7 @@ import {
   withValue,
 } from './driver-fields';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
 import {
   downloadTagsCsv,
@@ -308,11 +309,7 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
               </span>
             ) : null}
           </div>
-          {importNotice.value ? (
-            <p class="form-error" role="alert">
-              {importNotice.value}
-            </p>
-          ) : null}
+          <FormError>{importNotice.value}</FormError>
           {preview.value ? (
             <ImportPreviewPanel
               preview={preview.value}
@@ -342,11 +339,7 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
             : 'This driver type has no tag list to edit here.'}
         </p>
       )}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       <div class="buttons">
         <button type="submit" class="primary" disabled={busy.value}>
           {existing ? 'Save' : 'Add driver'}

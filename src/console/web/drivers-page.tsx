@@ -7,6 +7,7 @@ import { type CounterHistory, counterLines, recordPoll } from './driver-counters
 import { driverEndpoint } from './driver-endpoint';
 import { driverTypeNames } from './driver-fields';
 import { commandMessage, DriverForm } from './driver-form';
+import { FormError } from './form-error';
 import { formatTime } from './format';
 import { RelayNodesTable } from './relay-nodes';
 import { href, navigate, route } from './router';
@@ -72,11 +73,7 @@ function EditDriver({ name }: { name: string }) {
     name,
   );
   if (entry.error) {
-    return (
-      <p class="form-error" role="alert">
-        {entry.error}
-      </p>
-    );
+    return <FormError>{entry.error}</FormError>;
   }
   if (!entry.data) return <p role="status">Loading…</p>;
   return <DriverForm existing={entry.data} onDone={() => navigate('drivers')} />;
@@ -141,11 +138,7 @@ function DriverList() {
           )}
         </div>
       </div>
-      {drivers.error ? (
-        <p class="form-error" role="alert">
-          {drivers.error}
-        </p>
-      ) : null}
+      <FormError>{drivers.error}</FormError>
       {manage ? (
         <p class="muted">
           Stop and Start set the driver's <code>enabled</code> in the profile: a stopped driver

@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { ApiError, api } from './api-client';
 import type { EventView } from './api-types';
+import { FormError } from './form-error';
 
 /** How often the page asks for what is new, ms. */
 const pollMs = 5_000;
@@ -126,11 +127,7 @@ export function EventsPage() {
           />
         </label>
       </div>
-      {error.value ? (
-        <p class="form-error" role="alert">
-          {error.value}
-        </p>
-      ) : null}
+      <FormError>{error.value}</FormError>
       {!loaded.value ? (
         <p role="status">Loading…</p>
       ) : (

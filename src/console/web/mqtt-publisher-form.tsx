@@ -5,6 +5,7 @@ import { api } from './api-client';
 import type { MqttAuthentication, MqttConfig, MqttPublisher } from './api-types';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
 import { SendTest } from './publisher-test';
 
@@ -368,11 +369,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
           name={existing.name}
         />
       ) : null}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       <div class="buttons">
         <button type="submit" class="primary" disabled={busy.value}>
           {existing ? 'Save' : 'Create'}

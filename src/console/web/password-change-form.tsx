@@ -3,6 +3,7 @@ import { ApiError, api, replacingSession } from './api-client';
 import type { SignInResponse } from './api-types';
 import { loadCurrentUser } from './current-user';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 
 /**
  * My account: a voluntary password change. The server ends every other sign-in of the account
@@ -104,11 +105,7 @@ export function PasswordChangeForm() {
           autocomplete="new-password"
         />
       </Field>
-      {message.value ? (
-        <p class="form-error" role="alert">
-          {message.value}
-        </p>
-      ) : null}
+      <FormError>{message.value}</FormError>
       {done.value ? (
         <p class="notice" role="status">
           {done.value}

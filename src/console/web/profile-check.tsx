@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { ApiError, api } from './api-client';
+import { FormError } from './form-error';
 
 /** A problem or warning as `POST /api/v2/Profile/Check` lists it. */
 interface Finding {
@@ -99,11 +100,7 @@ export function ProfileCheckPage() {
         console included): the schema, then the start-up checks (listeners, certificates, files, the
         license), and the references to tags and collections that do not exist.
       </p>
-      {error.value ? (
-        <p class="form-error" role="alert">
-          {error.value}
-        </p>
-      ) : null}
+      <FormError>{error.value}</FormError>
       <div role="status">
         {busy.value ? (
           <p>Checking…</p>

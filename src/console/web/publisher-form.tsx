@@ -4,6 +4,7 @@ import { ApiError, api } from './api-client';
 import type { WebhookAuthentication, WebhookPublisher } from './api-types';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { errorAt as fieldError, fieldErrorsOf, formMessage } from './form-errors';
 import { SendTest } from './publisher-test';
 
@@ -363,11 +364,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
           name={existing.name}
         />
       ) : null}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       <div class="buttons">
         <button type="submit" class="primary" disabled={busy.value}>
           {existing ? 'Save' : 'Create'}

@@ -3,6 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, encodePath } from './api-client';
 import type { MqttPublisher, PublisherState, Sample, WebhookPublisher } from './api-types';
+import { FormError } from './form-error';
 import { formatTime } from './format';
 import { MqttPublisherForm } from './mqtt-publisher-form';
 import { type MqttPublisherRow, MqttPublisherTable } from './mqtt-publisher-table';
@@ -64,11 +65,7 @@ function Fresh<P>({ path, render }: { path: string; render(item: P): ComponentCh
     );
   }, [path]);
   if (error) {
-    return (
-      <p class="form-error" role="alert">
-        {error}
-      </p>
-    );
+    return <FormError>{error}</FormError>;
   }
   return item === undefined ? <p role="status">Loading…</p> : render(item);
 }
@@ -154,11 +151,7 @@ export function PublishersPage() {
           </div>
         ) : null}
       </div>
-      {list.error ? (
-        <p class="form-error" role="alert">
-          {list.error}
-        </p>
-      ) : null}
+      <FormError>{list.error}</FormError>
       {message.value ? (
         <p class="notice" role="status">
           {message.value}

@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { ApiError, api } from './api-client';
 import type { SignInResponse } from './api-types';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { establish, signInNotice } from './session';
 
 type Step =
@@ -203,11 +204,7 @@ export function SignInPage() {
             </Field>
           </>
         )}
-        {error.value ? (
-          <p class="form-error" role="alert">
-            {error.value}
-          </p>
-        ) : null}
+        <FormError>{error.value}</FormError>
         <button type="submit" class="primary" disabled={busy.value}>
           {current.kind === 'password'
             ? 'Sign in'

@@ -1,5 +1,6 @@
 import { useComputed, useSignal, useSignalEffect } from '@preact/signals';
 import { useEffect, useMemo } from 'preact/hooks';
+import { FormError } from './form-error';
 import { href, route } from './router';
 import { TagDetail } from './tag-detail';
 import { feedState, feedTick, joinFeed, samples, tagPaths } from './tag-feed';
@@ -88,9 +89,9 @@ export function TagsPage() {
             </span>
           </div>
           {lost ? (
-            <p class="form-error" role="alert">
+            <FormError>
               Not receiving updates from the gateway: the values shown are the last received.
-            </p>
+            </FormError>
           ) : null}
           <TagsTable
             open={path}
@@ -122,9 +123,9 @@ export function TagsPage() {
           </span>
         </div>
         {lost ? (
-          <p class="form-error" role="alert">
+          <FormError>
             Not receiving updates from the gateway: the values shown are the last received.
-          </p>
+          </FormError>
         ) : null}
         <label class="field">
           <span>Filter tags</span>

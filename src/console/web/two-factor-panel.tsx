@@ -3,6 +3,7 @@ import { ApiError, api, replacingSession } from './api-client';
 import type { CurrentUser, PendingTwoFactor, SignInResponse } from './api-types';
 import { loadCurrentUser } from './current-user';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 
 const path = '/api/v2/Users/Current/TwoFactor';
 
@@ -116,11 +117,7 @@ export function TwoFactorPanel({ account }: { account: CurrentUser }) {
   );
   const feedback = (
     <>
-      {message.value ? (
-        <p class="form-error" role="alert">
-          {message.value}
-        </p>
-      ) : null}
+      <FormError>{message.value}</FormError>
       {done.value ? (
         <p class="notice" role="status">
           {done.value}

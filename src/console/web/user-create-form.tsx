@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { roleNames } from './accounts';
 import { ApiError, api } from './api-client';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { href } from './router';
 import { TokenPanel } from './token-panel';
 
@@ -129,11 +130,7 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
           />
         </Field>
       ) : null}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       {oneTimePassword.value ? (
         <>
           <TokenPanel label="One-time password (shown once)" secret={oneTimePassword.value} />

@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { roleNames, stateOf } from './accounts';
 import { ApiError, api } from './api-client';
 import type { UserView } from './api-types';
+import { FormError } from './form-error';
 import { accountPageId } from './pages';
 import { href, navigate } from './router';
 import { session } from './session';
@@ -104,11 +105,7 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
           {message.value}
         </p>
       ) : null}
-      {error.value ? (
-        <p class="form-error" role="alert">
-          {error.value}
-        </p>
-      ) : null}
+      <FormError>{error.value}</FormError>
       {tab.value === 'account' ? (
         <div role="tabpanel" id="panel-account" aria-labelledby="tab-account" class="tab-panel">
           <fieldset>

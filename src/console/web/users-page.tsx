@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { stateOf } from './accounts';
 import { api } from './api-client';
 import type { UserView } from './api-types';
+import { FormError } from './form-error';
 import { href, navigate, route } from './router';
 import { usePoll } from './use-poll';
 import { UserCreateForm } from './user-create-form';
@@ -50,11 +51,7 @@ export function UsersPage() {
           }}
         />
       </label>
-      {list.error ? (
-        <p class="form-error" role="alert">
-          {list.error}
-        </p>
-      ) : null}
+      <FormError>{list.error}</FormError>
       {!list.data ? (
         <p role="status">Loading…</p>
       ) : (
