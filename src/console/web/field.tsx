@@ -19,6 +19,18 @@ export function describedBy(id: string, error?: string, hint?: string): string |
   return ids.length > 0 ? ids.join(' ') : undefined;
 }
 
+/**
+ * The id and ARIA attributes of a field's control: `aria-invalid` while the field has an error,
+ * `aria-describedby` naming its error and hint texts (see {@link describedBy}).
+ */
+export function controlAttributes(id: string, error?: string, hint?: string) {
+  return {
+    id,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': describedBy(id, error, hint),
+  } as const;
+}
+
 /** A labelled form control with its hint and its validation message. */
 export function Field({ label, error, id, hint, children }: FieldProps) {
   return (
