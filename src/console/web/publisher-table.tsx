@@ -1,0 +1,54 @@
+import type { ComponentChildren } from 'preact';
+import type { PublisherState } from './api-types';
+
+/** Props of {@link PublisherTable}. */
+export interface PublisherTableProps {
+  /** The table's caption, for screen readers (`Webhook publishers`). */
+  caption: string;
+  /** The heading of the column that says where the publisher sends (`Destination`, `Broker`). */
+  target: string;
+  /** The account may start, stop and edit: the table has an Actions column. */
+  manage: boolean;
+  /** The rows: name, status, health, last delivery, target and (with `manage`) actions. */
+  children: ComponentChildren;
+}
+
+/** A table of publishers of one kind, one row each, that stacks on a narrow screen. */
+export function PublisherTable({ caption, target, manage, children }: PublisherTableProps) {
+  return (
+    <div class="table-wrap">
+      <table class="stack-table">
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Status</th>
+            <th scope="col">Health</th>
+            <th scope="col">Last delivery</th>
+            <th scope="col">{target}</th>
+            {manage ? <th scope="col">Actions</th> : null}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+const statusClass: Record<PublisherState['status'], string> = {
+  On: 'ok',
+  Off: 'off',
+  Error: 'bad',
+};
+
+/** A publisher's Status cell: On, Off or Error, and the reason it gives. */
+export function PublisherStatusCell({ state }: { state: PublisherState }) {
+  return (
+    <td data-label="Status">
+      <span class={`status status-${statusClass[state.status]}`} data-testid="publisher-status">
+        {state.status}
+      </span>
+      {state.reason ? <div class="muted">{state.reason}</div> : null}
+    </td>
+  );
+}
