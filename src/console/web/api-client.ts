@@ -133,6 +133,20 @@ export async function api<T>(path: string, options: RequestOptions = {}): Promis
   return parse<T>(response);
 }
 
+/**
+ * Saves what a form edits: `PUT <collection>/<name>` when it edits the item named `existing`,
+ * `POST <collection>` when it creates one. @throws ApiError
+ */
+export function saveItem<T>(
+  collection: string,
+  existing: string | undefined,
+  body: unknown,
+): Promise<T> {
+  return existing === undefined
+    ? api<T>(collection, { method: 'POST', body })
+    : api<T>(`${collection}/${encodeURIComponent(existing)}`, { method: 'PUT', body });
+}
+
 function send(path: string, options: RequestOptions): Promise<Response> {
   const method = options.method ?? 'GET';
   const headers: Record<string, string> = { Accept: 'application/json' };

@@ -1,3 +1,5 @@
+import { FieldError } from './field';
+
 /** Props of {@link CheckField}. */
 export interface CheckFieldProps {
   /** Unique id of the checkbox; its error text gets `<id>-error`. */
@@ -23,11 +25,7 @@ export function CheckField({ id, label, checked, onChange, error }: CheckFieldPr
         />{' '}
         {label}
       </label>
-      {error ? (
-        <p id={`${id}-error`} class="field-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FieldError id={id} error={error} />
     </div>
   );
 }

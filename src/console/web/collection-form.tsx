@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { ApiError, saveItem } from './api-client';
 import type { Collection } from './api-types';
 import { CollectionPreview } from './collection-preview';
 import { describedBy, Field } from './field';
@@ -66,14 +66,7 @@ export function CollectionForm({ existing, onDone }: CollectionFormProps) {
       members: sentLines.value.map((entry) => entry.member),
     };
     try {
-      if (existing) {
-        await api(`/api/v2/Collections/${encodeURIComponent(existing.name)}`, {
-          method: 'PUT',
-          body,
-        });
-      } else {
-        await api('/api/v2/Collections', { method: 'POST', body });
-      }
+      await saveItem('/api/v2/Collections', existing?.name, body);
       onDone();
     } catch (error) {
       if (error instanceof ApiError) {

@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { tagColumns } from '../../tags/tag-csv';
-import { ApiError, api } from './api-client';
+import { ApiError, saveItem } from './api-client';
 import {
   driverSettings,
   driverTypeNames,
@@ -8,7 +8,7 @@ import {
   valueAt,
   withValue,
 } from './driver-fields';
-import { describedBy, Field } from './field';
+import { describedBy, Field, FieldError } from './field';
 import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
 import {
@@ -62,14 +62,11 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
     errors.value = {};
     formError.value = '';
     try {
-      if (existing) {
-        await api(`/api/v2/Drivers/${encodeURIComponent(String(existing.name))}`, {
-          method: 'PUT',
-          body: bodyOf(tags),
-        });
-      } else {
-        await api('/api/v2/Drivers', { method: 'POST', body: bodyOf(tags) });
-      }
+      await saveItem(
+        '/api/v2/Drivers',
+        existing === undefined ? undefined : String(existing.name),
+        bodyOf(tags),
+      );
       onDone();
     } catch (error) {
       errors.value = fieldErrorsOf(error);
@@ -202,11 +199,7 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
                 {setting.label}
               </label>
               {setting.hint ? <small class="hint">{setting.hint}</small> : null}
-              {errorAt(id) ? (
-                <p id={`driver-${id}-error`} class="field-error" role="alert">
-                  {errorAt(id)}
-                </p>
-              ) : null}
+              <FieldError id={`driver-${id}`} error={errorAt(id)} />
             </div>
           );
         }

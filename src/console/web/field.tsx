@@ -31,6 +31,18 @@ export function controlAttributes(id: string, error?: string, hint?: string) {
   } as const;
 }
 
+/**
+ * A field's validation message, announced at once and named `<id>-error` for the control's
+ * aria-describedby; nothing when the field has no error.
+ */
+export function FieldError({ id, error }: { id: string; error: string | undefined }) {
+  return error ? (
+    <p id={`${id}-error`} class="field-error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 /** A labelled form control with its hint and its validation message. */
 export function Field({ label, error, id, hint, children }: FieldProps) {
   return (
@@ -42,11 +54,7 @@ export function Field({ label, error, id, hint, children }: FieldProps) {
           {hint}
         </small>
       ) : null}
-      {error ? (
-        <p id={`${id}-error`} class="field-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FieldError id={id} error={error} />
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { AlarmFilterFields, alarmChoiceOf, alarmsOfChoice } from './alarm-filter-fields';
-import { api } from './api-client';
+import { saveItem } from './api-client';
 import type { MqttAuthentication, MqttConfig, MqttPublisher } from './api-types';
 import { AuthenticationFields, type CredentialField } from './authentication-fields';
 import { CheckField } from './check-field';
@@ -164,14 +164,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
       sparkplug ? { ...optional('groupId'), ...optional('edgeNodeId') } : optional('topicPrefix'),
     );
     try {
-      if (existing) {
-        await api(`/api/v2/Publishers/Mqtt/${encodeURIComponent(existing.name)}`, {
-          method: 'PUT',
-          body,
-        });
-      } else {
-        await api('/api/v2/Publishers/Mqtt', { method: 'POST', body });
-      }
+      await saveItem('/api/v2/Publishers/Mqtt', existing?.name, body);
       onDone();
     } catch (error) {
       errors.value = fieldErrorsOf(error);

@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { AlarmFilterFields, alarmChoiceOf, alarmsOfChoice } from './alarm-filter-fields';
-import { ApiError, api } from './api-client';
+import { ApiError, saveItem } from './api-client';
 import type { WebhookAuthentication, WebhookPublisher } from './api-types';
 import { AuthenticationFields, type CredentialField } from './authentication-fields';
 import { CheckField } from './check-field';
@@ -107,14 +107,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     const alarmFilter = alarmsOfChoice(alarms.value);
     if (alarmFilter) body.alarms = alarmFilter;
     try {
-      if (existing) {
-        await api(`/api/v2/Publishers/Webhooks/${encodeURIComponent(existing.name)}`, {
-          method: 'PUT',
-          body,
-        });
-      } else {
-        await api('/api/v2/Publishers/Webhooks', { method: 'POST', body });
-      }
+      await saveItem('/api/v2/Publishers/Webhooks', existing?.name, body);
       onDone();
     } catch (error) {
       errors.value = fieldErrorsOf(error);

@@ -1,7 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { roleNames } from './accounts';
 import { ApiError, api } from './api-client';
-import { describedBy, Field } from './field';
+import { describedBy, Field, FieldError } from './field';
 import { FormError } from './form-error';
 import { href } from './router';
 import { TokenPanel } from './token-panel';
@@ -105,11 +105,7 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
             {role}
           </label>
         ))}
-        {errorAt('roles') ? (
-          <p id="roles-error" class="field-error" role="alert">
-            {errorAt('roles')}
-          </p>
-        ) : null}
+        <FieldError id="roles" error={errorAt('roles')} />
       </fieldset>
       {kind.value === 'user' ? (
         <Field
