@@ -4,6 +4,7 @@ import { alarmValueText } from './alarm-words';
 import { ApiError, api } from './api-client';
 import type { AlarmDefinition } from './api-types';
 import { FormError } from './form-error';
+import { Notice } from './notice';
 import { PriorityBadge } from './priority-badge';
 import { href, navigate, route } from './router';
 import { can } from './session';
@@ -66,11 +67,7 @@ export function AlarmDefinitions() {
           <p class="hint">Editing definitions needs the AlertManage permission (Administrators).</p>
         )}
       </div>
-      {message ? (
-        <p class="notice" role="status">
-          {message}
-        </p>
-      ) : null}
+      <Notice>{message}</Notice>
       <FormError>{error || list.error}</FormError>
       {!list.data ? (
         list.error ? null : (

@@ -9,6 +9,7 @@ import { describedBy, Field } from './field';
 import { FormError } from './form-error';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
 import { formatTime } from './format';
+import { Notice } from './notice';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
 import { can } from './session';
@@ -139,11 +140,7 @@ export function AlarmDetail({ name }: { name: string }) {
               </div>
             ) : null}
           </dl>
-          {notice ? (
-            <p class="notice" role="status">
-              {notice}
-            </p>
-          ) : null}
+          <Notice>{notice}</Notice>
           <div class="alarm-actions">
             <AcknowledgeForm alarm={alarm} onDone={done} />
             {alarm.shelve ? (

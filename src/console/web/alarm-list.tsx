@@ -13,6 +13,7 @@ import { ApiError, api } from './api-client';
 import type { AlertView } from './api-types';
 import { FormError } from './form-error';
 import { formatTime } from './format';
+import { Notice } from './notice';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
 import { can } from './session';
@@ -120,11 +121,7 @@ export function AlarmList() {
               : `${chosen.length} selected.`}
         </small>
       </form>
-      {message ? (
-        <p class="notice" role="status">
-          {message}
-        </p>
-      ) : null}
+      <Notice>{message}</Notice>
       <FormError>{failure}</FormError>
       <FormError>{error}</FormError>
       {!loaded ? (

@@ -3,6 +3,7 @@ import { ApiError, api } from './api-client';
 import type { Collection } from './api-types';
 import { CollectionForm } from './collection-form';
 import { FormError } from './form-error';
+import { Notice } from './notice';
 import { href, navigate, route } from './router';
 import { usePoll } from './use-poll';
 
@@ -60,11 +61,7 @@ function CollectionList() {
         </a>
       </div>
       <FormError>{list.error}</FormError>
-      {message.value ? (
-        <p class="notice" role="status">
-          {message.value}
-        </p>
-      ) : null}
+      <Notice>{message.value}</Notice>
       {!list.data ? (
         <p role="status">Loading…</p>
       ) : list.data.length === 0 ? (

@@ -9,6 +9,7 @@ import { driverTypeNames } from './driver-fields';
 import { commandMessage, DriverForm } from './driver-form';
 import { FormError } from './form-error';
 import { formatTime } from './format';
+import { Notice } from './notice';
 import { RelayNodesTable } from './relay-nodes';
 import { href, navigate, route } from './router';
 import { can } from './session';
@@ -145,11 +146,7 @@ function DriverList() {
           serves no tags and stays stopped after a restart of tagd.
         </p>
       ) : null}
-      {message.value ? (
-        <p class="notice" role="status">
-          {message.value}
-        </p>
-      ) : null}
+      <Notice>{message.value}</Notice>
       {!drivers.data ? (
         <p role="status">Loading…</p>
       ) : drivers.data.length === 0 ? (

@@ -8,7 +8,7 @@ import { CollectionsField, useCollectionsChoice } from './collections-field';
 import { controlAttributes, Field } from './field';
 import { errorAt as fieldError, fieldErrorsOf, formMessage } from './form-errors';
 import { PublisherFormActions } from './publisher-form-actions';
-import { TextField } from './text-field';
+import { boundTo, TextField } from './text-field';
 
 type Mode = WebhookAuthentication['mode'];
 const modes: Mode[] = ['None', 'Bearer token', 'API key header', 'Basic auth'];
@@ -117,12 +117,6 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     }
   };
 
-  const text = (value: { value: string }) => ({
-    value: value.value,
-    onValue: (typed: string) => {
-      value.value = typed;
-    },
-  });
   const check = (id: string, label: string, value: { value: boolean }) => (
     <CheckField
       id={id}
@@ -146,7 +140,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         error={errorAt('name')}
         hint="Letters, digits and _ . : -"
         disabled={Boolean(existing)}
-        {...text(name)}
+        {...boundTo(name)}
       />
       <TextField
         id="destinationUrl"
@@ -156,7 +150,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         type="url"
         placeholder="https://receiver.example/hook"
         autocomplete="off"
-        {...text(destinationUrl)}
+        {...boundTo(destinationUrl)}
       />
       <AuthenticationFields
         modes={modes}
@@ -189,7 +183,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
           hint="Updates kept between publishes, 1 to 10000000; beyond, the oldest are dropped."
           type="number"
           inputMode="numeric"
-          {...text(everythingBuffer)}
+          {...boundTo(everythingBuffer)}
         />
       ) : null}
       <TextField
@@ -202,7 +196,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         min={1}
         max={86400}
         step={1}
-        {...text(interval)}
+        {...boundTo(interval)}
       />
       {check('autoConnect', 'Auto Connect (start when the profile loads)', autoConnect)}
       <p class="hint">
@@ -217,7 +211,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         hint="Standard Webhooks: whsec_ followed by base64. Shown masked; leave as is to keep it."
         type="password"
         autocomplete="off"
-        {...text(signingSecret)}
+        {...boundTo(signingSecret)}
       />
       <TextField
         id="caFile"
@@ -225,7 +219,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         error={errorAt('caFile')}
         hint="PEM file of extra CAs for an https destination, relative to the profile's folder."
         autocomplete="off"
-        {...text(caFile)}
+        {...boundTo(caFile)}
       />
       {check('gzip', 'Gzip request bodies', gzip)}
       {check(
@@ -243,7 +237,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
           inputMode="numeric"
           min={1}
           max={4096}
-          {...text(bufferLimit)}
+          {...boundTo(bufferLimit)}
         />
       ) : null}
       <AlarmFilterFields choice={alarms} errorAt={errorAt} />

@@ -7,6 +7,7 @@ import { FormError } from './form-error';
 import { formatTime } from './format';
 import { MqttPublisherForm } from './mqtt-publisher-form';
 import { type MqttPublisherRow, MqttPublisherTable } from './mqtt-publisher-table';
+import { Notice } from './notice';
 import { PublisherForm } from './publisher-form';
 import { healthWords } from './publisher-health';
 import { PublisherStatusCell, PublisherTable } from './publisher-table';
@@ -147,11 +148,7 @@ export function PublishersPage() {
         ) : null}
       </div>
       <FormError>{list.error}</FormError>
-      {message.value ? (
-        <p class="notice" role="status">
-          {message.value}
-        </p>
-      ) : null}
+      <Notice>{message.value}</Notice>
       <h2 class="section-title">Webhooks</h2>
       {!list.data ? (
         <p role="status">Loading…</p>

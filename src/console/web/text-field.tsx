@@ -29,3 +29,16 @@ export function TextField({ id, label, error, hint, value, onValue, ...input }: 
     </Field>
   );
 }
+
+/**
+ * The `value` and `onValue` of a {@link TextField} bound to a signal (or anything with a
+ * writable `value`): `<TextField … {...boundTo(name)} />`.
+ */
+export function boundTo(signal: { value: string }): Pick<TextFieldProps, 'value' | 'onValue'> {
+  return {
+    value: signal.value,
+    onValue: (typed) => {
+      signal.value = typed;
+    },
+  };
+}
