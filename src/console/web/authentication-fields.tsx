@@ -1,5 +1,5 @@
 import type { Signal } from '@preact/signals';
-import { controlAttributes, Field } from './field';
+import { optionsOf, SelectField } from './select-field';
 import { TextField } from './text-field';
 
 /** One credential input of an authentication mode. */
@@ -34,21 +34,17 @@ export function AuthenticationFields<M extends string, K extends string>({
 }: AuthenticationFieldsProps<M, K>) {
   return (
     <>
-      <Field id="authentication.mode" label="Authentication" error={errorAt('authentication.mode')}>
-        <select
-          {...controlAttributes('authentication.mode', errorAt('authentication.mode'))}
-          value={mode.value}
-          onChange={(event) => {
-            mode.value = (event.target as HTMLSelectElement).value as M;
-          }}
-        >
-          {modes.map((option) => (
-            <option key={option} value={option}>
-              {option}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <SelectField
+        id="authentication.mode"
+        label="Authentication"
+        error={errorAt('authentication.mode')}
+        value={mode.value}
+        onValue={(chosen) => {
+          mode.value = chosen as M;
+        }}
+      >
+        {optionsOf(modes)}
+      </SelectField>
       {credentialFields[mode.value].map((field) => {
         const id = `authentication.${field.key}`;
         return (

@@ -11,6 +11,7 @@ import {
 import { describedBy, Field, FieldError } from './field';
 import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
+import { optionsOf } from './select-field';
 import {
   downloadTagsCsv,
   type ImportPreview,
@@ -217,11 +218,7 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
                 value={String(value ?? '')}
                 onChange={(event) => update((event.target as HTMLSelectElement).value)}
               >
-                {(setting.options ?? []).map((option) => (
-                  <option key={option} value={option}>
-                    {option}
-                  </option>
-                ))}
+                {optionsOf(setting.options ?? [])}
               </select>
             ) : (
               <input

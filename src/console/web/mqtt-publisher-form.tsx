@@ -6,10 +6,10 @@ import type { MqttAuthentication, MqttConfig, MqttPublisher } from './api-types'
 import { AuthenticationFields, type CredentialField } from './authentication-fields';
 import { CheckField } from './check-field';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
-import { controlAttributes, Field } from './field';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
 import { PublisherFormActions } from './publisher-form-actions';
-import { TextField } from './text-field';
+import { optionsOf, SelectField } from './select-field';
+import { TextField, type TextFieldProps } from './text-field';
 
 type Mode = MqttAuthentication['mode'];
 const modes: Mode[] = ['None', 'Username password', 'Client certificate'];
@@ -94,13 +94,12 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
     field === 'updateIntervalMs' && errorAt(errors.value, field)
       ? 'The update interval must be from 0.01 to 86400 seconds.'
       : errorAt(errors.value, field);
-  const set = (field: string) => (event: Event) => {
-    values.value = {
-      ...values.value,
-      [field]: (event.target as HTMLInputElement | HTMLSelectElement).value,
-    };
-  };
-  const control = (id: string) => controlAttributes(id, at(id));
+  const bound = (id: string): Pick<TextFieldProps, 'value' | 'onValue'> => ({
+    value: v[id] ?? '',
+    onValue: (typed) => {
+      values.value = { ...values.value, [id]: typed };
+    },
+  });
   const shownFields = [
     ...Object.keys(v),
     'authentication.mode',
@@ -181,19 +180,14 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
       error={at(id)}
       hint={hint}
       autocomplete="off"
-      value={v[id] ?? ''}
-      onValue={(typed) => {
-        values.value = { ...values.value, [id]: typed };
-      }}
+      {...bound(id)}
       {...extra}
     />
   );
   const selectField = (id: string, label: string, options: ComponentChildren) => (
-    <Field id={id} label={label} error={at(id)}>
-      <select {...control(id)} value={v[id]} onChange={set(id)}>
-        {options}
-      </select>
-    </Field>
+    <SelectField id={id} label={label} error={at(id)} {...bound(id)}>
+      {options}
+    </SelectField>
   );
 
   return (
@@ -217,11 +211,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
         credentials={credentials}
         errorAt={at}
       />
-      {selectField(
-        'format',
-        'Format',
-        formats.map((option) => <option key={option}>{option}</option>),
-      )}
+      {selectField('format', 'Format', optionsOf(formats))}
       {sparkplug ? (
         <>
           {textField('groupId', 'Group id')}
@@ -263,11 +253,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
         </option>,
       ])}
       <CollectionsField choice={collections} error={at('collections')} />
-      {selectField(
-        'loggingMode',
-        'Logging mode',
-        loggingModes.map((option) => <option key={option}>{option}</option>),
-      )}
+      {selectField('loggingMode', 'Logging mode', optionsOf(loggingModes))}
       {textField('updateIntervalMs', 'Update interval (seconds)', '0.01 to 86400.', {
         type: 'number',
         inputMode: 'decimal',

@@ -5,9 +5,9 @@ import type { WebhookAuthentication, WebhookPublisher } from './api-types';
 import { AuthenticationFields, type CredentialField } from './authentication-fields';
 import { CheckField } from './check-field';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
-import { controlAttributes, Field } from './field';
 import { errorAt as fieldError, fieldErrorsOf, formMessage } from './form-errors';
 import { PublisherFormActions } from './publisher-form-actions';
+import { optionsOf, SelectField } from './select-field';
 import { boundTo, TextField } from './text-field';
 
 type Mode = WebhookAuthentication['mode'];
@@ -160,21 +160,14 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         errorAt={errorAt}
       />
       <CollectionsField choice={collections} error={errorAt('collections')} />
-      <Field id="loggingMode" label="Logging mode" error={errorAt('loggingMode')}>
-        <select
-          {...controlAttributes('loggingMode', errorAt('loggingMode'))}
-          value={loggingMode.value}
-          onChange={(event) => {
-            loggingMode.value = (event.target as HTMLSelectElement).value;
-          }}
-        >
-          {loggingModes.map((option) => (
-            <option key={option} value={option}>
-              {option}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <SelectField
+        id="loggingMode"
+        label="Logging mode"
+        error={errorAt('loggingMode')}
+        {...boundTo(loggingMode)}
+      >
+        {optionsOf(loggingModes)}
+      </SelectField>
       {loggingMode.value === 'Everything' ? (
         <TextField
           id="everythingBufferSize"
