@@ -7,6 +7,7 @@ import { FormError } from './form-error';
 import { formatTime } from './format';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
+import { Table } from './table';
 import { rangeText, timeAxisLabels, timeFormats } from './time-axis';
 import { usePoll } from './use-poll';
 
@@ -159,27 +160,16 @@ function NameTable({
   rows: readonly (readonly [string, string])[];
 }) {
   return (
-    <div class="table-wrap">
-      <table class="stat-table">
-        <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Alarm</th>
-            <th scope="col">{column}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row">
-                <a href={href('alarms', 'alarm', name)}>{name}</a>
-              </th>
-              <td>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="stat-table" caption={caption} columns={['Alarm', column]}>
+      {rows.map(([name, value]) => (
+        <tr key={name}>
+          <th scope="row">
+            <a href={href('alarms', 'alarm', name)}>{name}</a>
+          </th>
+          <td>{value}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -14,6 +14,7 @@ import { fieldErrorsOf, formMessage } from './form-errors';
 import { formatValue } from './format';
 import { QualityBadge } from './quality-badge';
 import { can } from './session';
+import { Table } from './table';
 import { usePoll } from './use-poll';
 
 /** A value as the Tags page shows it (an evaluation has the value and quality of a sample). */
@@ -51,53 +52,41 @@ export function DerivedTagsSection() {
       ) : tags.data.length === 0 ? (
         <p>No derived tags: add one to compute a value from other tags.</p>
       ) : (
-        <div class="table-wrap">
-          {/* Stacked at phone width: an overflowing table with nothing to focus could not be
-              scrolled from the keyboard (an Operator's view has no Edit buttons). */}
-          <table class="stack-table">
-            <thead>
-              <tr>
-                <th scope="col">Tag</th>
-                <th scope="col">Expression</th>
-                <th scope="col">Value</th>
-                <th scope="col">Quality</th>
-                {mayEdit ? <th scope="col">Actions</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {tags.data.map((tag) => (
-                <tr key={tag.fullTagId}>
-                  <td class="tag-path">{tag.fullTagId}</td>
-                  <td data-label="Expression">
-                    <code>{tag.expression}</code>
-                  </td>
-                  <td data-label="Value">
-                    {shown(tag.lastEvaluation)}
-                    {tag.unit && tag.lastEvaluation?.value !== undefined ? ` ${tag.unit}` : ''}
-                  </td>
-                  <td data-label="Quality">
-                    {tag.lastEvaluation ? (
-                      <QualityBadge quality={tag.lastEvaluation.quality} />
-                    ) : null}
-                  </td>
-                  {mayEdit ? (
-                    <td>
-                      <button
-                        type="button"
-                        aria-label={`Edit ${tag.fullTagId}`}
-                        onClick={() => {
-                          editing.value = tag;
-                        }}
-                      >
-                        Edit
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        // Stacked at phone width: an overflowing table with nothing to focus could not be
+        // scrolled from the keyboard (an Operator's view has no Edit buttons).
+        <Table
+          class="stack-table"
+          columns={['Tag', 'Expression', 'Value', 'Quality', mayEdit && 'Actions']}
+        >
+          {tags.data.map((tag) => (
+            <tr key={tag.fullTagId}>
+              <td class="tag-path">{tag.fullTagId}</td>
+              <td data-label="Expression">
+                <code>{tag.expression}</code>
+              </td>
+              <td data-label="Value">
+                {shown(tag.lastEvaluation)}
+                {tag.unit && tag.lastEvaluation?.value !== undefined ? ` ${tag.unit}` : ''}
+              </td>
+              <td data-label="Quality">
+                {tag.lastEvaluation ? <QualityBadge quality={tag.lastEvaluation.quality} /> : null}
+              </td>
+              {mayEdit ? (
+                <td>
+                  <button
+                    type="button"
+                    aria-label={`Edit ${tag.fullTagId}`}
+                    onClick={() => {
+                      editing.value = tag;
+                    }}
+                  >
+                    Edit
+                  </button>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </Table>
       )}
       {mayEdit && editing.value === undefined ? (
         <div class="buttons">

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { PublisherState } from './api-types';
+import { Table } from './table';
 
 /** Props of {@link PublisherTable}. */
 export interface PublisherTableProps {
@@ -16,22 +17,13 @@ export interface PublisherTableProps {
 /** A table of publishers of one kind, one row each, that stacks on a narrow screen. */
 export function PublisherTable({ caption, target, manage, children }: PublisherTableProps) {
   return (
-    <div class="table-wrap">
-      <table class="stack-table">
-        <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-            <th scope="col">Health</th>
-            <th scope="col">Last delivery</th>
-            <th scope="col">{target}</th>
-            {manage ? <th scope="col">Actions</th> : null}
-          </tr>
-        </thead>
-        <tbody>{children}</tbody>
-      </table>
-    </div>
+    <Table
+      class="stack-table"
+      caption={caption}
+      columns={['Name', 'Status', 'Health', 'Last delivery', target, manage && 'Actions']}
+    >
+      {children}
+    </Table>
   );
 }
 
