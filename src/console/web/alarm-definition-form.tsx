@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from './api-client';
 import { type AlarmDefinition, alarmPriorities } from './api-types';
 import { describedBy, Field } from './field';
-import { FormError } from './form-error';
+import { FormEnd } from './form-end';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
 import { optionsOf } from './select-field';
 import { TextField } from './text-field';
@@ -350,15 +350,12 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
         />
         Enabled
       </label>
-      <FormError>{formError}</FormError>
-      <div class="buttons">
-        <button type="submit" class="primary" disabled={busy}>
-          {existing ? 'Save' : 'Create'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd
+        error={formError}
+        busy={busy}
+        submit={existing ? 'Save' : 'Create'}
+        onCancel={onDone}
+      />
     </form>
   );
 }

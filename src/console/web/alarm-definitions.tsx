@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { AlarmDefinitionForm } from './alarm-definition-form';
 import { alarmValueText } from './alarm-words';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import type { AlarmDefinition } from './api-types';
 import { FormError } from './form-error';
 import { Notice } from './notice';
@@ -50,7 +50,7 @@ export function AlarmDefinitions() {
       await api(`/api/v2/Alerts/Definitions/${encodeURIComponent(target)}`, { method: 'DELETE' });
       setMessage(`${target} deleted.`);
     } catch (caught) {
-      setError(caught instanceof ApiError ? caught.message : 'The gateway could not be reached.');
+      setError(failureMessage(caught));
     }
     setConfirming('');
     list.reload();

@@ -3,7 +3,7 @@ import { acknowledge, setInService, shelve, unshelve } from './alarm-actions';
 import { joinAlarmFeed, transitionTick } from './alarm-feed';
 import { JournalTable } from './alarm-journal-table';
 import { alarmValueText, lacking, stateWords } from './alarm-words';
-import { ApiError, api, encodePath } from './api-client';
+import { api, encodePath, failureMessage } from './api-client';
 import type { AlarmDefinition, AlertTransition, AlertView } from './api-types';
 import { describedBy, Field } from './field';
 import { FormError } from './form-error';
@@ -186,10 +186,6 @@ function Why({ id, text }: { id: string; text: string }) {
   );
 }
 
-function failureText(caught: unknown): string {
-  return caught instanceof ApiError ? caught.message : 'The gateway could not be reached.';
-}
-
 /**
  * The run of one action form: its message and whether it is under way, and the submit handler
  * that clears the message, runs the action and shows what it failed with (`failed`'s words;
@@ -197,7 +193,7 @@ function failureText(caught: unknown): string {
  */
 function useActionSubmit(
   run: () => Promise<void>,
-  failed: (caught: unknown) => string = failureText,
+  failed: (caught: unknown) => string = failureMessage,
 ) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);

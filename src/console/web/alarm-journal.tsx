@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { JournalTable } from './alarm-journal-table';
 import { stateWords } from './alarm-words';
-import { ApiError, api, renewSession } from './api-client';
+import { ApiError, api, failureMessage, renewSession } from './api-client';
 import {
   type AlarmPriority,
   type AlarmState,
@@ -167,7 +167,7 @@ export function AlarmJournalView() {
       setOlder([...older, ...page.entries]);
       if (page.entries.length < pageSize) setExhausted(true);
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : 'The gateway could not be reached.');
+      setFailure(failureMessage(caught));
     } finally {
       setLoadingOlder(false);
     }

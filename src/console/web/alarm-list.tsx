@@ -9,7 +9,7 @@ import {
   transitionTick,
 } from './alarm-feed';
 import { alarmValueText, lacking, stateWords } from './alarm-words';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import type { AlertView } from './api-types';
 import { FormError } from './form-error';
 import { formatTime } from './format';
@@ -69,7 +69,7 @@ export function AlarmList() {
       setSelected(new Set());
       setComment('');
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : 'The gateway could not be reached.');
+      setFailure(failureMessage(caught));
     } finally {
       setBusy(false);
     }

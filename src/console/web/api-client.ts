@@ -24,6 +24,11 @@ export class ApiError extends Error {
   }
 }
 
+/** What a failed call says to the user: the API's message, or that the gateway did not answer. */
+export function failureMessage(error: unknown): string {
+  return error instanceof ApiError ? error.message : 'The gateway could not be reached.';
+}
+
 /** Options of {@link api}. */
 export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';

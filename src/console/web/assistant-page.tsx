@@ -8,7 +8,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import { type AssistantEvent, sendAssistantMessage } from './assistant-stream';
 import { FormError } from './form-error';
 import { can } from './session';
@@ -109,7 +109,7 @@ export function AssistantPage() {
       await sendAssistantMessage(conversation.current, content, onEvent);
       setStatus('The assistant answered.');
     } catch (error) {
-      const text = error instanceof ApiError ? error.message : 'The gateway could not be reached.';
+      const text = failureMessage(error);
       add({ kind: 'error', text });
       setStatus('The assistant could not answer.');
     } finally {
@@ -301,7 +301,7 @@ function ProposalCard({ initial }: { initial: Proposal }) {
         ),
       );
     } catch (failure) {
-      setError(failure instanceof ApiError ? failure.message : 'The gateway could not be reached.');
+      setError(failureMessage(failure));
     } finally {
       setSending(false);
     }

@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { ApiError, api, encodePath } from './api-client';
+import { ApiError, api, encodePath, failureMessage } from './api-client';
 import type {
   DerivedTagEntry,
   DerivedTagView,
@@ -15,6 +15,7 @@ import { formatValue } from './format';
 import { QualityBadge } from './quality-badge';
 import { can } from './session';
 import { Table } from './table';
+import { boundTo, TextField } from './text-field';
 import { usePoll } from './use-poll';
 
 /** A value as the Tags page shows it (an evaluation has the value and quality of a sample). */
@@ -173,8 +174,7 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
             ? { kind: 'error', error: positioned }
             : {
                 kind: 'failed',
-                message:
-                  error instanceof ApiError ? error.message : 'The gateway could not be reached.',
+                message: failureMessage(error),
               };
         });
     }, previewDelayMs);
@@ -254,19 +254,14 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
           ))}
         </datalist>
       </Field>
-      <Field id="derived-name" label="Name" error={fieldError('.name')}>
-        <input
-          id="derived-name"
-          value={name.value}
-          disabled={Boolean(existing)}
-          placeholder="Line1/Flow"
-          aria-invalid={fieldError('.name') ? true : undefined}
-          aria-describedby={describedBy('derived-name', fieldError('.name'))}
-          onInput={(event) => {
-            name.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
+      <TextField
+        id="derived-name"
+        label="Name"
+        error={fieldError('.name')}
+        disabled={Boolean(existing)}
+        placeholder="Line1/Flow"
+        {...boundTo(name)}
+      />
       <Field
         id="derived-expression"
         label="Expression"

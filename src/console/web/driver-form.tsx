@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { tagColumns } from '../../tags/tag-csv';
-import { ApiError, saveItem } from './api-client';
+import { saveItem } from './api-client';
 import {
   driverSettings,
   driverTypeNames,
@@ -9,6 +9,7 @@ import {
   withValue,
 } from './driver-fields';
 import { describedBy, Field, FieldError } from './field';
+import { FormEnd } from './form-end';
 import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
 import { optionsOf } from './select-field';
@@ -329,15 +330,12 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
             : 'This driver type has no tag list to edit here.'}
         </p>
       )}
-      <FormError>{formError.value}</FormError>
-      <div class="buttons">
-        <button type="submit" class="primary" disabled={busy.value}>
-          {existing ? 'Save' : 'Add driver'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd
+        error={formError.value}
+        busy={busy.value}
+        submit={existing ? 'Save' : 'Add driver'}
+        onCancel={onDone}
+      />
     </form>
   );
 }
@@ -345,9 +343,4 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
 function withoutTags(entry: Record<string, unknown>): Record<string, unknown> {
   const { tags: _tags, ...rest } = entry;
   return rest;
-}
-
-/** The message of a failed driver command (enable, disable, delete), for the page. */
-export function commandMessage(error: unknown): string {
-  return error instanceof ApiError ? error.message : 'The gateway could not be reached.';
 }

@@ -1,12 +1,12 @@
 import { useSignal } from '@preact/signals';
 import { useRef } from 'preact/hooks';
-import { api, encodePath } from './api-client';
+import { api, encodePath, failureMessage } from './api-client';
 import type { DriverView } from './api-types';
 import { DerivedTagsSection } from './derived-tags';
 import { type CounterHistory, counterLines, recordPoll } from './driver-counters';
 import { driverEndpoint } from './driver-endpoint';
 import { driverTypeNames } from './driver-fields';
-import { commandMessage, DriverForm } from './driver-form';
+import { DriverForm } from './driver-form';
 import { FormError } from './form-error';
 import { formatTime } from './format';
 import { Notice } from './notice';
@@ -110,7 +110,7 @@ function DriverList() {
         message.value = `${card.name} was ${what === 'enable' ? 'started' : 'stopped'}.`;
       }
     } catch (error) {
-      message.value = `${card.name}: ${commandMessage(error)}`;
+      message.value = `${card.name}: ${failureMessage(error)}`;
     } finally {
       busy.value = '';
       confirming.value = '';

@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import type { EventView } from './api-types';
 import { FormError } from './form-error';
 import { Table } from './table';
@@ -57,8 +57,7 @@ export function EventsPage() {
           error.value = '';
         } catch (failure) {
           if (stopped) return;
-          error.value =
-            failure instanceof ApiError ? failure.message : 'The gateway could not be reached.';
+          error.value = failureMessage(failure);
         }
       }
       if (!stopped) timer = setTimeout(tick, pollMs);

@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import { FormError } from './form-error';
 
 /** A problem or warning as `POST /api/v2/Profile/Check` lists it. */
@@ -78,8 +78,7 @@ export function ProfileCheckPage() {
         body: profile,
       });
     } catch (failure) {
-      error.value =
-        failure instanceof ApiError ? failure.message : 'The gateway could not be reached.';
+      error.value = failureMessage(failure);
     } finally {
       busy.value = false;
     }

@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { api } from './api-client';
-import { FormError } from './form-error';
+import { FormEnd } from './form-end';
 import { SendTest } from './publisher-test';
 
 /** Props of {@link PublisherFormActions}. */
@@ -45,14 +45,12 @@ export function PublisherFormActions({
       {existing !== undefined ? (
         <SendTest path={`${resource}/${encodeURIComponent(existing)}/Test`} name={existing} />
       ) : null}
-      <FormError>{formError}</FormError>
-      <div class="buttons">
-        <button type="submit" class="primary" disabled={busy}>
-          {existing !== undefined ? 'Save' : 'Create'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
+      <FormEnd
+        error={formError}
+        busy={busy}
+        submit={existing !== undefined ? 'Save' : 'Create'}
+        onCancel={onDone}
+      >
         {existing !== undefined ? (
           confirmingDelete.value ? (
             <button type="button" class="danger" onClick={() => void remove(existing)}>
@@ -69,7 +67,7 @@ export function PublisherFormActions({
             </button>
           )
         ) : null}
-      </div>
+      </FormEnd>
     </>
   );
 }

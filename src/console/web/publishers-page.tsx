@@ -1,7 +1,7 @@
 import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, encodePath } from './api-client';
+import { ApiError, api, encodePath, failureMessage } from './api-client';
 import type { MqttPublisher, PublisherState, Sample, WebhookPublisher } from './api-types';
 import { FormError } from './form-error';
 import { formatTime } from './format';
@@ -62,9 +62,7 @@ function Fresh<P>({ path, render }: { path: string; render(item: P): ComponentCh
   const [item, setItem] = useState<P | undefined>(undefined);
   const [error, setError] = useState('');
   useEffect(() => {
-    api<P>(path).then(setItem, (failure: unknown) =>
-      setError(failure instanceof ApiError ? failure.message : 'The gateway could not be reached.'),
-    );
+    api<P>(path).then(setItem, (failure: unknown) => setError(failureMessage(failure)));
   }, [path]);
   if (error) {
     return <FormError>{error}</FormError>;

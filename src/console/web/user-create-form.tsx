@@ -1,8 +1,9 @@
 import { useSignal } from '@preact/signals';
 import { roleNames } from './accounts';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import { describedBy, Field, FieldError } from './field';
 import { FormError } from './form-error';
+import { fieldErrorsOf } from './form-errors';
 import { href } from './router';
 import { TokenPanel } from './token-panel';
 
@@ -34,12 +35,8 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
       if (created.oneTimePassword) oneTimePassword.value = created.oneTimePassword;
       else onDone(created.username);
     } catch (error) {
-      if (error instanceof ApiError) {
-        errors.value = error.fieldErrors();
-        formError.value = error.message;
-      } else {
-        formError.value = 'The gateway could not be reached.';
-      }
+      errors.value = fieldErrorsOf(error);
+      formError.value = failureMessage(error);
     }
   };
   const errorAt = (field: string) =>
