@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { acknowledge } from './alarm-actions';
 import { alarmFeedState, alerts, alertsLoaded, joinAlarmFeed } from './alarm-feed';
 import { isAnnunciated, lacking, prioritiesUrgentFirst, stateWords } from './alarm-words';
-import { ApiError } from './api-client';
+import { failureMessage } from './api-client';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
 import { can } from './session';
@@ -44,7 +44,7 @@ function AlarmBannerLive() {
     try {
       await acknowledge(name);
     } catch (caught) {
-      setError(caught instanceof ApiError ? caught.message : 'The gateway could not be reached.');
+      setError(failureMessage(caught));
     } finally {
       setBusy(false);
     }

@@ -2,7 +2,10 @@ import { useState } from 'preact/hooks';
 import { api } from './api-client';
 import { type AlarmDefinition, alarmPriorities } from './api-types';
 import { describedBy, Field } from './field';
+import { FormEnd } from './form-end';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
+import { optionsOf } from './select-field';
+import { TextField } from './text-field';
 
 const conditions = [
   'High',
@@ -194,17 +197,33 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
   };
 
   const at = (field: string) => errorAt(errors, field);
-  const control = (id: keyof Texts, hint?: string) => ({
-    id: `def-${id}`,
-    value: texts[id],
-    'aria-invalid': at(id) ? true : undefined,
-    'aria-describedby': describedBy(`def-${id}`, at(id), hint),
-    onInput: (event: Event) =>
-      setTexts({ ...texts, [id]: (event.currentTarget as HTMLInputElement).value }),
-  });
   const input = (id: keyof Texts, label: string, hint?: string, extra: object = {}) => (
-    <Field id={`def-${id}`} label={label} error={at(id)} {...(hint ? { hint } : {})}>
-      <input {...control(id, hint)} {...extra} />
+    <TextField
+      id={`def-${id}`}
+      label={label}
+      error={at(id)}
+      hint={hint}
+      value={texts[id]}
+      onValue={(typed) => setTexts({ ...texts, [id]: typed })}
+      {...extra}
+    />
+  );
+  const choice = (
+    id: 'condition' | 'priority',
+    label: string,
+    value: string,
+    set: (value: string) => void,
+    options: readonly string[],
+  ) => (
+    <Field id={`def-${id}`} label={label} error={at(id)}>
+      <select
+        id={`def-${id}`}
+        value={value}
+        aria-describedby={describedBy(`def-${id}`, at(id))}
+        onChange={(event) => set(event.currentTarget.value)}
+      >
+        {optionsOf(options)}
+      </select>
     </Field>
   );
   const title = existing ? `Edit alarm ${existing.name}` : 'New alarm definition';
@@ -218,20 +237,7 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
       {input('name', 'Name', 'Letters, digits and _ . : - ; also the state tags Alarms/<name>/….', {
         disabled: existing !== undefined,
       })}
-      <Field id="def-condition" label="Condition" error={at('condition')}>
-        <select
-          id="def-condition"
-          value={condition}
-          aria-describedby={describedBy('def-condition', at('condition'))}
-          onChange={(event) => setCondition(event.currentTarget.value)}
-        >
-          {conditions.map((entry) => (
-            <option key={entry} value={entry}>
-              {entry}
-            </option>
-          ))}
-        </select>
-      </Field>
+      {choice('condition', 'Condition', condition, setCondition, conditions)}
       {input(
         'source',
         'Source tag',
@@ -299,20 +305,7 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
             'A boolean expression of the derived-tags language, e.g. {Line1/Temp} > 90.',
           )
         : null}
-      <Field id="def-priority" label="Priority" error={at('priority')}>
-        <select
-          id="def-priority"
-          value={priority}
-          aria-describedby={describedBy('def-priority', at('priority'))}
-          onChange={(event) => setPriority(event.currentTarget.value)}
-        >
-          {alarmPriorities.map((entry) => (
-            <option key={entry} value={entry}>
-              {entry}
-            </option>
-          ))}
-        </select>
-      </Field>
+      {choice('priority', 'Priority', priority, setPriority, alarmPriorities)}
       {input(
         'severity',
         'Severity',
@@ -357,19 +350,12 @@ export function AlarmDefinitionForm({ existing, onDone }: AlarmDefinitionFormPro
         />
         Enabled
       </label>
-      {formError ? (
-        <p class="form-error" role="alert">
-          {formError}
-        </p>
-      ) : null}
-      <div class="buttons">
-        <button type="submit" class="primary" disabled={busy}>
-          {existing ? 'Save' : 'Create'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd
+        error={formError}
+        busy={busy}
+        submit={existing ? 'Save' : 'Create'}
+        onCancel={onDone}
+      />
     </form>
   );
 }

@@ -1,11 +1,14 @@
 import { useState } from 'preact/hooks';
 import { AlarmDefinitionForm } from './alarm-definition-form';
 import { alarmValueText } from './alarm-words';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import type { AlarmDefinition } from './api-types';
+import { FormError } from './form-error';
+import { Notice } from './notice';
 import { PriorityBadge } from './priority-badge';
 import { href, navigate, route } from './router';
 import { can } from './session';
+import { Table } from './table';
 import { usePoll } from './use-poll';
 
 /**
@@ -32,9 +35,7 @@ export function AlarmDefinitions() {
     const existing = list.data?.find((definition) => definition.name === name);
     if (!existing) {
       return list.data ? (
-        <p class="form-error" role="alert">
-          No alarm definition named {name}.
-        </p>
+        <FormError>No alarm definition named {name}.</FormError>
       ) : (
         <p role="status">Loading…</p>
       );
@@ -49,7 +50,7 @@ export function AlarmDefinitions() {
       await api(`/api/v2/Alerts/Definitions/${encodeURIComponent(target)}`, { method: 'DELETE' });
       setMessage(`${target} deleted.`);
     } catch (caught) {
-      setError(caught instanceof ApiError ? caught.message : 'The gateway could not be reached.');
+      setError(failureMessage(caught));
     }
     setConfirming('');
     list.reload();
@@ -67,16 +68,8 @@ export function AlarmDefinitions() {
           <p class="hint">Editing definitions needs the AlertManage permission (Administrators).</p>
         )}
       </div>
-      {message ? (
-        <p class="notice" role="status">
-          {message}
-        </p>
-      ) : null}
-      {error || list.error ? (
-        <p class="form-error" role="alert">
-          {error || list.error}
-        </p>
-      ) : null}
+      <Notice>{message}</Notice>
+      <FormError>{error || list.error}</FormError>
       {!list.data ? (
         list.error ? null : (
           <p role="status">Loading…</p>
@@ -84,65 +77,54 @@ export function AlarmDefinitions() {
       ) : list.data.length === 0 ? (
         <p>The profile defines no alarms.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="stack-table">
-            <caption class="visually-hidden">Alarm definitions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Condition</th>
-                <th scope="col">Priority</th>
-                <th scope="col">Area</th>
-                <th scope="col">Enabled</th>
-                {manage ? <th scope="col">Actions</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((definition) => (
-                <tr key={definition.name} data-definition={definition.name}>
-                  <th scope="row">{definition.name}</th>
-                  <td data-label="Condition">{conditionText(definition)}</td>
-                  <td data-label="Priority">
-                    <PriorityBadge priority={definition.priority ?? 'Medium'} />
-                  </td>
-                  <td data-label="Area">{definition.area ?? '—'}</td>
-                  <td data-label="Enabled">{definition.enabled === false ? 'No' : 'Yes'}</td>
-                  {manage ? (
-                    <td>
-                      {confirming === definition.name ? (
-                        <div class="actions">
-                          <span>Delete {definition.name}? Its journal stays.</span>
-                          <button
-                            type="button"
-                            class="danger"
-                            onClick={() => void remove(definition.name)}
-                          >
-                            Delete<span class="visually-hidden"> {definition.name} now</span>
-                          </button>
-                          <button type="button" onClick={() => setConfirming('')}>
-                            Cancel
-                          </button>
-                        </div>
-                      ) : (
-                        <div class="actions">
-                          <a
-                            class="button"
-                            href={href('alarms', 'definitions', 'edit', definition.name)}
-                          >
-                            Edit<span class="visually-hidden"> {definition.name}</span>
-                          </a>
-                          <button type="button" onClick={() => setConfirming(definition.name)}>
-                            Delete<span class="visually-hidden"> {definition.name}</span>
-                          </button>
-                        </div>
-                      )}
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          class="stack-table"
+          caption="Alarm definitions"
+          columns={['Name', 'Condition', 'Priority', 'Area', 'Enabled', manage && 'Actions']}
+        >
+          {list.data.map((definition) => (
+            <tr key={definition.name} data-definition={definition.name}>
+              <th scope="row">{definition.name}</th>
+              <td data-label="Condition">{conditionText(definition)}</td>
+              <td data-label="Priority">
+                <PriorityBadge priority={definition.priority ?? 'Medium'} />
+              </td>
+              <td data-label="Area">{definition.area ?? '—'}</td>
+              <td data-label="Enabled">{definition.enabled === false ? 'No' : 'Yes'}</td>
+              {manage ? (
+                <td>
+                  {confirming === definition.name ? (
+                    <div class="actions">
+                      <span>Delete {definition.name}? Its journal stays.</span>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => void remove(definition.name)}
+                      >
+                        Delete<span class="visually-hidden"> {definition.name} now</span>
+                      </button>
+                      <button type="button" onClick={() => setConfirming('')}>
+                        Cancel
+                      </button>
+                    </div>
+                  ) : (
+                    <div class="actions">
+                      <a
+                        class="button"
+                        href={href('alarms', 'definitions', 'edit', definition.name)}
+                      >
+                        Edit<span class="visually-hidden"> {definition.name}</span>
+                      </a>
+                      <button type="button" onClick={() => setConfirming(definition.name)}>
+                        Delete<span class="visually-hidden"> {definition.name}</span>
+                      </button>
+                    </div>
+                  )}
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </Table>
       )}
     </div>
   );

@@ -3,11 +3,13 @@ import { acknowledge, setInService, shelve, unshelve } from './alarm-actions';
 import { joinAlarmFeed, transitionTick } from './alarm-feed';
 import { JournalTable } from './alarm-journal-table';
 import { alarmValueText, lacking, stateWords } from './alarm-words';
-import { ApiError, api, encodePath } from './api-client';
+import { api, encodePath, failureMessage } from './api-client';
 import type { AlarmDefinition, AlertTransition, AlertView } from './api-types';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
 import { formatTime } from './format';
+import { Notice } from './notice';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
 import { can } from './session';
@@ -62,11 +64,7 @@ export function AlarmDetail({ name }: { name: string }) {
       <p>
         <a href={href('alarms')}>Back to the active alarms</a>
       </p>
-      {facts.error ? (
-        <p class="form-error" role="alert">
-          {facts.error}
-        </p>
-      ) : null}
+      <FormError>{facts.error}</FormError>
       {!alarm ? (
         facts.error ? null : (
           <p role="status">Loading…</p>
@@ -142,11 +140,7 @@ export function AlarmDetail({ name }: { name: string }) {
               </div>
             ) : null}
           </dl>
-          {notice ? (
-            <p class="notice" role="status">
-              {notice}
-            </p>
-          ) : null}
+          <Notice>{notice}</Notice>
           <div class="alarm-actions">
             <AcknowledgeForm alarm={alarm} onDone={done} />
             {alarm.shelve ? (
@@ -192,34 +186,76 @@ function Why({ id, text }: { id: string; text: string }) {
   );
 }
 
-function failureText(caught: unknown): string {
-  return caught instanceof ApiError ? caught.message : 'The gateway could not be reached.';
+/**
+ * The run of one action form: its message and whether it is under way, and the submit handler
+ * that clears the message, runs the action and shows what it failed with (`failed`'s words;
+ * default: the API's message).
+ */
+function useActionSubmit(
+  run: () => Promise<void>,
+  failed: (caught: unknown) => string = failureMessage,
+) {
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError('');
+    setBusy(true);
+    try {
+      await run();
+    } catch (caught) {
+      setError(failed(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, submit };
+}
+
+interface ActionEndProps {
+  /** The form's id prefix: the reason's id is `<id>-why`. */
+  id: string;
+  /** Why the action cannot be done now ('' when it can): the button is disabled and says so. */
+  why: string;
+  busy: boolean;
+  error: string;
+  /** The submit button is the primary one. */
+  primary?: boolean;
+  /** The button's text. */
+  children: string;
+}
+
+/** The end of an action form: its message, its submit button, and the reason it is disabled. */
+function ActionEnd({ id, why, busy, error, primary, children }: ActionEndProps) {
+  return (
+    <>
+      <FormError>{error}</FormError>
+      <button
+        type="submit"
+        class={primary ? 'primary' : undefined}
+        disabled={why !== '' || busy}
+        aria-describedby={why ? `${id}-why` : undefined}
+      >
+        {children}
+      </button>
+      {why ? <Why id={`${id}-why`} text={why} /> : null}
+    </>
+  );
 }
 
 function AcknowledgeForm({ alarm, onDone }: ActionProps) {
   const [comment, setComment] = useState('');
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
   const allowed = can('AlertAcknowledge');
   const why = !allowed
     ? lacking.AlertAcknowledge
     : alarm.acknowledged
       ? 'Nothing to acknowledge: no occurrence of this alarm waits for it.'
       : '';
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError('');
-    setBusy(true);
-    try {
-      await acknowledge(alarm.name, comment);
-      setComment('');
-      onDone(`${alarm.name} acknowledged.`);
-    } catch (caught) {
-      setError(failureText(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { error, busy, submit } = useActionSubmit(async () => {
+    await acknowledge(alarm.name, comment);
+    setComment('');
+    onDone(`${alarm.name} acknowledged.`);
+  });
   return (
     <form class="alarm-action" aria-labelledby="ack-title" onSubmit={submit}>
       <h3 id="ack-title">Acknowledge</h3>
@@ -233,20 +269,9 @@ function AcknowledgeForm({ alarm, onDone }: ActionProps) {
           onInput={(event) => setComment(event.currentTarget.value)}
         />
       </Field>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <button
-        type="submit"
-        class="primary"
-        disabled={why !== '' || busy}
-        aria-describedby={why ? 'ack-why' : undefined}
-      >
+      <ActionEnd id="ack" why={why} busy={busy} error={error} primary>
         Acknowledge
-      </button>
-      {why ? <Why id="ack-why" text={why} /> : null}
+      </ActionEnd>
     </form>
   );
 }
@@ -256,16 +281,11 @@ function ShelveForm({ alarm, maxMinutes, onDone }: ActionProps & { maxMinutes?: 
   const [minutes, setMinutes] = useState('60');
   const [reason, setReason] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
   const allowed = can('AlertShelve');
   const why = allowed ? '' : lacking.AlertShelve;
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setErrors({});
-    setError('');
-    setBusy(true);
-    try {
+  const { error, busy, submit } = useActionSubmit(
+    async () => {
+      setErrors({});
       await shelve(
         alarm.name,
         kind === 'Timed'
@@ -274,13 +294,12 @@ function ShelveForm({ alarm, maxMinutes, onDone }: ActionProps & { maxMinutes?: 
       );
       setReason('');
       onDone(`${alarm.name} shelved.`);
-    } catch (caught) {
+    },
+    (caught) => {
       setErrors(fieldErrorsOf(caught));
-      setError(formMessage(caught, ['durationMinutes', 'reason', 'kind']));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return formMessage(caught, ['durationMinutes', 'reason', 'kind']);
+    },
+  );
   const minutesError = errorAt(errors, 'durationMinutes');
   const reasonError = errorAt(errors, 'reason');
   const minutesHint = maxMinutes ? `At most ${maxMinutes} minutes for this alarm.` : undefined;
@@ -335,81 +354,40 @@ function ShelveForm({ alarm, maxMinutes, onDone }: ActionProps & { maxMinutes?: 
           onInput={(event) => setReason(event.currentTarget.value)}
         />
       </Field>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <button
-        type="submit"
-        disabled={!allowed || busy}
-        aria-describedby={why ? 'shelve-why' : undefined}
-      >
+      <ActionEnd id="shelve" why={why} busy={busy} error={error}>
         Shelve
-      </button>
-      {why ? <Why id="shelve-why" text={why} /> : null}
+      </ActionEnd>
     </form>
   );
 }
 
 function UnshelveForm({ alarm, onDone }: ActionProps) {
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
-  const allowed = can('AlertShelve');
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError('');
-    setBusy(true);
-    try {
-      await unshelve(alarm.name);
-      onDone(`${alarm.name} unshelved.`);
-    } catch (caught) {
-      setError(failureText(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const why = can('AlertShelve') ? '' : lacking.AlertShelve;
+  const { error, busy, submit } = useActionSubmit(async () => {
+    await unshelve(alarm.name);
+    onDone(`${alarm.name} unshelved.`);
+  });
   return (
     <form class="alarm-action" aria-labelledby="unshelve-title" onSubmit={submit}>
       <h3 id="unshelve-title">Shelved</h3>
       <p>The alarm is hidden from operators until the shelve ends.</p>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <button
-        type="submit"
-        disabled={!allowed || busy}
-        aria-describedby={allowed ? undefined : 'unshelve-why'}
-      >
+      <ActionEnd id="unshelve" why={why} busy={busy} error={error}>
         Unshelve
-      </button>
-      {allowed ? null : <Why id="unshelve-why" text={lacking.AlertShelve} />}
+      </ActionEnd>
     </form>
   );
 }
 
 function ServiceForm({ alarm, onDone }: ActionProps) {
   const [comment, setComment] = useState('');
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
   const allowed = can('AlertManage');
+  const why = allowed ? '' : lacking.AlertManage;
   const inService = !alarm.outOfService;
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setError('');
-    setBusy(true);
-    try {
-      await setInService(alarm.name, !inService, comment);
-      setComment('');
-      onDone(inService ? `${alarm.name} is out of service.` : `${alarm.name} is back in service.`);
-    } catch (caught) {
-      setError(failureText(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { error, busy, submit } = useActionSubmit(async () => {
+    await setInService(alarm.name, !inService, comment);
+    setComment('');
+    onDone(inService ? `${alarm.name} is out of service.` : `${alarm.name} is back in service.`);
+  });
   return (
     <form class="alarm-action" aria-labelledby="service-title" onSubmit={submit}>
       <h3 id="service-title">Service</h3>
@@ -422,19 +400,9 @@ function ServiceForm({ alarm, onDone }: ActionProps) {
           onInput={(event) => setComment(event.currentTarget.value)}
         />
       </Field>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <button
-        type="submit"
-        disabled={!allowed || busy}
-        aria-describedby={allowed ? undefined : 'service-why'}
-      >
+      <ActionEnd id="service" why={why} busy={busy} error={error}>
         {inService ? 'Take out of service' : 'Put back in service'}
-      </button>
-      {allowed ? null : <Why id="service-why" text={lacking.AlertManage} />}
+      </ActionEnd>
     </form>
   );
 }

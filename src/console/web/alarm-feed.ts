@@ -6,7 +6,7 @@
  * source stops being Good shows it in its `quality`).
  */
 import { signal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import type { AlertTransition, AlertView } from './api-types';
 import { openEventStream } from './event-stream';
 
@@ -68,8 +68,7 @@ export function refreshAlerts(): Promise<void> {
         alertsError.value = '';
       } catch (error) {
         if (users === 0 || generation !== started) return;
-        alertsError.value =
-          error instanceof ApiError ? error.message : 'The gateway could not be reached.';
+        alertsError.value = failureMessage(error);
       }
     } while (readAgain && users > 0 && generation === started);
   })().finally(() => {

@@ -1,5 +1,6 @@
 import type { Signal } from '@preact/signals';
 import { describedBy, Field } from './field';
+import { optionsOf } from './select-field';
 
 /** The alarm priorities, lowest first (the API's order). */
 const priorities = ['Low', 'Medium', 'High', 'Urgent'] as const;
@@ -93,11 +94,7 @@ export function AlarmFilterFields({ choice, errorAt }: AlarmFilterFieldsProps) {
               onChange={(event) => set({ minPriority: (event.target as HTMLSelectElement).value })}
             >
               <option value="">Default (Low: every priority)</option>
-              {priorities.map((priority) => (
-                <option key={priority} value={priority}>
-                  {priority}
-                </option>
-              ))}
+              {optionsOf(priorities)}
             </select>
           </Field>
         </>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { JournalTable } from './alarm-journal-table';
 import { stateWords } from './alarm-words';
-import { ApiError, api, renewSession } from './api-client';
+import { ApiError, api, failureMessage, renewSession } from './api-client';
 import {
   type AlarmPriority,
   type AlarmState,
@@ -9,8 +9,10 @@ import {
   alarmPriorities,
   alarmStates,
 } from './api-types';
-import { describedBy, Field } from './field';
+import { controlAttributes, Field } from './field';
+import { FormError } from './form-error';
 import { href, route } from './router';
+import { TextField } from './text-field';
 import { usePoll } from './use-poll';
 
 /** Entries per page of the journal. */
@@ -165,7 +167,7 @@ export function AlarmJournalView() {
       setOlder([...older, ...page.entries]);
       if (page.entries.length < pageSize) setExhausted(true);
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : 'The gateway could not be reached.');
+      setFailure(failureMessage(caught));
     } finally {
       setLoadingOlder(false);
     }
@@ -190,11 +192,19 @@ export function AlarmJournalView() {
   };
 
   const set = (patch: Partial<JournalFilter>) => setDraft({ ...draft, ...patch });
-  const toggle = <T extends string>(list: readonly T[], item: T, on: boolean): T[] =>
-    on ? [...list.filter((entry) => entry !== item), item] : list.filter((entry) => entry !== item);
   const shownError = first.error || failure;
-  const fromError = errors.from;
-  const toError = errors.to;
+  // The period's ends: set when the picker commits a moment (change), not on every keystroke.
+  const moment = (key: 'from' | 'to', label: string) => (
+    <Field id={`journal-${key}`} label={label} error={errors[key]}>
+      <input
+        {...controlAttributes(`journal-${key}`, errors[key])}
+        class="journal-control"
+        type="datetime-local"
+        value={localInput(draft[key])}
+        onChange={(event) => set({ [key]: isoOf(event.currentTarget.value) })}
+      />
+    </Field>
+  );
   const nameHint = 'Comma-separated; empty: every alarm.';
   const areaHint = 'An area takes the areas below it.';
 
@@ -217,80 +227,40 @@ export function AlarmJournalView() {
         </Field>
         {draft.period === 'custom' ? (
           <>
-            <Field id="journal-from" label="From" error={fromError}>
-              <input
-                id="journal-from"
-                class="journal-control"
-                type="datetime-local"
-                value={localInput(draft.from)}
-                aria-invalid={fromError ? true : undefined}
-                aria-describedby={describedBy('journal-from', fromError)}
-                onChange={(event) => set({ from: isoOf(event.currentTarget.value) })}
-              />
-            </Field>
-            <Field id="journal-to" label="To" error={toError}>
-              <input
-                id="journal-to"
-                class="journal-control"
-                type="datetime-local"
-                value={localInput(draft.to)}
-                aria-invalid={toError ? true : undefined}
-                aria-describedby={describedBy('journal-to', toError)}
-                onChange={(event) => set({ to: isoOf(event.currentTarget.value) })}
-              />
-            </Field>
+            {moment('from', 'From')}
+            {moment('to', 'To')}
           </>
         ) : null}
-        <Field id="journal-name" label="Alarm names" hint={nameHint}>
-          <input
-            id="journal-name"
-            class="journal-control"
-            value={draft.name}
-            aria-describedby={describedBy('journal-name', undefined, nameHint)}
-            onInput={(event) => set({ name: event.currentTarget.value })}
-          />
-        </Field>
-        <Field id="journal-area" label="Area" hint={areaHint}>
-          <input
-            id="journal-area"
-            class="journal-control"
-            value={draft.area}
-            aria-describedby={describedBy('journal-area', undefined, areaHint)}
-            onInput={(event) => set({ area: event.currentTarget.value })}
-          />
-        </Field>
-        <fieldset class="journal-choices">
-          <legend>Priority</legend>
-          {alarmPriorities.map((priority) => (
-            <label class="check" key={priority}>
-              <input
-                type="checkbox"
-                checked={draft.priorities.includes(priority)}
-                onChange={(event) =>
-                  set({
-                    priorities: toggle(draft.priorities, priority, event.currentTarget.checked),
-                  })
-                }
-              />
-              {priority}
-            </label>
-          ))}
-        </fieldset>
-        <fieldset class="journal-choices">
-          <legend>State it went into</legend>
-          {alarmStates.map((state) => (
-            <label class="check" key={state}>
-              <input
-                type="checkbox"
-                checked={draft.states.includes(state)}
-                onChange={(event) =>
-                  set({ states: toggle(draft.states, state, event.currentTarget.checked) })
-                }
-              />
-              {stateWords[state]}
-            </label>
-          ))}
-        </fieldset>
+        <TextField
+          id="journal-name"
+          label="Alarm names"
+          hint={nameHint}
+          class="journal-control"
+          value={draft.name}
+          onValue={(name) => set({ name })}
+        />
+        <TextField
+          id="journal-area"
+          label="Area"
+          hint={areaHint}
+          class="journal-control"
+          value={draft.area}
+          onValue={(area) => set({ area })}
+        />
+        <Choices
+          legend="Priority"
+          all={alarmPriorities}
+          chosen={draft.priorities}
+          words={(priority) => priority}
+          onChosen={(priorities) => set({ priorities })}
+        />
+        <Choices
+          legend="State it went into"
+          all={alarmStates}
+          chosen={draft.states}
+          words={(state) => stateWords[state]}
+          onChosen={(states) => set({ states })}
+        />
         <div class="buttons">
           <button type="submit" class="primary">
             Apply filter
@@ -300,11 +270,7 @@ export function AlarmJournalView() {
           </a>
         </div>
       </form>
-      {shownError ? (
-        <p class="form-error" role="alert">
-          {shownError}
-        </p>
-      ) : null}
+      <FormError>{shownError}</FormError>
       {first.data === undefined ? (
         first.error ? null : (
           <p role="status">Loading…</p>
@@ -323,5 +289,38 @@ export function AlarmJournalView() {
         </>
       )}
     </div>
+  );
+}
+
+interface ChoicesProps<T extends string> {
+  legend: string;
+  /** Every choice, in order. */
+  all: readonly T[];
+  chosen: readonly T[];
+  /** A choice's label. */
+  words(item: T): string;
+  /** Called with the choices once one is ticked or unticked (a ticked one goes last). */
+  onChosen(chosen: T[]): void;
+}
+
+/** A group of checkboxes choosing some of a list (priorities, states). */
+function Choices<T extends string>({ legend, all, chosen, words, onChosen }: ChoicesProps<T>) {
+  return (
+    <fieldset class="journal-choices">
+      <legend>{legend}</legend>
+      {all.map((item) => (
+        <label class="check" key={item}>
+          <input
+            type="checkbox"
+            checked={chosen.includes(item)}
+            onChange={(event) => {
+              const others = chosen.filter((entry) => entry !== item);
+              onChosen(event.currentTarget.checked ? [...others, item] : others);
+            }}
+          />
+          {words(item)}
+        </label>
+      ))}
+    </fieldset>
   );
 }

@@ -9,9 +9,11 @@ import {
   transitionTick,
 } from './alarm-feed';
 import { alarmValueText, lacking, stateWords } from './alarm-words';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import type { AlertView } from './api-types';
+import { FormError } from './form-error';
 import { formatTime } from './format';
+import { Notice } from './notice';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
 import { can } from './session';
@@ -67,7 +69,7 @@ export function AlarmList() {
       setSelected(new Set());
       setComment('');
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : 'The gateway could not be reached.');
+      setFailure(failureMessage(caught));
     } finally {
       setBusy(false);
     }
@@ -119,21 +121,9 @@ export function AlarmList() {
               : `${chosen.length} selected.`}
         </small>
       </form>
-      {message ? (
-        <p class="notice" role="status">
-          {message}
-        </p>
-      ) : null}
-      {failure ? (
-        <p class="form-error" role="alert">
-          {failure}
-        </p>
-      ) : null}
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <Notice>{message}</Notice>
+      <FormError>{failure}</FormError>
+      <FormError>{error}</FormError>
       {!loaded ? (
         <p role="status">Loading…</p>
       ) : list.length === 0 ? (

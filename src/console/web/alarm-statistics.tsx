@@ -3,9 +3,11 @@ import uPlot from 'uplot';
 import { prioritiesUrgentFirst } from './alarm-words';
 import { api } from './api-client';
 import type { AlertStatistics } from './api-types';
+import { FormError } from './form-error';
 import { formatTime } from './format';
 import { PriorityBadge } from './priority-badge';
 import { href } from './router';
+import { Table } from './table';
 import { rangeText, timeAxisLabels, timeFormats } from './time-axis';
 import { usePoll } from './use-poll';
 
@@ -53,11 +55,7 @@ export function AlarmStatisticsReport() {
           </select>
         </label>
       </div>
-      {stats.error ? (
-        <p class="form-error" role="alert">
-          {stats.error}
-        </p>
-      ) : null}
+      <FormError>{stats.error}</FormError>
       {!data ? (
         stats.error ? null : (
           <p role="status">Loading…</p>
@@ -162,27 +160,16 @@ function NameTable({
   rows: readonly (readonly [string, string])[];
 }) {
   return (
-    <div class="table-wrap">
-      <table class="stat-table">
-        <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Alarm</th>
-            <th scope="col">{column}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map(([name, value]) => (
-            <tr key={name}>
-              <th scope="row">
-                <a href={href('alarms', 'alarm', name)}>{name}</a>
-              </th>
-              <td>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table class="stat-table" caption={caption} columns={['Alarm', column]}>
+      {rows.map(([name, value]) => (
+        <tr key={name}>
+          <th scope="row">
+            <a href={href('alarms', 'alarm', name)}>{name}</a>
+          </th>
+          <td>{value}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

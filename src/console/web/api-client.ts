@@ -24,6 +24,11 @@ export class ApiError extends Error {
   }
 }
 
+/** What a failed call says to the user: the API's message, or that the gateway did not answer. */
+export function failureMessage(error: unknown): string {
+  return error instanceof ApiError ? error.message : 'The gateway could not be reached.';
+}
+
 /** Options of {@link api}. */
 export interface RequestOptions {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -131,6 +136,20 @@ export async function api<T>(path: string, options: RequestOptions = {}): Promis
     onSessionEnded();
   }
   return parse<T>(response);
+}
+
+/**
+ * Saves what a form edits: `PUT <collection>/<name>` when it edits the item named `existing`,
+ * `POST <collection>` when it creates one. @throws ApiError
+ */
+export function saveItem<T>(
+  collection: string,
+  existing: string | undefined,
+  body: unknown,
+): Promise<T> {
+  return existing === undefined
+    ? api<T>(collection, { method: 'POST', body })
+    : api<T>(`${collection}/${encodeURIComponent(existing)}`, { method: 'PUT', body });
 }
 
 function send(path: string, options: RequestOptions): Promise<Response> {

@@ -8,8 +8,9 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import { type AssistantEvent, sendAssistantMessage } from './assistant-stream';
+import { FormError } from './form-error';
 import { can } from './session';
 
 /** A proposal as the chat announces it (an AssistantProposal). */
@@ -108,7 +109,7 @@ export function AssistantPage() {
       await sendAssistantMessage(conversation.current, content, onEvent);
       setStatus('The assistant answered.');
     } catch (error) {
-      const text = error instanceof ApiError ? error.message : 'The gateway could not be reached.';
+      const text = failureMessage(error);
       add({ kind: 'error', text });
       setStatus('The assistant could not answer.');
     } finally {
@@ -192,11 +193,7 @@ function EntryView({ entry }: { entry: Entry }) {
     case 'proposal':
       return <ProposalCard initial={entry.proposal} />;
     case 'error':
-      return (
-        <p class="form-error" role="alert">
-          {entry.text}
-        </p>
-      );
+      return <FormError>{entry.text}</FormError>;
   }
 }
 
@@ -304,7 +301,7 @@ function ProposalCard({ initial }: { initial: Proposal }) {
         ),
       );
     } catch (failure) {
-      setError(failure instanceof ApiError ? failure.message : 'The gateway could not be reached.');
+      setError(failureMessage(failure));
     } finally {
       setSending(false);
     }
@@ -354,11 +351,7 @@ function ProposalCard({ initial }: { initial: Proposal }) {
           someone who has it.
         </p>
       )}
-      {error && (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError>{error}</FormError>
     </article>
   );
 }

@@ -1,8 +1,11 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { failureMessage, saveItem } from './api-client';
 import type { Collection } from './api-types';
 import { CollectionPreview } from './collection-preview';
 import { describedBy, Field } from './field';
+import { FormEnd } from './form-end';
+import { fieldErrorsOf } from './form-errors';
+import { boundTo, TextField } from './text-field';
 
 /** The members as typed, each with its line number (1-based); empty lines are left out. */
 function memberLines(text: string): { line: number; member: string }[] {
@@ -65,22 +68,11 @@ export function CollectionForm({ existing, onDone }: CollectionFormProps) {
       members: sentLines.value.map((entry) => entry.member),
     };
     try {
-      if (existing) {
-        await api(`/api/v2/Collections/${encodeURIComponent(existing.name)}`, {
-          method: 'PUT',
-          body,
-        });
-      } else {
-        await api('/api/v2/Collections', { method: 'POST', body });
-      }
+      await saveItem('/api/v2/Collections', existing?.name, body);
       onDone();
     } catch (error) {
-      if (error instanceof ApiError) {
-        errors.value = error.fieldErrors();
-        formError.value = error.message;
-      } else {
-        formError.value = 'The gateway could not be reached.';
-      }
+      errors.value = fieldErrorsOf(error);
+      formError.value = failureMessage(error);
     }
   };
 
@@ -89,18 +81,13 @@ export function CollectionForm({ existing, onDone }: CollectionFormProps) {
       <h1 id="collection-form-title">
         {existing ? `Edit collection ${existing.name}` : 'New collection'}
       </h1>
-      <Field id="collection-name" label="Name" error={errorAt('name')}>
-        <input
-          id="collection-name"
-          value={name.value}
-          disabled={Boolean(existing)}
-          aria-invalid={errorAt('name') ? true : undefined}
-          aria-describedby={describedBy('collection-name', errorAt('name'))}
-          onInput={(event) => {
-            name.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
+      <TextField
+        id="collection-name"
+        label="Name"
+        error={errorAt('name')}
+        disabled={Boolean(existing)}
+        {...boundTo(name)}
+      />
       <Field
         id="collection-members"
         label="Members"
@@ -119,19 +106,7 @@ export function CollectionForm({ existing, onDone }: CollectionFormProps) {
         />
       </Field>
       <CollectionPreview lines={() => memberLines(members.value).map((entry) => entry.member)} />
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
-      <div class="buttons">
-        <button type="submit" class="primary">
-          {existing ? 'Save' : 'Create'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd error={formError.value} submit={existing ? 'Save' : 'Create'} onCancel={onDone} />
     </form>
   );
 }

@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 
 /** Tags listed in the preview; the rest are counted. */
 export const previewShown = 100;
@@ -59,7 +59,7 @@ export function CollectionPreview({ lines }: CollectionPreviewProps) {
         paths: [],
         more: false,
         empty: [],
-        error: error instanceof ApiError ? error.message : 'The gateway could not be reached.',
+        error: failureMessage(error),
       };
     } finally {
       busy.value = false;

@@ -1,7 +1,7 @@
 import { type Signal, useSignal } from '@preact/signals';
 import { api } from './api-client';
 import type { Collection } from './api-types';
-import { describedBy, Field } from './field';
+import { describedBy, Field, FieldError } from './field';
 import { can } from './session';
 import { usePoll } from './use-poll';
 
@@ -94,11 +94,7 @@ export function CollectionsField({
           </label>
         ))
       )}
-      {error ? (
-        <p id="collections-error" class="field-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FieldError id="collections" error={error} />
     </fieldset>
   );
 }

@@ -2,7 +2,10 @@ import { useSignal } from '@preact/signals';
 import { ApiError, api } from './api-client';
 import type { Collection } from './api-types';
 import { CollectionForm } from './collection-form';
+import { FormError } from './form-error';
+import { Notice } from './notice';
 import { href, navigate, route } from './router';
+import { Table } from './table';
 import { usePoll } from './use-poll';
 
 /**
@@ -28,11 +31,7 @@ function EditCollection({ name }: { name: string }) {
     name,
   );
   if (entry.error) {
-    return (
-      <p class="form-error" role="alert">
-        {entry.error}
-      </p>
-    );
+    return <FormError>{entry.error}</FormError>;
   }
   if (!entry.data) return <p role="status">Loading…</p>;
   return <CollectionForm existing={entry.data} onDone={() => navigate('collections')} />;
@@ -62,82 +61,62 @@ function CollectionList() {
           New collection
         </a>
       </div>
-      {list.error ? (
-        <p class="form-error" role="alert">
-          {list.error}
-        </p>
-      ) : null}
-      {message.value ? (
-        <p class="notice" role="status">
-          {message.value}
-        </p>
-      ) : null}
+      <FormError>{list.error}</FormError>
+      <Notice>{message.value}</Notice>
       {!list.data ? (
         <p role="status">Loading…</p>
       ) : list.data.length === 0 ? (
         <p>No collections yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Collections</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Members</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((collection) => (
-                <tr key={collection.name}>
-                  <th scope="row">{collection.name}</th>
-                  <td>
-                    {collection.members.map((member) => (
-                      <code key={member} class="chip">
-                        {member}
-                      </code>
-                    ))}
-                  </td>
-                  <td>
-                    <div class="actions">
-                      <a class="button" href={href('collections', 'edit', collection.name)}>
-                        Edit<span class="visually-hidden"> {collection.name}</span>
-                      </a>
-                      {confirming.value === collection.name ? (
-                        <>
-                          <button
-                            type="button"
-                            class="danger"
-                            onClick={() => void remove(collection.name)}
-                          >
-                            Confirm delete<span class="visually-hidden"> {collection.name}</span>
-                          </button>
-                          <button
-                            type="button"
-                            onClick={() => {
-                              confirming.value = undefined;
-                            }}
-                          >
-                            Keep
-                          </button>
-                        </>
-                      ) : (
-                        <button
-                          type="button"
-                          onClick={() => {
-                            confirming.value = collection.name;
-                          }}
-                        >
-                          Delete<span class="visually-hidden"> {collection.name}</span>
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Collections" columns={['Name', 'Members', 'Actions']}>
+          {list.data.map((collection) => (
+            <tr key={collection.name}>
+              <th scope="row">{collection.name}</th>
+              <td>
+                {collection.members.map((member) => (
+                  <code key={member} class="chip">
+                    {member}
+                  </code>
+                ))}
+              </td>
+              <td>
+                <div class="actions">
+                  <a class="button" href={href('collections', 'edit', collection.name)}>
+                    Edit<span class="visually-hidden"> {collection.name}</span>
+                  </a>
+                  {confirming.value === collection.name ? (
+                    <>
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() => void remove(collection.name)}
+                      >
+                        Confirm delete<span class="visually-hidden"> {collection.name}</span>
+                      </button>
+                      <button
+                        type="button"
+                        onClick={() => {
+                          confirming.value = undefined;
+                        }}
+                      >
+                        Keep
+                      </button>
+                    </>
+                  ) : (
+                    <button
+                      type="button"
+                      onClick={() => {
+                        confirming.value = collection.name;
+                      }}
+                    >
+                      Delete<span class="visually-hidden"> {collection.name}</span>
+                    </button>
+                  )}
+                </div>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

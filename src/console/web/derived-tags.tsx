@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { ApiError, api, encodePath } from './api-client';
+import { ApiError, api, encodePath, failureMessage } from './api-client';
 import type {
   DerivedTagEntry,
   DerivedTagView,
@@ -9,10 +9,13 @@ import type {
   Sample,
 } from './api-types';
 import { describedBy, Field } from './field';
+import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
 import { formatValue } from './format';
 import { QualityBadge } from './quality-badge';
 import { can } from './session';
+import { Table } from './table';
+import { boundTo, TextField } from './text-field';
 import { usePoll } from './use-poll';
 
 /** A value as the Tags page shows it (an evaluation has the value and quality of a sample). */
@@ -44,63 +47,47 @@ export function DerivedTagsSection() {
   return (
     <section class="panel" aria-labelledby="derived-title">
       <h2 id="derived-title">Derived tags</h2>
-      {tags.error ? (
-        <p class="form-error" role="alert">
-          {tags.error}
-        </p>
-      ) : null}
+      <FormError>{tags.error}</FormError>
       {!tags.data ? (
         <p role="status">Loading…</p>
       ) : tags.data.length === 0 ? (
         <p>No derived tags: add one to compute a value from other tags.</p>
       ) : (
-        <div class="table-wrap">
-          {/* Stacked at phone width: an overflowing table with nothing to focus could not be
-              scrolled from the keyboard (an Operator's view has no Edit buttons). */}
-          <table class="stack-table">
-            <thead>
-              <tr>
-                <th scope="col">Tag</th>
-                <th scope="col">Expression</th>
-                <th scope="col">Value</th>
-                <th scope="col">Quality</th>
-                {mayEdit ? <th scope="col">Actions</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {tags.data.map((tag) => (
-                <tr key={tag.fullTagId}>
-                  <td class="tag-path">{tag.fullTagId}</td>
-                  <td data-label="Expression">
-                    <code>{tag.expression}</code>
-                  </td>
-                  <td data-label="Value">
-                    {shown(tag.lastEvaluation)}
-                    {tag.unit && tag.lastEvaluation?.value !== undefined ? ` ${tag.unit}` : ''}
-                  </td>
-                  <td data-label="Quality">
-                    {tag.lastEvaluation ? (
-                      <QualityBadge quality={tag.lastEvaluation.quality} />
-                    ) : null}
-                  </td>
-                  {mayEdit ? (
-                    <td>
-                      <button
-                        type="button"
-                        aria-label={`Edit ${tag.fullTagId}`}
-                        onClick={() => {
-                          editing.value = tag;
-                        }}
-                      >
-                        Edit
-                      </button>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        // Stacked at phone width: an overflowing table with nothing to focus could not be
+        // scrolled from the keyboard (an Operator's view has no Edit buttons).
+        <Table
+          class="stack-table"
+          columns={['Tag', 'Expression', 'Value', 'Quality', mayEdit && 'Actions']}
+        >
+          {tags.data.map((tag) => (
+            <tr key={tag.fullTagId}>
+              <td class="tag-path">{tag.fullTagId}</td>
+              <td data-label="Expression">
+                <code>{tag.expression}</code>
+              </td>
+              <td data-label="Value">
+                {shown(tag.lastEvaluation)}
+                {tag.unit && tag.lastEvaluation?.value !== undefined ? ` ${tag.unit}` : ''}
+              </td>
+              <td data-label="Quality">
+                {tag.lastEvaluation ? <QualityBadge quality={tag.lastEvaluation.quality} /> : null}
+              </td>
+              {mayEdit ? (
+                <td>
+                  <button
+                    type="button"
+                    aria-label={`Edit ${tag.fullTagId}`}
+                    onClick={() => {
+                      editing.value = tag;
+                    }}
+                  >
+                    Edit
+                  </button>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </Table>
       )}
       {mayEdit && editing.value === undefined ? (
         <div class="buttons">
@@ -187,8 +174,7 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
             ? { kind: 'error', error: positioned }
             : {
                 kind: 'failed',
-                message:
-                  error instanceof ApiError ? error.message : 'The gateway could not be reached.',
+                message: failureMessage(error),
               };
         });
     }, previewDelayMs);
@@ -268,19 +254,14 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
           ))}
         </datalist>
       </Field>
-      <Field id="derived-name" label="Name" error={fieldError('.name')}>
-        <input
-          id="derived-name"
-          value={name.value}
-          disabled={Boolean(existing)}
-          placeholder="Line1/Flow"
-          aria-invalid={fieldError('.name') ? true : undefined}
-          aria-describedby={describedBy('derived-name', fieldError('.name'))}
-          onInput={(event) => {
-            name.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
+      <TextField
+        id="derived-name"
+        label="Name"
+        error={fieldError('.name')}
+        disabled={Boolean(existing)}
+        placeholder="Line1/Flow"
+        {...boundTo(name)}
+      />
       <Field
         id="derived-expression"
         label="Expression"
@@ -325,11 +306,7 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
         />
       </Field>
       <PreviewPanel preview={preview.value} />
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       <div class="buttons">
         <button type="submit" class="primary" disabled={busy.value}>
           {existing ? 'Save' : 'Create'}

@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { tagColumns } from '../../tags/tag-csv';
-import { ApiError, api } from './api-client';
+import { saveItem } from './api-client';
 import {
   driverSettings,
   driverTypeNames,
@@ -8,8 +8,11 @@ import {
   valueAt,
   withValue,
 } from './driver-fields';
-import { describedBy, Field } from './field';
+import { describedBy, Field, FieldError } from './field';
+import { FormEnd } from './form-end';
+import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
+import { optionsOf } from './select-field';
 import {
   downloadTagsCsv,
   type ImportPreview,
@@ -61,14 +64,11 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
     errors.value = {};
     formError.value = '';
     try {
-      if (existing) {
-        await api(`/api/v2/Drivers/${encodeURIComponent(String(existing.name))}`, {
-          method: 'PUT',
-          body: bodyOf(tags),
-        });
-      } else {
-        await api('/api/v2/Drivers', { method: 'POST', body: bodyOf(tags) });
-      }
+      await saveItem(
+        '/api/v2/Drivers',
+        existing === undefined ? undefined : String(existing.name),
+        bodyOf(tags),
+      );
       onDone();
     } catch (error) {
       errors.value = fieldErrorsOf(error);
@@ -201,11 +201,7 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
                 {setting.label}
               </label>
               {setting.hint ? <small class="hint">{setting.hint}</small> : null}
-              {errorAt(id) ? (
-                <p id={`driver-${id}-error`} class="field-error" role="alert">
-                  {errorAt(id)}
-                </p>
-              ) : null}
+              <FieldError id={`driver-${id}`} error={errorAt(id)} />
             </div>
           );
         }
@@ -223,11 +219,7 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
                 value={String(value ?? '')}
                 onChange={(event) => update((event.target as HTMLSelectElement).value)}
               >
-                {(setting.options ?? []).map((option) => (
-                  <option key={option} value={option}>
-                    {option}
-                  </option>
-                ))}
+                {optionsOf(setting.options ?? [])}
               </select>
             ) : (
               <input
@@ -308,11 +300,7 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
               </span>
             ) : null}
           </div>
-          {importNotice.value ? (
-            <p class="form-error" role="alert">
-              {importNotice.value}
-            </p>
-          ) : null}
+          <FormError>{importNotice.value}</FormError>
           {preview.value ? (
             <ImportPreviewPanel
               preview={preview.value}
@@ -342,19 +330,12 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
             : 'This driver type has no tag list to edit here.'}
         </p>
       )}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
-      <div class="buttons">
-        <button type="submit" class="primary" disabled={busy.value}>
-          {existing ? 'Save' : 'Add driver'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd
+        error={formError.value}
+        busy={busy.value}
+        submit={existing ? 'Save' : 'Add driver'}
+        onCancel={onDone}
+      />
     </form>
   );
 }
@@ -362,9 +343,4 @@ export function DriverForm({ existing, onDone }: DriverFormProps) {
 function withoutTags(entry: Record<string, unknown>): Record<string, unknown> {
   const { tags: _tags, ...rest } = entry;
   return rest;
-}
-
-/** The message of a failed driver command (enable, disable, delete), for the page. */
-export function commandMessage(error: unknown): string {
-  return error instanceof ApiError ? error.message : 'The gateway could not be reached.';
 }

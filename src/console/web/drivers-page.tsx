@@ -1,13 +1,15 @@
 import { useSignal } from '@preact/signals';
 import { useRef } from 'preact/hooks';
-import { api, encodePath } from './api-client';
+import { api, encodePath, failureMessage } from './api-client';
 import type { DriverView } from './api-types';
 import { DerivedTagsSection } from './derived-tags';
 import { type CounterHistory, counterLines, recordPoll } from './driver-counters';
 import { driverEndpoint } from './driver-endpoint';
 import { driverTypeNames } from './driver-fields';
-import { commandMessage, DriverForm } from './driver-form';
+import { DriverForm } from './driver-form';
+import { FormError } from './form-error';
 import { formatTime } from './format';
+import { Notice } from './notice';
 import { RelayNodesTable } from './relay-nodes';
 import { href, navigate, route } from './router';
 import { can } from './session';
@@ -72,11 +74,7 @@ function EditDriver({ name }: { name: string }) {
     name,
   );
   if (entry.error) {
-    return (
-      <p class="form-error" role="alert">
-        {entry.error}
-      </p>
-    );
+    return <FormError>{entry.error}</FormError>;
   }
   if (!entry.data) return <p role="status">Loading…</p>;
   return <DriverForm existing={entry.data} onDone={() => navigate('drivers')} />;
@@ -112,7 +110,7 @@ function DriverList() {
         message.value = `${card.name} was ${what === 'enable' ? 'started' : 'stopped'}.`;
       }
     } catch (error) {
-      message.value = `${card.name}: ${commandMessage(error)}`;
+      message.value = `${card.name}: ${failureMessage(error)}`;
     } finally {
       busy.value = '';
       confirming.value = '';
@@ -141,22 +139,14 @@ function DriverList() {
           )}
         </div>
       </div>
-      {drivers.error ? (
-        <p class="form-error" role="alert">
-          {drivers.error}
-        </p>
-      ) : null}
+      <FormError>{drivers.error}</FormError>
       {manage ? (
         <p class="muted">
           Stop and Start set the driver's <code>enabled</code> in the profile: a stopped driver
           serves no tags and stays stopped after a restart of tagd.
         </p>
       ) : null}
-      {message.value ? (
-        <p class="notice" role="status">
-          {message.value}
-        </p>
-      ) : null}
+      <Notice>{message.value}</Notice>
       {!drivers.data ? (
         <p role="status">Loading…</p>
       ) : drivers.data.length === 0 ? (

@@ -1,7 +1,9 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 import type { EventView } from './api-types';
+import { FormError } from './form-error';
+import { Table } from './table';
 
 /** How often the page asks for what is new, ms. */
 const pollMs = 5_000;
@@ -55,8 +57,7 @@ export function EventsPage() {
           error.value = '';
         } catch (failure) {
           if (stopped) return;
-          error.value =
-            failure instanceof ApiError ? failure.message : 'The gateway could not be reached.';
+          error.value = failureMessage(failure);
         }
       }
       if (!stopped) timer = setTimeout(tick, pollMs);
@@ -126,11 +127,7 @@ export function EventsPage() {
           />
         </label>
       </div>
-      {error.value ? (
-        <p class="form-error" role="alert">
-          {error.value}
-        </p>
-      ) : null}
+      <FormError>{error.value}</FormError>
       {!loaded.value ? (
         <p role="status">Loading…</p>
       ) : (
@@ -140,41 +137,31 @@ export function EventsPage() {
               ? `${shown.length} events.`
               : `${shown.length} of ${events.value.length} events.`}
           </p>
-          <div class="table-wrap">
-            <table class="stack-table">
-              <caption class="visually-hidden">Events, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Level</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Message</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.map((event) => (
-                  <tr key={event.id}>
-                    <td data-label="Time">
-                      <time dateTime={event.time}>{new Date(event.time).toLocaleString()}</time>
-                    </td>
-                    <td data-label="Level">
-                      <span class={`status status-${levelStatus[event.level]}`}>
-                        {levelWords[event.level]}
-                      </span>
-                    </td>
-                    <td data-label="Source">
-                      {event.kind === 'audit' ? 'Audit' : (event.component ?? 'tagd')}
-                    </td>
-                    <th scope="row">{event.message}</th>
-                    <td data-label="Details">
-                      <DetailList details={event.details} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            class="stack-table"
+            caption="Events, newest first"
+            columns={['Time', 'Level', 'Source', 'Message', 'Details']}
+          >
+            {shown.map((event) => (
+              <tr key={event.id}>
+                <td data-label="Time">
+                  <time dateTime={event.time}>{new Date(event.time).toLocaleString()}</time>
+                </td>
+                <td data-label="Level">
+                  <span class={`status status-${levelStatus[event.level]}`}>
+                    {levelWords[event.level]}
+                  </span>
+                </td>
+                <td data-label="Source">
+                  {event.kind === 'audit' ? 'Audit' : (event.component ?? 'tagd')}
+                </td>
+                <th scope="row">{event.message}</th>
+                <td data-label="Details">
+                  <DetailList details={event.details} />
+                </td>
+              </tr>
+            ))}
+          </Table>
         </>
       )}
     </section>

@@ -19,6 +19,30 @@ export function describedBy(id: string, error?: string, hint?: string): string |
   return ids.length > 0 ? ids.join(' ') : undefined;
 }
 
+/**
+ * The id and ARIA attributes of a field's control: `aria-invalid` while the field has an error,
+ * `aria-describedby` naming its error and hint texts (see {@link describedBy}).
+ */
+export function controlAttributes(id: string, error?: string, hint?: string) {
+  return {
+    id,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': describedBy(id, error, hint),
+  } as const;
+}
+
+/**
+ * A field's validation message, announced at once and named `<id>-error` for the control's
+ * aria-describedby; nothing when the field has no error.
+ */
+export function FieldError({ id, error }: { id: string; error: string | undefined }) {
+  return error ? (
+    <p id={`${id}-error`} class="field-error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 /** A labelled form control with its hint and its validation message. */
 export function Field({ label, error, id, hint, children }: FieldProps) {
   return (
@@ -30,11 +54,7 @@ export function Field({ label, error, id, hint, children }: FieldProps) {
           {hint}
         </small>
       ) : null}
-      {error ? (
-        <p id={`${id}-error`} class="field-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <FieldError id={id} error={error} />
     </div>
   );
 }

@@ -1,12 +1,15 @@
 import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { AlarmFilterFields, alarmChoiceOf, alarmsOfChoice } from './alarm-filter-fields';
-import { api } from './api-client';
+import { saveItem } from './api-client';
 import type { MqttAuthentication, MqttConfig, MqttPublisher } from './api-types';
+import { AuthenticationFields, type CredentialField } from './authentication-fields';
+import { CheckField } from './check-field';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
-import { describedBy, Field } from './field';
 import { errorAt, fieldErrorsOf, formMessage } from './form-errors';
-import { SendTest } from './publisher-test';
+import { PublisherFormActions } from './publisher-form-actions';
+import { optionsOf, SelectField } from './select-field';
+import { TextField, type TextFieldProps } from './text-field';
 
 type Mode = MqttAuthentication['mode'];
 const modes: Mode[] = ['None', 'Username password', 'Client certificate'];
@@ -14,21 +17,19 @@ const formats: MqttConfig['format'][] = ['json', 'json-per-tag', 'sparkplugB'];
 const loggingModes = ['Snapshot', 'On Change', 'Everything'] as const;
 
 /** The credential fields of each mode, with their labels. */
-const credentialFields: Record<
-  Mode,
-  { key: Exclude<keyof MqttAuthentication, 'mode'>; label: string; secret: boolean }[]
-> = {
-  None: [],
-  'Username password': [
-    { key: 'username', label: 'Username', secret: false },
-    { key: 'password', label: 'Password', secret: true },
-  ],
-  'Client certificate': [
-    { key: 'certFile', label: 'Client certificate file', secret: false },
-    { key: 'keyFile', label: 'Client key file', secret: false },
-    { key: 'keyPassphrase', label: 'Key passphrase (optional)', secret: true },
-  ],
-};
+const credentialFields: Record<Mode, CredentialField<Exclude<keyof MqttAuthentication, 'mode'>>[]> =
+  {
+    None: [],
+    'Username password': [
+      { key: 'username', label: 'Username', secret: false },
+      { key: 'password', label: 'Password', secret: true },
+    ],
+    'Client certificate': [
+      { key: 'certFile', label: 'Client certificate file', secret: false },
+      { key: 'keyFile', label: 'Client key file', secret: false },
+      { key: 'keyPassphrase', label: 'Key passphrase (optional)', secret: true },
+    ],
+  };
 
 /** A number as typed: sent as a number when it is one, else as typed, for the API to name. */
 function numberOrText(text: string): number | string {
@@ -86,7 +87,6 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
   const errors = useSignal<Record<string, string>>({});
   const formError = useSignal('');
   const busy = useSignal(false);
-  const confirmingDelete = useSignal(false);
   const v = values.value;
   const sparkplug = v.format === 'sparkplugB';
   // The API counts this interval in milliseconds; the form (like the webhook form) in seconds.
@@ -94,16 +94,11 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
     field === 'updateIntervalMs' && errorAt(errors.value, field)
       ? 'The update interval must be from 0.01 to 86400 seconds.'
       : errorAt(errors.value, field);
-  const set = (field: string) => (event: Event) => {
-    values.value = {
-      ...values.value,
-      [field]: (event.target as HTMLInputElement | HTMLSelectElement).value,
-    };
-  };
-  const control = (id: string, hint?: string) => ({
-    id,
-    'aria-invalid': at(id) ? true : undefined,
-    'aria-describedby': describedBy(id, at(id), hint),
+  const bound = (id: string): Pick<TextFieldProps, 'value' | 'onValue'> => ({
+    value: v[id] ?? '',
+    onValue: (typed) => {
+      values.value = { ...values.value, [id]: typed };
+    },
   });
   const shownFields = [
     ...Object.keys(v),
@@ -168,14 +163,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
       sparkplug ? { ...optional('groupId'), ...optional('edgeNodeId') } : optional('topicPrefix'),
     );
     try {
-      if (existing) {
-        await api(`/api/v2/Publishers/Mqtt/${encodeURIComponent(existing.name)}`, {
-          method: 'PUT',
-          body,
-        });
-      } else {
-        await api('/api/v2/Publishers/Mqtt', { method: 'POST', body });
-      }
+      await saveItem('/api/v2/Publishers/Mqtt', existing?.name, body);
       onDone();
     } catch (error) {
       errors.value = fieldErrorsOf(error);
@@ -185,32 +173,21 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
     }
   };
 
-  const remove = async (publisher: string) => {
-    try {
-      await api(`/api/v2/Publishers/Mqtt/${encodeURIComponent(publisher)}`, { method: 'DELETE' });
-      onDone();
-    } catch (error) {
-      formError.value = formMessage(error, []);
-    }
-  };
-
   const textField = (id: string, label: string, hint?: string, extra?: object) => (
-    <Field id={id} label={label} error={at(id)} hint={hint}>
-      <input
-        {...control(id, hint ? 'hint' : undefined)}
-        autocomplete="off"
-        value={v[id]}
-        onInput={set(id)}
-        {...extra}
-      />
-    </Field>
+    <TextField
+      id={id}
+      label={label}
+      error={at(id)}
+      hint={hint}
+      autocomplete="off"
+      {...bound(id)}
+      {...extra}
+    />
   );
   const selectField = (id: string, label: string, options: ComponentChildren) => (
-    <Field id={id} label={label} error={at(id)}>
-      <select {...control(id)} value={v[id]} onChange={set(id)}>
-        {options}
-      </select>
-    </Field>
+    <SelectField id={id} label={label} error={at(id)} {...bound(id)}>
+      {options}
+    </SelectField>
   );
 
   return (
@@ -227,43 +204,14 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
           : 'mqtt://, mqtts://, ws:// or wss://',
         { placeholder: 'mqtts://broker.plant.local:8883' },
       )}
-      <Field id="authentication.mode" label="Authentication" error={at('authentication.mode')}>
-        <select
-          {...control('authentication.mode')}
-          value={mode.value}
-          onChange={(event) => {
-            mode.value = (event.target as HTMLSelectElement).value as Mode;
-          }}
-        >
-          {modes.map((option) => (
-            <option key={option}>{option}</option>
-          ))}
-        </select>
-      </Field>
-      {credentialFields[mode.value].map((field) => {
-        const id = `authentication.${field.key}`;
-        return (
-          <Field key={id} id={id} label={field.label} error={at(id)}>
-            <input
-              {...control(id)}
-              type={field.secret ? 'password' : 'text'}
-              autocomplete="off"
-              value={credentials.value[field.key] ?? ''}
-              onInput={(event) => {
-                credentials.value = {
-                  ...credentials.value,
-                  [field.key]: (event.target as HTMLInputElement).value,
-                };
-              }}
-            />
-          </Field>
-        );
-      })}
-      {selectField(
-        'format',
-        'Format',
-        formats.map((option) => <option key={option}>{option}</option>),
-      )}
+      <AuthenticationFields
+        modes={modes}
+        credentialFields={credentialFields}
+        mode={mode}
+        credentials={credentials}
+        errorAt={at}
+      />
+      {selectField('format', 'Format', optionsOf(formats))}
       {sparkplug ? (
         <>
           {textField('groupId', 'Group id')}
@@ -273,19 +221,14 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
             'Primary host id (optional)',
             'Store and forward: births only while this host is online; data kept and sent later flagged historical.',
           )}
-          <div class="field check-field">
-            <label class="check">
-              <input
-                id="acceptWrites"
-                type="checkbox"
-                checked={acceptWrites.value}
-                onChange={(event) => {
-                  acceptWrites.value = (event.target as HTMLInputElement).checked;
-                }}
-              />{' '}
-              Accept writes (carry out DCMD writes to writable tags, audited)
-            </label>
-          </div>
+          <CheckField
+            id="acceptWrites"
+            label="Accept writes (carry out DCMD writes to writable tags, audited)"
+            checked={acceptWrites.value}
+            onChange={(checked) => {
+              acceptWrites.value = checked;
+            }}
+          />
         </>
       ) : (
         textField('topicPrefix', 'Topic prefix', 'Default: tagd/<host name>.')
@@ -310,11 +253,7 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
         </option>,
       ])}
       <CollectionsField choice={collections} error={at('collections')} />
-      {selectField(
-        'loggingMode',
-        'Logging mode',
-        loggingModes.map((option) => <option key={option}>{option}</option>),
-      )}
+      {selectField('loggingMode', 'Logging mode', optionsOf(loggingModes))}
       {textField('updateIntervalMs', 'Update interval (seconds)', '0.01 to 86400.', {
         type: 'number',
         inputMode: 'decimal',
@@ -349,54 +288,24 @@ export function MqttPublisherForm({ existing, onDone }: MqttPublisherFormProps) 
           inputMode: 'numeric',
         },
       )}
-      <div class="field check-field">
-        <label class="check">
-          <input
-            id="autoConnect"
-            type="checkbox"
-            checked={autoConnect.value}
-            onChange={(event) => {
-              autoConnect.value = (event.target as HTMLInputElement).checked;
-            }}
-          />{' '}
-          Auto Connect (start when the profile loads)
-        </label>
-      </div>
-      {existing ? (
-        <SendTest
-          path={`/api/v2/Publishers/Mqtt/${encodeURIComponent(existing.name)}/Test`}
-          name={existing.name}
-        />
-      ) : null}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
-      <div class="buttons">
-        <button type="submit" class="primary" disabled={busy.value}>
-          {existing ? 'Save' : 'Create'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-        {existing ? (
-          confirmingDelete.value ? (
-            <button type="button" class="danger" onClick={() => void remove(existing.name)}>
-              Confirm: delete {existing.name}
-            </button>
-          ) : (
-            <button
-              type="button"
-              onClick={() => {
-                confirmingDelete.value = true;
-              }}
-            >
-              Delete publisher
-            </button>
-          )
-        ) : null}
-      </div>
+      <CheckField
+        id="autoConnect"
+        label="Auto Connect (start when the profile loads)"
+        checked={autoConnect.value}
+        onChange={(checked) => {
+          autoConnect.value = checked;
+        }}
+      />
+      <PublisherFormActions
+        resource="/api/v2/Publishers/Mqtt"
+        existing={existing?.name}
+        formError={formError.value}
+        busy={busy.value}
+        onDone={onDone}
+        onDeleteError={(error) => {
+          formError.value = formMessage(error, []);
+        }}
+      />
     </form>
   );
 }

@@ -2,7 +2,9 @@ import { useSignal } from '@preact/signals';
 import { ApiError, api, replacingSession } from './api-client';
 import type { SignInResponse } from './api-types';
 import { loadCurrentUser } from './current-user';
-import { describedBy, Field } from './field';
+import { FormError } from './form-error';
+import { Notice } from './notice';
+import { boundTo, TextField } from './text-field';
 
 /**
  * My account: a voluntary password change. The server ends every other sign-in of the account
@@ -57,63 +59,39 @@ export function PasswordChangeForm() {
   };
 
   const fieldErrors = errors.value;
-  const input = (id: string, value: string, set: (text: string) => void, hint?: string) => ({
-    id,
-    value,
-    type: 'password',
-    required: true,
-    'aria-invalid': fieldErrors[id] ? true : undefined,
-    'aria-describedby': describedBy(id, fieldErrors[id], hint),
-    onInput: (event: Event) => set((event.target as HTMLInputElement).value),
-  });
-
   return (
     <form class="form account-section" onSubmit={(event) => void submit(event)} noValidate>
       <h2>Password</h2>
-      <Field id="currentPassword" label="Current password" error={fieldErrors.currentPassword}>
-        <input
-          {...input('currentPassword', current.value, (text) => {
-            current.value = text;
-          })}
-          autocomplete="current-password"
-        />
-      </Field>
-      <Field
+      <TextField
+        id="currentPassword"
+        label="Current password"
+        error={fieldErrors.currentPassword}
+        type="password"
+        required
+        autocomplete="current-password"
+        {...boundTo(current)}
+      />
+      <TextField
         id="newPassword"
         label="New password"
         error={fieldErrors.newPassword}
         hint="At least 10 characters."
-      >
-        <input
-          {...input(
-            'newPassword',
-            next.value,
-            (text) => {
-              next.value = text;
-            },
-            'hint',
-          )}
-          autocomplete="new-password"
-        />
-      </Field>
-      <Field id="repeatPassword" label="Repeat the new password" error={fieldErrors.repeatPassword}>
-        <input
-          {...input('repeatPassword', repeat.value, (text) => {
-            repeat.value = text;
-          })}
-          autocomplete="new-password"
-        />
-      </Field>
-      {message.value ? (
-        <p class="form-error" role="alert">
-          {message.value}
-        </p>
-      ) : null}
-      {done.value ? (
-        <p class="notice" role="status">
-          {done.value}
-        </p>
-      ) : null}
+        type="password"
+        required
+        autocomplete="new-password"
+        {...boundTo(next)}
+      />
+      <TextField
+        id="repeatPassword"
+        label="Repeat the new password"
+        error={fieldErrors.repeatPassword}
+        type="password"
+        required
+        autocomplete="new-password"
+        {...boundTo(repeat)}
+      />
+      <FormError>{message.value}</FormError>
+      <Notice>{done.value}</Notice>
       <div class="buttons">
         <button type="submit" class="primary" disabled={busy.value}>
           {busy.value ? 'Changing…' : 'Change password'}

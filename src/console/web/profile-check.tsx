@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
+import { FormError } from './form-error';
 
 /** A problem or warning as `POST /api/v2/Profile/Check` lists it. */
 interface Finding {
@@ -77,8 +78,7 @@ export function ProfileCheckPage() {
         body: profile,
       });
     } catch (failure) {
-      error.value =
-        failure instanceof ApiError ? failure.message : 'The gateway could not be reached.';
+      error.value = failureMessage(failure);
     } finally {
       busy.value = false;
     }
@@ -99,11 +99,7 @@ export function ProfileCheckPage() {
         console included): the schema, then the start-up checks (listeners, certificates, files, the
         license), and the references to tags and collections that do not exist.
       </p>
-      {error.value ? (
-        <p class="form-error" role="alert">
-          {error.value}
-        </p>
-      ) : null}
+      <FormError>{error.value}</FormError>
       <div role="status">
         {busy.value ? (
           <p>Checking…</p>

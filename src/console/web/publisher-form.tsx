@@ -1,21 +1,21 @@
 import { useSignal } from '@preact/signals';
 import { AlarmFilterFields, alarmChoiceOf, alarmsOfChoice } from './alarm-filter-fields';
-import { ApiError, api } from './api-client';
+import { ApiError, saveItem } from './api-client';
 import type { WebhookAuthentication, WebhookPublisher } from './api-types';
+import { AuthenticationFields, type CredentialField } from './authentication-fields';
+import { CheckField } from './check-field';
 import { CollectionsField, useCollectionsChoice } from './collections-field';
-import { describedBy, Field } from './field';
 import { errorAt as fieldError, fieldErrorsOf, formMessage } from './form-errors';
-import { SendTest } from './publisher-test';
+import { PublisherFormActions } from './publisher-form-actions';
+import { optionsOf, SelectField } from './select-field';
+import { boundTo, TextField } from './text-field';
 
 type Mode = WebhookAuthentication['mode'];
 const modes: Mode[] = ['None', 'Bearer token', 'API key header', 'Basic auth'];
 const loggingModes = ['Snapshot', 'On Change', 'Everything'] as const;
 
 /** The credential fields of each mode (spec §2.4), with their labels. */
-const credentialFields: Record<
-  Mode,
-  { key: keyof WebhookAuthentication; label: string; secret: boolean }[]
-> = {
+const credentialFields: Record<Mode, CredentialField<keyof WebhookAuthentication>[]> = {
   None: [],
   'Bearer token': [{ key: 'bearerToken', label: 'Bearer token', secret: true }],
   'API key header': [
@@ -65,7 +65,6 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
   const errors = useSignal<Record<string, string>>({});
   const formError = useSignal('');
   const busy = useSignal(false);
-  const confirmingDelete = useSignal(false);
   const errorAt = (field: string) => fieldError(errors.value, field);
 
   const submit = async (event: Event) => {
@@ -108,14 +107,7 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     const alarmFilter = alarmsOfChoice(alarms.value);
     if (alarmFilter) body.alarms = alarmFilter;
     try {
-      if (existing) {
-        await api(`/api/v2/Publishers/Webhooks/${encodeURIComponent(existing.name)}`, {
-          method: 'PUT',
-          body,
-        });
-      } else {
-        await api('/api/v2/Publishers/Webhooks', { method: 'POST', body });
-      }
+      await saveItem('/api/v2/Publishers/Webhooks', existing?.name, body);
       onDone();
     } catch (error) {
       errors.value = fieldErrorsOf(error);
@@ -125,211 +117,103 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
     }
   };
 
-  const remove = async (publisher: string) => {
-    try {
-      await api(`/api/v2/Publishers/Webhooks/${encodeURIComponent(publisher)}`, {
-        method: 'DELETE',
-      });
-      onDone();
-    } catch (error) {
-      formError.value = error instanceof ApiError ? error.message : String(error);
-    }
-  };
-
   const check = (id: string, label: string, value: { value: boolean }) => (
-    <div class={`field check-field${errorAt(id) ? ' invalid' : ''}`}>
-      <label class="check">
-        <input
-          id={id}
-          type="checkbox"
-          checked={value.value}
-          onChange={(event) => {
-            value.value = (event.target as HTMLInputElement).checked;
-          }}
-        />{' '}
-        {label}
-      </label>
-      {errorAt(id) ? (
-        <p id={`${id}-error`} class="field-error" role="alert">
-          {errorAt(id)}
-        </p>
-      ) : null}
-    </div>
+    <CheckField
+      id={id}
+      label={label}
+      checked={value.value}
+      onChange={(checked) => {
+        value.value = checked;
+      }}
+      error={errorAt(id)}
+    />
   );
-  const control = (id: string, hint?: string) => ({
-    id,
-    'aria-invalid': errorAt(id) ? true : undefined,
-    'aria-describedby': describedBy(id, errorAt(id), hint),
-  });
 
   return (
     <form class="panel form" onSubmit={submit} noValidate aria-labelledby="publisher-form-title">
       <h1 id="publisher-form-title">
         {existing ? `Edit publisher ${existing.name}` : 'New webhook publisher'}
       </h1>
-      <Field id="name" label="Name" error={errorAt('name')} hint="Letters, digits and _ . : -">
-        <input
-          {...control('name', 'hint')}
-          value={name.value}
-          disabled={Boolean(existing)}
-          onInput={(event) => {
-            name.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
-      <Field
+      <TextField
+        id="name"
+        label="Name"
+        error={errorAt('name')}
+        hint="Letters, digits and _ . : -"
+        disabled={Boolean(existing)}
+        {...boundTo(name)}
+      />
+      <TextField
         id="destinationUrl"
         label="Destination URL"
         error={errorAt('destinationUrl')}
         hint={existing ? 'Shown masked; leave as is to keep the stored address.' : undefined}
-      >
-        <input
-          {...control('destinationUrl', existing ? 'hint' : undefined)}
-          type="url"
-          value={destinationUrl.value}
-          placeholder="https://receiver.example/hook"
-          autocomplete="off"
-          onInput={(event) => {
-            destinationUrl.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
-      <Field id="authentication.mode" label="Authentication" error={errorAt('authentication.mode')}>
-        <select
-          {...control('authentication.mode')}
-          value={mode.value}
-          onChange={(event) => {
-            mode.value = (event.target as HTMLSelectElement).value as Mode;
-          }}
-        >
-          {modes.map((option) => (
-            <option key={option} value={option}>
-              {option}
-            </option>
-          ))}
-        </select>
-      </Field>
-      {credentialFields[mode.value].map((field) => {
-        const id = `authentication.${field.key}`;
-        return (
-          <Field key={id} id={id} label={field.label} error={errorAt(id)}>
-            <input
-              {...control(id)}
-              type={field.secret ? 'password' : 'text'}
-              autocomplete="off"
-              value={String(credentials.value[field.key] ?? '')}
-              onInput={(event) => {
-                credentials.value = {
-                  ...credentials.value,
-                  [field.key]: (event.target as HTMLInputElement).value,
-                };
-              }}
-            />
-          </Field>
-        );
-      })}
+        type="url"
+        placeholder="https://receiver.example/hook"
+        autocomplete="off"
+        {...boundTo(destinationUrl)}
+      />
+      <AuthenticationFields
+        modes={modes}
+        credentialFields={credentialFields}
+        mode={mode}
+        credentials={credentials}
+        errorAt={errorAt}
+      />
       <CollectionsField choice={collections} error={errorAt('collections')} />
-      <Field id="loggingMode" label="Logging mode" error={errorAt('loggingMode')}>
-        <select
-          {...control('loggingMode')}
-          value={loggingMode.value}
-          onChange={(event) => {
-            loggingMode.value = (event.target as HTMLSelectElement).value;
-          }}
-        >
-          {loggingModes.map((option) => (
-            <option key={option} value={option}>
-              {option}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <SelectField
+        id="loggingMode"
+        label="Logging mode"
+        error={errorAt('loggingMode')}
+        {...boundTo(loggingMode)}
+      >
+        {optionsOf(loggingModes)}
+      </SelectField>
       {loggingMode.value === 'Everything' ? (
-        <Field
+        <TextField
           id="everythingBufferSize"
           label="Everything buffer (updates)"
           error={errorAt('everythingBufferSize')}
           hint="Updates kept between publishes, 1 to 10000000; beyond, the oldest are dropped."
-        >
-          <input
-            {...control('everythingBufferSize', 'hint')}
-            type="number"
-            inputMode="numeric"
-            value={everythingBuffer.value}
-            onInput={(event) => {
-              everythingBuffer.value = (event.target as HTMLInputElement).value;
-            }}
-          />
-        </Field>
+          type="number"
+          inputMode="numeric"
+          {...boundTo(everythingBuffer)}
+        />
       ) : null}
-      <Field
+      <TextField
         id="updateIntervalSeconds"
         label="Update interval (seconds)"
         error={errorAt('updateIntervalSeconds')}
         hint="Whole seconds, 1 to 86400."
-      >
-        <input
-          {...control('updateIntervalSeconds', 'hint')}
-          type="number"
-          inputMode="numeric"
-          min={1}
-          max={86400}
-          step={1}
-          value={interval.value}
-          onInput={(event) => {
-            interval.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
-      <div class={`field check-field${errorAt('autoConnect') ? ' invalid' : ''}`}>
-        <label class="check">
-          <input
-            id="autoConnect"
-            type="checkbox"
-            checked={autoConnect.value}
-            onChange={(event) => {
-              autoConnect.value = (event.target as HTMLInputElement).checked;
-            }}
-          />{' '}
-          Auto Connect (start when the profile loads)
-        </label>
-      </div>
+        type="number"
+        inputMode="numeric"
+        min={1}
+        max={86400}
+        step={1}
+        {...boundTo(interval)}
+      />
+      {check('autoConnect', 'Auto Connect (start when the profile loads)', autoConnect)}
       <p class="hint">
         Only tags holding a number go into a batch (the JSON array of the spec); a tag holding a
         boolean or a string is left out, and a tag without a good value is sent with its quality
         only. Booleans and strings are carried by the MQTT publisher's sparkplugB format only.
       </p>
-      <Field
+      <TextField
         id="signingSecret"
         label="Signing secret (optional)"
         error={errorAt('signingSecret')}
         hint="Standard Webhooks: whsec_ followed by base64. Shown masked; leave as is to keep it."
-      >
-        <input
-          {...control('signingSecret', 'hint')}
-          type="password"
-          autocomplete="off"
-          value={signingSecret.value}
-          onInput={(event) => {
-            signingSecret.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
-      <Field
+        type="password"
+        autocomplete="off"
+        {...boundTo(signingSecret)}
+      />
+      <TextField
         id="caFile"
         label="CA file (optional)"
         error={errorAt('caFile')}
         hint="PEM file of extra CAs for an https destination, relative to the profile's folder."
-      >
-        <input
-          {...control('caFile', 'hint')}
-          autocomplete="off"
-          value={caFile.value}
-          onInput={(event) => {
-            caFile.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
+        autocomplete="off"
+        {...boundTo(caFile)}
+      />
       {check('gzip', 'Gzip request bodies', gzip)}
       {check(
         'storeAndForward',
@@ -337,61 +221,29 @@ export function PublisherForm({ existing, onDone }: PublisherFormProps) {
         storeAndForward,
       )}
       {storeAndForward.value ? (
-        <Field
+        <TextField
           id="bufferLimitMB"
           label="Outbox limit (MB)"
           error={errorAt('bufferLimitMB')}
           hint="1 to 4096; empty: 64. Beyond, the oldest batches are dropped."
-        >
-          <input
-            {...control('bufferLimitMB', 'hint')}
-            type="number"
-            inputMode="numeric"
-            min={1}
-            max={4096}
-            value={bufferLimit.value}
-            onInput={(event) => {
-              bufferLimit.value = (event.target as HTMLInputElement).value;
-            }}
-          />
-        </Field>
-      ) : null}
-      <AlarmFilterFields choice={alarms} errorAt={errorAt} />
-      {existing ? (
-        <SendTest
-          path={`/api/v2/Publishers/Webhooks/${encodeURIComponent(existing.name)}/Test`}
-          name={existing.name}
+          type="number"
+          inputMode="numeric"
+          min={1}
+          max={4096}
+          {...boundTo(bufferLimit)}
         />
       ) : null}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
-      <div class="buttons">
-        <button type="submit" class="primary" disabled={busy.value}>
-          {existing ? 'Save' : 'Create'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-        {existing ? (
-          confirmingDelete.value ? (
-            <button type="button" class="danger" onClick={() => void remove(existing.name)}>
-              Confirm: delete {existing.name}
-            </button>
-          ) : (
-            <button
-              type="button"
-              onClick={() => {
-                confirmingDelete.value = true;
-              }}
-            >
-              Delete publisher
-            </button>
-          )
-        ) : null}
-      </div>
+      <AlarmFilterFields choice={alarms} errorAt={errorAt} />
+      <PublisherFormActions
+        resource="/api/v2/Publishers/Webhooks"
+        existing={existing?.name}
+        formError={formError.value}
+        busy={busy.value}
+        onDone={onDone}
+        onDeleteError={(error) => {
+          formError.value = error instanceof ApiError ? error.message : String(error);
+        }}
+      />
     </form>
   );
 }

@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import { ApiError, api } from './api-client';
+import { api, failureMessage } from './api-client';
 
 /** What `POST …/{name}/Test` answers (PublisherTestResult). */
 interface TestResult {
@@ -52,7 +52,7 @@ export function SendTest({ path, name }: SendTestProps) {
     } catch (error) {
       answer.value = {
         ok: false,
-        text: error instanceof ApiError ? error.message : 'The gateway could not be reached.',
+        text: failureMessage(error),
       };
     } finally {
       busy.value = false;

@@ -1,13 +1,16 @@
 import { useSignal } from '@preact/signals';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, encodePath } from './api-client';
+import { ApiError, api, encodePath, failureMessage } from './api-client';
 import type { MqttPublisher, PublisherState, Sample, WebhookPublisher } from './api-types';
+import { FormError } from './form-error';
 import { formatTime } from './format';
 import { MqttPublisherForm } from './mqtt-publisher-form';
 import { type MqttPublisherRow, MqttPublisherTable } from './mqtt-publisher-table';
+import { Notice } from './notice';
 import { PublisherForm } from './publisher-form';
 import { healthWords } from './publisher-health';
+import { PublisherStatusCell, PublisherTable } from './publisher-table';
 import { href, navigate, route } from './router';
 import { can } from './session';
 import { usePoll } from './use-poll';
@@ -59,25 +62,13 @@ function Fresh<P>({ path, render }: { path: string; render(item: P): ComponentCh
   const [item, setItem] = useState<P | undefined>(undefined);
   const [error, setError] = useState('');
   useEffect(() => {
-    api<P>(path).then(setItem, (failure: unknown) =>
-      setError(failure instanceof ApiError ? failure.message : 'The gateway could not be reached.'),
-    );
+    api<P>(path).then(setItem, (failure: unknown) => setError(failureMessage(failure)));
   }, [path]);
   if (error) {
-    return (
-      <p class="form-error" role="alert">
-        {error}
-      </p>
-    );
+    return <FormError>{error}</FormError>;
   }
   return item === undefined ? <p role="status">Loading…</p> : render(item);
 }
-
-const statusClass: Record<PublisherState['status'], string> = {
-  On: 'ok',
-  Off: 'off',
-  Error: 'bad',
-};
 
 /**
  * Publishers: the webhook and MQTT publishers with status On/Off/Error, their health tags and last
@@ -154,96 +145,59 @@ export function PublishersPage() {
           </div>
         ) : null}
       </div>
-      {list.error ? (
-        <p class="form-error" role="alert">
-          {list.error}
-        </p>
-      ) : null}
-      {message.value ? (
-        <p class="notice" role="status">
-          {message.value}
-        </p>
-      ) : null}
+      <FormError>{list.error}</FormError>
+      <Notice>{message.value}</Notice>
       <h2 class="section-title">Webhooks</h2>
       {!list.data ? (
         <p role="status">Loading…</p>
       ) : list.data.webhooks.length === 0 ? (
         <p>No webhook publishers yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="stack-table">
-            <caption class="visually-hidden">Webhook publishers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Health</th>
-                <th scope="col">Last delivery</th>
-                <th scope="col">Destination</th>
-                {manage ? <th scope="col">Actions</th> : null}
+        <PublisherTable caption="Webhook publishers" target="Destination" manage={manage}>
+          {list.data.webhooks.map(({ publisher, success, error }) => {
+            const { state } = publisher;
+            const last = state.lastDelivery;
+            return (
+              <tr key={publisher.name} data-publisher={publisher.name}>
+                <th scope="row">{publisher.name}</th>
+                <PublisherStatusCell state={state} />
+                <td data-label="Health">
+                  <div data-testid="publisher-health">{healthWords(success, error)}</div>
+                </td>
+                <td data-label="Last delivery">
+                  {last
+                    ? `${formatTime(last.at)}: ${last.ok ? 'delivered' : 'failed'}${
+                        last.httpStatus ? ` (HTTP ${last.httpStatus})` : ''
+                      }, ${last.samples} samples, ${last.attempts} attempt${
+                        last.attempts === 1 ? '' : 's'
+                      }`
+                    : 'None yet'}
+                </td>
+                <td data-label="Destination">
+                  <code>{publisher.destinationUrl}</code>
+                </td>
+                {manage ? (
+                  <td>
+                    <div class="actions">
+                      {state.status === 'Off' ? (
+                        <button type="button" onClick={() => void command(publisher.name, 'Start')}>
+                          Start<span class="visually-hidden"> {publisher.name}</span>
+                        </button>
+                      ) : (
+                        <button type="button" onClick={() => void command(publisher.name, 'Stop')}>
+                          Stop<span class="visually-hidden"> {publisher.name}</span>
+                        </button>
+                      )}
+                      <a class="button" href={href('publishers', 'edit', publisher.name)}>
+                        Edit<span class="visually-hidden"> {publisher.name}</span>
+                      </a>
+                    </div>
+                  </td>
+                ) : null}
               </tr>
-            </thead>
-            <tbody>
-              {list.data.webhooks.map(({ publisher, success, error }) => {
-                const { state } = publisher;
-                const last = state.lastDelivery;
-                return (
-                  <tr key={publisher.name} data-publisher={publisher.name}>
-                    <th scope="row">{publisher.name}</th>
-                    <td data-label="Status">
-                      <span
-                        class={`status status-${statusClass[state.status]}`}
-                        data-testid="publisher-status"
-                      >
-                        {state.status}
-                      </span>
-                      {state.reason ? <div class="muted">{state.reason}</div> : null}
-                    </td>
-                    <td data-label="Health">
-                      <div data-testid="publisher-health">{healthWords(success, error)}</div>
-                    </td>
-                    <td data-label="Last delivery">
-                      {last
-                        ? `${formatTime(last.at)}: ${last.ok ? 'delivered' : 'failed'}${
-                            last.httpStatus ? ` (HTTP ${last.httpStatus})` : ''
-                          }, ${last.samples} samples, ${last.attempts} attempt${
-                            last.attempts === 1 ? '' : 's'
-                          }`
-                        : 'None yet'}
-                    </td>
-                    <td data-label="Destination">
-                      <code>{publisher.destinationUrl}</code>
-                    </td>
-                    {manage ? (
-                      <td>
-                        <div class="actions">
-                          {state.status === 'Off' ? (
-                            <button
-                              type="button"
-                              onClick={() => void command(publisher.name, 'Start')}
-                            >
-                              Start<span class="visually-hidden"> {publisher.name}</span>
-                            </button>
-                          ) : (
-                            <button
-                              type="button"
-                              onClick={() => void command(publisher.name, 'Stop')}
-                            >
-                              Stop<span class="visually-hidden"> {publisher.name}</span>
-                            </button>
-                          )}
-                          <a class="button" href={href('publishers', 'edit', publisher.name)}>
-                            Edit<span class="visually-hidden"> {publisher.name}</span>
-                          </a>
-                        </div>
-                      </td>
-                    ) : null}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </PublisherTable>
       )}
       <h2 class="section-title">MQTT</h2>
       {list.data ? (

@@ -1,5 +1,6 @@
 import { api, encodePath } from './api-client';
 import type { RelayNodeView } from './api-types';
+import { FormError } from './form-error';
 import { formatTime } from './format';
 import { usePoll } from './use-poll';
 
@@ -24,11 +25,7 @@ export function RelayNodesTable({ driver }: { driver: string }) {
     driver,
   );
   if (nodes.error) {
-    return (
-      <p class="form-error" role="alert">
-        {nodes.error}
-      </p>
-    );
+    return <FormError>{nodes.error}</FormError>;
   }
   if (!nodes.data) return <p role="status">Loading edge nodes…</p>;
   if (nodes.data.length === 0) return <p class="muted">No edge node seen yet.</p>;

@@ -1,8 +1,10 @@
 import { useSignal } from '@preact/signals';
 import { ApiError, api } from './api-client';
 import type { SignInResponse } from './api-types';
-import { describedBy, Field } from './field';
+import { FormError } from './form-error';
+import { Notice } from './notice';
 import { establish, signInNotice } from './session';
+import { boundTo, TextField } from './text-field';
 
 type Step =
   | { kind: 'password' }
@@ -113,101 +115,71 @@ export function SignInPage() {
 
   const current = step.value;
   const errors = fieldErrors.value;
-  const input = (id: string, value: string, set: (text: string) => void) => ({
-    id,
-    value,
-    'aria-invalid': errors[id] ? true : undefined,
-    'aria-describedby': describedBy(id, errors[id]),
-    onInput: (event: Event) => set((event.target as HTMLInputElement).value),
-  });
-
   return (
     <main class="sign-in" id="main">
       <form class="panel sign-in-form" onSubmit={submit} noValidate>
         <h1>tagd console</h1>
-        {signInNotice.value && current.kind === 'password' ? (
-          <p class="notice" role="status">
-            {signInNotice.value}
-          </p>
-        ) : null}
         {current.kind === 'password' ? (
           <>
-            <Field id="username" label="Username" error={errors.username}>
-              <input
-                {...input('username', username.value, (text) => {
-                  username.value = text;
-                })}
-                autocomplete="username"
-                required
-              />
-            </Field>
-            <Field id="password" label="Password" error={errors.password}>
-              <input
-                {...input('password', password.value, (text) => {
-                  password.value = text;
-                })}
-                type="password"
-                autocomplete="current-password"
-                required
-              />
-            </Field>
+            <Notice>{signInNotice.value}</Notice>
+            <TextField
+              id="username"
+              label="Username"
+              error={errors.username}
+              autocomplete="username"
+              required
+              {...boundTo(username)}
+            />
+            <TextField
+              id="password"
+              label="Password"
+              error={errors.password}
+              type="password"
+              autocomplete="current-password"
+              required
+              {...boundTo(password)}
+            />
           </>
         ) : current.kind === 'change' ? (
           <>
-            <p class="notice" role="status">
-              This account must choose a new password before it can go on.
-            </p>
-            <Field
+            <Notice>This account must choose a new password before it can go on.</Notice>
+            <TextField
               id="newPassword"
               label="New password"
               error={errors.newPassword}
               hint="At least 10 characters."
-            >
-              <input
-                {...input('newPassword', newPassword.value, (text) => {
-                  newPassword.value = text;
-                })}
-                aria-describedby={describedBy('newPassword', errors.newPassword, 'hint')}
-                type="password"
-                autocomplete="new-password"
-                required
-              />
-            </Field>
-            <Field id="repeat" label="Repeat the new password" error={errors.repeat}>
-              <input
-                {...input('repeat', repeat.value, (text) => {
-                  repeat.value = text;
-                })}
-                type="password"
-                autocomplete="new-password"
-                required
-              />
-            </Field>
+              type="password"
+              autocomplete="new-password"
+              required
+              {...boundTo(newPassword)}
+            />
+            <TextField
+              id="repeat"
+              label="Repeat the new password"
+              error={errors.repeat}
+              type="password"
+              autocomplete="new-password"
+              required
+              {...boundTo(repeat)}
+            />
           </>
         ) : (
           <>
-            <p class="notice" role="status">
-              Enter the 6-digit code from your authenticator app.
-            </p>
-            <Field id="code" label="Two-factor code" error={errors.code}>
-              <input
-                {...input('code', code.value, (text) => {
-                  code.value = text;
-                })}
-                inputMode="numeric"
-                autocomplete="one-time-code"
-                pattern="[0-9]{6}"
-                maxLength={6}
-                required
-              />
-            </Field>
+            <Notice>Enter the 6-digit code from your authenticator app.</Notice>
+            <TextField
+              id="code"
+              label="Two-factor code"
+              error={errors.code}
+              inputMode="numeric"
+              autocomplete="one-time-code"
+              pattern="[0-9]{6}"
+              maxLength={6}
+              required
+              {...boundTo(code)}
+            />
           </>
         )}
-        {error.value ? (
-          <p class="form-error" role="alert">
-            {error.value}
-          </p>
-        ) : null}
+        <FormError>{error.value}</FormError>
         <button type="submit" class="primary" disabled={busy.value}>
           {current.kind === 'password'
             ? 'Sign in'

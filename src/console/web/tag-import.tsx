@@ -15,6 +15,7 @@ import {
   tagsToCsv,
 } from '../../tags/tag-csv';
 import { ApiError, api } from './api-client';
+import { FormError } from './form-error';
 
 /** What an import would do, before anything is applied. */
 export interface ImportPreview {
@@ -108,10 +109,10 @@ export function ImportPreviewPanel({ preview, busy, onApply, onCancel }: ImportP
       </p>
       {blocked ? (
         <>
-          <p class="form-error" role="alert">
+          <FormError>
             {problems.length === 1 ? '1 problem' : `${problems.length} problems`}: nothing is
             applied until the file is corrected.
-          </p>
+          </FormError>
           <div class="table-wrap">
             <table data-testid="import-problems">
               <caption>Problems of the file</caption>

@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { cellText, cellValue, type TagColumn, type TagEntry } from '../../tags/tag-csv';
+import { optionsOf } from './select-field';
 
 /** One row of the tag table: the text of each cell, and the tag it was made from. */
 export interface TagRow {
@@ -140,11 +141,7 @@ export function TagTable({ columns, rows, onChange, errors }: TagTableProps) {
                                   ? '—'
                                   : `(${String(column.defaultValue)})`}
                               </option>
-                              {(column.options ?? []).map((option) => (
-                                <option key={option} value={option}>
-                                  {option}
-                                </option>
-                              ))}
+                              {optionsOf(column.options ?? [])}
                             </select>
                           ) : column.kind === 'boolean' ? (
                             <input

@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { ApiError, api } from './api-client';
 import type { TagWriteResult } from './api-types';
-import { describedBy } from './field';
+import { describedBy, FieldError } from './field';
 import type { WriteAccess } from './write-access';
 
 /** What kind of control a tag takes, from its current value. */
@@ -190,11 +190,7 @@ export function TagWriteControl({ path, access, current, unit }: TagWriteControl
             {range}
           </small>
         ) : null}
-        {fieldError.value ? (
-          <p id={`${id}-error`} class="field-error" role="alert">
-            {fieldError.value}
-          </p>
-        ) : null}
+        <FieldError id={id} error={fieldError.value} />
       </div>
       {phase.value === 'edit' ? (
         <button type="submit" class="primary">

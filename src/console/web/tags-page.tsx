@@ -1,5 +1,6 @@
 import { useComputed, useSignal, useSignalEffect } from '@preact/signals';
 import { useEffect, useMemo } from 'preact/hooks';
+import { FormError } from './form-error';
 import { href, route } from './router';
 import { TagDetail } from './tag-detail';
 import { feedState, feedTick, joinFeed, samples, tagPaths } from './tag-feed';
@@ -51,6 +52,11 @@ export function TagsPage() {
   // Values held while the stream is down are the last received, not the device's current ones:
   // say so and dim them, so no stale Good passes for a live one.
   const lost = total > 0 && feedState.value !== 'live';
+  const lostNotice = lost ? (
+    <FormError>
+      Not receiving updates from the gateway: the values shown are the last received.
+    </FormError>
+  ) : null;
   const shown = useMemo(() => rows.value.filter((row) => row.kind === 'tag').length, [rows.value]);
   const path = selected.value;
   // `#/tags?view=table`: every tag in one sortable table instead of the tree.
@@ -87,11 +93,7 @@ export function TagsPage() {
               {feedState.value === 'live' ? 'Live' : 'Not live'}
             </span>
           </div>
-          {lost ? (
-            <p class="form-error" role="alert">
-              Not receiving updates from the gateway: the values shown are the last received.
-            </p>
-          ) : null}
+          {lostNotice}
           <TagsTable
             open={path}
             onOpen={(opened) => {
@@ -121,11 +123,7 @@ export function TagsPage() {
                   : 'Reconnecting…'}
           </span>
         </div>
-        {lost ? (
-          <p class="form-error" role="alert">
-            Not receiving updates from the gateway: the values shown are the last received.
-          </p>
-        ) : null}
+        {lostNotice}
         <label class="field">
           <span>Filter tags</span>
           <input

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import type { Sample } from './api-types';
 import { currentValuesCsv } from './csv';
 import { downloadText, fileStamp } from './download';
@@ -14,6 +14,7 @@ import {
   tableRows,
 } from './tag-table-rows';
 import { defaultPreset, maxPens, trendQuery } from './trend-range';
+import { useViewport } from './use-viewport';
 
 /** Row height, px (matches `.ttable td` in tags-table.css). */
 const rowHeight = 34;
@@ -57,18 +58,7 @@ export function TagsTable({ open, onOpen, initialSearch }: TagsTableProps) {
   });
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [note, setNote] = useState<string | undefined>();
-  const viewport = useRef<HTMLDivElement>(null);
-  const [scrollTop, setScrollTop] = useState(0);
-  const [height, setHeight] = useState(600);
-
-  useEffect(() => {
-    const element = viewport.current;
-    if (!element) return;
-    const observer = new ResizeObserver(() => setHeight(element.clientHeight));
-    observer.observe(element);
-    setHeight(element.clientHeight);
-    return () => observer.disconnect();
-  }, []);
+  const { viewport, scrollTop, setScrollTop, height } = useViewport();
 
   // Read so each batch of samples re-renders the rows in view.
   feedTick.value;

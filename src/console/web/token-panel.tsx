@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { ApiError, api } from './api-client';
+import { FormError } from './form-error';
 
 /** Props of {@link TokenPanel}. */
 export interface TokenPanelProps {
@@ -86,11 +87,7 @@ export function TokenPanel({
           )}
         </>
       ) : null}
-      {error.value ? (
-        <p class="form-error" role="alert">
-          {error.value}
-        </p>
-      ) : null}
+      <FormError>{error.value}</FormError>
       {token.value ? (
         <div class="field">
           <label for="token-value">{label}</label>

@@ -2,7 +2,9 @@ import { useSignal } from '@preact/signals';
 import { ApiError, api, replacingSession } from './api-client';
 import type { CurrentUser, PendingTwoFactor, SignInResponse } from './api-types';
 import { loadCurrentUser } from './current-user';
-import { describedBy, Field } from './field';
+import { FormError } from './form-error';
+import { Notice } from './notice';
+import { boundTo, TextField } from './text-field';
 
 const path = '/api/v2/Users/Current/TwoFactor';
 
@@ -78,54 +80,34 @@ export function TwoFactorPanel({ account }: { account: CurrentUser }) {
     });
 
   const fieldErrors = errors.value;
-  const input = (id: string, value: string, set: (text: string) => void) => ({
-    id,
-    value,
-    required: true,
-    'aria-invalid': fieldErrors[id] ? true : undefined,
-    'aria-describedby': describedBy(id, fieldErrors[id]),
-    onInput: (event: Event) => set((event.target as HTMLInputElement).value),
-  });
   const passwordField = (
-    <Field id="twoFactorPassword" label="Password" error={fieldErrors.password}>
-      <input
-        {...input('twoFactorPassword', password.value, (text) => {
-          password.value = text;
-        })}
-        aria-invalid={fieldErrors.password ? true : undefined}
-        aria-describedby={describedBy('twoFactorPassword', fieldErrors.password)}
-        type="password"
-        autocomplete="current-password"
-      />
-    </Field>
+    <TextField
+      id="twoFactorPassword"
+      label="Password"
+      error={fieldErrors.password}
+      required
+      type="password"
+      autocomplete="current-password"
+      {...boundTo(password)}
+    />
   );
   const codeField = (
-    <Field id="twoFactorCode" label="Code from the authenticator app" error={fieldErrors.code}>
-      <input
-        {...input('twoFactorCode', code.value, (text) => {
-          code.value = text;
-        })}
-        aria-invalid={fieldErrors.code ? true : undefined}
-        aria-describedby={describedBy('twoFactorCode', fieldErrors.code)}
-        inputMode="numeric"
-        autocomplete="one-time-code"
-        pattern="[0-9]{6}"
-        maxLength={6}
-      />
-    </Field>
+    <TextField
+      id="twoFactorCode"
+      label="Code from the authenticator app"
+      error={fieldErrors.code}
+      required
+      inputMode="numeric"
+      autocomplete="one-time-code"
+      pattern="[0-9]{6}"
+      maxLength={6}
+      {...boundTo(code)}
+    />
   );
   const feedback = (
     <>
-      {message.value ? (
-        <p class="form-error" role="alert">
-          {message.value}
-        </p>
-      ) : null}
-      {done.value ? (
-        <p class="notice" role="status">
-          {done.value}
-        </p>
-      ) : null}
+      <FormError>{message.value}</FormError>
+      <Notice>{done.value}</Notice>
     </>
   );
   const submitting = (event: Event, action: () => Promise<void>) => {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from './api-client';
+import { failureMessage } from './api-client';
 
 /** What {@link usePoll} returns. */
 export interface Polled<T> {
@@ -34,9 +34,7 @@ export function usePoll<T>(load: () => Promise<T>, intervalMs: number, key = '')
         setError('');
       } catch (failure) {
         if (stopped) return;
-        setError(
-          failure instanceof ApiError ? failure.message : 'The gateway could not be reached.',
-        );
+        setError(failureMessage(failure));
       }
       if (!stopped && intervalMs > 0) timer = setTimeout(tick, intervalMs);
     };

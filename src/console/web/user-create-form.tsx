@@ -1,7 +1,9 @@
 import { useSignal } from '@preact/signals';
 import { roleNames } from './accounts';
-import { ApiError, api } from './api-client';
-import { describedBy, Field } from './field';
+import { api, failureMessage } from './api-client';
+import { describedBy, Field, FieldError } from './field';
+import { FormError } from './form-error';
+import { fieldErrorsOf } from './form-errors';
 import { href } from './router';
 import { TokenPanel } from './token-panel';
 
@@ -33,12 +35,8 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
       if (created.oneTimePassword) oneTimePassword.value = created.oneTimePassword;
       else onDone(created.username);
     } catch (error) {
-      if (error instanceof ApiError) {
-        errors.value = error.fieldErrors();
-        formError.value = error.message;
-      } else {
-        formError.value = 'The gateway could not be reached.';
-      }
+      errors.value = fieldErrorsOf(error);
+      formError.value = failureMessage(error);
     }
   };
   const errorAt = (field: string) =>
@@ -104,11 +102,7 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
             {role}
           </label>
         ))}
-        {errorAt('roles') ? (
-          <p id="roles-error" class="field-error" role="alert">
-            {errorAt('roles')}
-          </p>
-        ) : null}
+        <FieldError id="roles" error={errorAt('roles')} />
       </fieldset>
       {kind.value === 'user' ? (
         <Field
@@ -129,11 +123,7 @@ export function UserCreateForm({ onDone }: { onDone(username: string): void }) {
           />
         </Field>
       ) : null}
-      {formError.value ? (
-        <p class="form-error" role="alert">
-          {formError.value}
-        </p>
-      ) : null}
+      <FormError>{formError.value}</FormError>
       {oneTimePassword.value ? (
         <>
           <TokenPanel label="One-time password (shown once)" secret={oneTimePassword.value} />

@@ -2,6 +2,8 @@ import { useSignal } from '@preact/signals';
 import { roleNames, stateOf } from './accounts';
 import { ApiError, api } from './api-client';
 import type { UserView } from './api-types';
+import { FormError } from './form-error';
+import { Notice } from './notice';
 import { accountPageId } from './pages';
 import { href, navigate } from './router';
 import { session } from './session';
@@ -99,16 +101,8 @@ export function UserDetail({ name, onChanged }: UserDetailProps) {
           </button>
         ))}
       </div>
-      {message.value ? (
-        <p class="notice" role="status">
-          {message.value}
-        </p>
-      ) : null}
-      {error.value ? (
-        <p class="form-error" role="alert">
-          {error.value}
-        </p>
-      ) : null}
+      <Notice>{message.value}</Notice>
+      <FormError>{error.value}</FormError>
       {tab.value === 'account' ? (
         <div role="tabpanel" id="panel-account" aria-labelledby="tab-account" class="tab-panel">
           <fieldset>

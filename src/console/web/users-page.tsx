@@ -2,7 +2,9 @@ import { useSignal } from '@preact/signals';
 import { stateOf } from './accounts';
 import { api } from './api-client';
 import type { UserView } from './api-types';
+import { FormError } from './form-error';
 import { href, navigate, route } from './router';
+import { Table } from './table';
 import { usePoll } from './use-poll';
 import { UserCreateForm } from './user-create-form';
 import { UserDetail } from './user-detail';
@@ -50,45 +52,25 @@ export function UsersPage() {
           }}
         />
       </label>
-      {list.error ? (
-        <p class="form-error" role="alert">
-          {list.error}
-        </p>
-      ) : null}
+      <FormError>{list.error}</FormError>
       {!list.data ? (
         <p role="status">Loading…</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Accounts</caption>
-            <thead>
-              <tr>
-                <th scope="col">Account</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Roles</th>
-                <th scope="col">State</th>
-                <th scope="col">Two-factor</th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.map((user) => (
-                <tr key={user.username}>
-                  <th scope="row">
-                    <a href={href('users', user.username)}>{user.username}</a>
-                  </th>
-                  <td>{user.service ? 'Service account' : 'User'}</td>
-                  <td>{user.roles.join(', ') || 'None'}</td>
-                  <td>
-                    <span class={`status status-${user.enabled ? 'ok' : 'off'}`}>
-                      {stateOf(user)}
-                    </span>
-                  </td>
-                  <td>{user.twoFactor ? 'On' : 'Off'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Accounts" columns={['Account', 'Kind', 'Roles', 'State', 'Two-factor']}>
+          {users.map((user) => (
+            <tr key={user.username}>
+              <th scope="row">
+                <a href={href('users', user.username)}>{user.username}</a>
+              </th>
+              <td>{user.service ? 'Service account' : 'User'}</td>
+              <td>{user.roles.join(', ') || 'None'}</td>
+              <td>
+                <span class={`status status-${user.enabled ? 'ok' : 'off'}`}>{stateOf(user)}</span>
+              </td>
+              <td>{user.twoFactor ? 'On' : 'Off'}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

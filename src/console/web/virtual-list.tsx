@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
+import { useViewport } from './use-viewport';
 
 /** Props of {@link VirtualList}. */
 export interface VirtualListProps {
@@ -32,18 +33,7 @@ export function VirtualList({
   focusIndex,
   onMove,
 }: VirtualListProps) {
-  const viewport = useRef<HTMLDivElement>(null);
-  const [scrollTop, setScrollTop] = useState(0);
-  const [height, setHeight] = useState(600);
-
-  useEffect(() => {
-    const element = viewport.current;
-    if (!element) return;
-    const observer = new ResizeObserver(() => setHeight(element.clientHeight));
-    observer.observe(element);
-    setHeight(element.clientHeight);
-    return () => observer.disconnect();
-  }, []);
+  const { viewport, scrollTop, setScrollTop, height } = useViewport();
 
   useEffect(() => {
     const element = viewport.current;
