@@ -308,15 +308,8 @@ export const modbusDriverSchema = z
         message: 'maxReconnectDelayMs must be at least reconnectDelayMs',
       });
     }
-    const names = new Set<string>();
+    // Duplicate tag names are the profile's rule, for every driver type (validate-profile.ts).
     config.tags.forEach((tag, index) => {
-      if (names.has(tag.name))
-        context.addIssue({
-          code: 'custom',
-          path: ['tags', index, 'name'],
-          message: `duplicate tag name '${tag.name}'`,
-        });
-      names.add(tag.name);
       const bitTable = tag.table === 'coil' || tag.table === 'discreteInput';
       if (bitTable) return;
       const count = registerCount(tag.type ?? 'uint16', tag.length ?? 1);

@@ -237,20 +237,8 @@ export const opcuaDriverSchema = z
       message: 'certificateFile and privateKeyFile go together',
       path: ['privateKeyFile'],
     },
-  )
-  .superRefine((config, context) => {
-    const seen = new Set<string>();
-    config.tags.forEach((tag, index) => {
-      if (seen.has(tag.name)) {
-        context.addIssue({
-          code: 'custom',
-          message: `Tag name '${tag.name}' is used twice`,
-          path: ['tags', index, 'name'],
-        });
-      }
-      seen.add(tag.name);
-    });
-  });
+  );
+// Duplicate tag names are the profile's rule, for every driver type (validate-profile.ts).
 
 /** A validated OPC UA driver entry. */
 export type OpcuaDriverConfig = z.infer<typeof opcuaDriverSchema>;

@@ -175,6 +175,42 @@ test('an invalid driver name is reported once, not again at each tag', (t) => {
   ]);
 });
 
+test('a repeated tag name is reported once, at its path, whatever the driver type', (t) => {
+  const validation = validateProfile({
+    drivers: [
+      {
+        type: 'modbus',
+        name: 'Press',
+        transport: { kind: 'tcp', host: '127.0.0.1', port: 502 },
+        tags: [
+          { name: 'Force', table: 'holdingRegister', address: 0 },
+          { name: 'Force', table: 'holdingRegister', address: 1 },
+        ],
+      },
+      {
+        type: 'opcua',
+        name: 'Oven',
+        endpointUrl: 'opc.tcp://127.0.0.1:4840',
+        tags: [
+          { name: 'T', nodeId: 'i=2258' },
+          { name: 'T', nodeId: 'ns=1;s=Temperature' },
+        ],
+      },
+    ],
+  });
+  t.false(validation.ok);
+  t.deepEqual(validation.ok ? [] : validation.errors, [
+    {
+      path: 'drivers[0].tags[1].name',
+      message: "Duplicate tag name 'Force' (also at drivers[0].tags[0]).",
+    },
+    {
+      path: 'drivers[1].tags[1].name',
+      message: "Duplicate tag name 'T' (also at drivers[1].tags[0]).",
+    },
+  ]);
+});
+
 test('formatPath writes a.b[0].c notation', (t) => {
   t.is(formatPath([]), '(root)');
   t.is(formatPath(['a', 0, 'b']), 'a[0].b');

@@ -88,15 +88,6 @@ test('the schema refuses what cannot work', (t) => {
     /^tags\.0\.nodeId: must be a NodeId/,
   );
   t.regex(
-    problems({
-      tags: [
-        { name: 'T', nodeId: 'i=2258' },
-        { name: 'T', nodeId: 'ns=1;g=09087e75-8e5e-499b-954f-f2a9603db28a' },
-      ],
-    })[0] ?? '',
-    /^tags\.1\.name: Tag name 'T' is used twice/,
-  );
-  t.regex(
     problems({ identity: { kind: 'username', username: 'u', password: '' } })[0] ?? '',
     /^identity\.password/,
   );
