@@ -50,9 +50,13 @@ export interface AuditedToolCall {
   truncated: boolean;
 }
 
+/** Whose calls a summary counts: the fields its line names (never the arguments object). */
+type SummaryIdentity = Pick<AuditedToolCall, 'tool' | 'account' | 'via' | 'conversationId'>;
+
 interface OpenSummary {
   key: string;
-  first: AuditedToolCall;
+  /** Kept without the first call's arguments: a summary may stay open for as long as calls go on. */
+  identity: SummaryIdentity;
   calls: number;
   firstAt: number;
   lastAt: number;
@@ -117,9 +121,10 @@ export class ToolCallAudit {
   }
 
   private open(key: string, first: AuditedToolCall): void {
+    const { tool, account, via, conversationId } = first;
     const summary: OpenSummary = {
       key,
-      first,
+      identity: { tool, account, via, conversationId },
       calls: 0,
       firstAt: 0,
       lastAt: 0,
@@ -182,7 +187,7 @@ export class ToolCallAudit {
    * more distinct texts came than are listed.
    */
   private writeSummary(summary: OpenSummary): void {
-    const { first } = summary;
+    const first = summary.identity;
     const tool = first.tool.slice(0, 64);
     const line: Record<string, unknown> = {
       event: 'assistant-tool',
