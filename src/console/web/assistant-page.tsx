@@ -11,6 +11,7 @@ import uPlot from 'uplot';
 import { api, failureMessage } from './api-client';
 import { type AssistantEvent, sendAssistantMessage } from './assistant-stream';
 import { FormError } from './form-error';
+import { historySketch, type SketchSample } from './history-sketch';
 import { can } from './session';
 
 /** A proposal as the chat announces it (an AssistantProposal). */
@@ -234,34 +235,22 @@ function ToolCallView({ call }: { call: Extract<Entry, { kind: 'tool' }> }) {
   );
 }
 
-/** A queryHistory answer's numbers as a small line chart (the first tag's). */
+/** A queryHistory answer's numbers as a small line chart (see history-sketch.ts for which). */
 function HistorySketch({ result }: { result: unknown }) {
   const host = useRef<HTMLDivElement>(null);
-  const values = (
-    result as { values?: { fullTagId?: string; utcTimestamp?: string; value?: unknown }[] }
-  )?.values;
-  const tag = values?.find((sample) => typeof sample.value === 'number')?.fullTagId;
-  const points = (values ?? []).filter(
-    (sample) => sample.fullTagId === tag && typeof sample.value === 'number' && sample.utcTimestamp,
-  );
+  const series = historySketch((result as { values?: SketchSample[] })?.values ?? []);
   useEffect(() => {
-    if (!host.current || points.length < 2) return undefined;
-    const sorted = [...points].sort((a, b) =>
-      String(a.utcTimestamp).localeCompare(String(b.utcTimestamp)),
-    );
+    if (!host.current || series === undefined) return undefined;
     const element = host.current;
     const widthOf = () => Math.min(480, Math.max(200, element.clientWidth));
     const chart = new uPlot(
       {
         width: widthOf(),
         height: 140,
-        series: [{}, { label: tag ?? 'value', stroke: '#1f6feb', width: 2 }],
+        series: [{}, { label: series.tag ?? 'value', stroke: '#1f6feb', width: 2 }],
         legend: { show: false },
       },
-      [
-        sorted.map((sample) => Date.parse(String(sample.utcTimestamp)) / 1000),
-        sorted.map((sample) => sample.value as number),
-      ],
+      [series.times, series.values],
       element,
     );
     // Follows the turn's width (a rotated phone, a resized window).
@@ -272,12 +261,16 @@ function HistorySketch({ result }: { result: unknown }) {
       chart.destroy();
     };
   }, [result]);
-  if (points.length < 2) return null;
+  if (series === undefined) return null;
   return (
     <figure class="chart assistant-chart">
-      <div ref={host} role="img" aria-label={`History of ${tag}: ${points.length} values`} />
+      <div
+        ref={host}
+        role="img"
+        aria-label={`History of ${series.tag}: ${series.times.length} values`}
+      />
       <figcaption class="hint">
-        {tag}: {points.length} values
+        {series.tag}: {series.times.length} values
       </figcaption>
     </figure>
   );
