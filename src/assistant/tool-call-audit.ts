@@ -31,6 +31,10 @@ export const maxSummaryArguments = 16;
 const maxOpenSummaries = 1000;
 /** Longest arguments text an audit line keeps, characters: 1,024. */
 export const maxAuditedArguments = 1024;
+/** Longest arguments text whose arguments a summary keeps to compare the next call's: 256. */
+const maxComparedArguments = 256;
+/** Deepest nesting {@link sameJson} compares; deeper arguments are serialized instead. */
+const maxComparedDepth = 4;
 
 /** One tool call, as the audit records it. */
 export interface AuditedToolCall {
@@ -42,7 +46,10 @@ export interface AuditedToolCall {
   via: ToolVia;
   /** The chat conversation or MCP session, when known. */
   conversationId: string | undefined;
-  /** The call's input as the caller sent it. */
+  /**
+   * The call's input as the caller sent it (parsed JSON, not changed afterwards: a summary
+   * compares the next call's input with it).
+   */
   args: unknown;
   /** `ok`, or the error code of the refusal or failure. */
   outcome: string;
@@ -62,6 +69,8 @@ interface OpenSummary {
   lastAt: number;
   /** Calls per arguments text, at most {@link maxSummaryArguments} texts. */
   argumentsCounts: Map<string, number>;
+  /** The last counted call's arguments and their text, when short (see argumentsTextOf). */
+  lastArguments: { args: unknown; text: string } | undefined;
   otherArguments: number;
   truncated: boolean;
   timer: TimerHandle | undefined;
@@ -70,6 +79,8 @@ interface OpenSummary {
 /** Writes the audit lines of tool calls; see the file comment for when a line is written. */
 export class ToolCallAudit {
   private readonly summaries = new Map<string, OpenSummary>();
+  /** The summary {@link ToolCallAudit.openSummaryOf} found last, while it is open. */
+  private lastFound: OpenSummary | undefined;
   private readonly clock: Clock;
   private readonly windowMs: number;
 
@@ -92,11 +103,10 @@ export class ToolCallAudit {
       this.writeCall(call);
       return;
     }
-    const key = `${call.account}\u0000${call.tool}\u0000${call.via}\u0000${call.conversationId ?? ''}`;
-    const open = this.summaries.get(key);
+    const open = this.openSummaryOf(call);
     if (open === undefined) {
       this.writeCall(call);
-      if (this.summaries.size < maxOpenSummaries) this.open(key, call);
+      if (this.summaries.size < maxOpenSummaries) this.open(call);
       return;
     }
     const now = this.clock.now();
@@ -104,7 +114,7 @@ export class ToolCallAudit {
     open.calls++;
     open.lastAt = now;
     if (call.truncated) open.truncated = true;
-    const text = auditedArguments(call.args);
+    const text = this.argumentsTextOf(open, call.args);
     const counted = open.argumentsCounts.get(text);
     if (counted !== undefined) open.argumentsCounts.set(text, counted + 1);
     else if (open.argumentsCounts.size < maxSummaryArguments) open.argumentsCounts.set(text, 1);
@@ -115,26 +125,61 @@ export class ToolCallAudit {
   flush(): void {
     for (const summary of [...this.summaries.values()]) {
       this.clock.clearTimer(summary.timer);
-      this.summaries.delete(summary.key);
+      this.close(summary);
       if (summary.calls > 0) this.writeSummary(summary);
     }
   }
 
-  private open(key: string, first: AuditedToolCall): void {
+  /**
+   * The open summary of the call's account, tool, channel and conversation, if any. The summary
+   * found last is tried first (four string comparisons): a client reading in a loop hits it on
+   * every call, without building and hashing a key string.
+   */
+  private openSummaryOf(call: AuditedToolCall): OpenSummary | undefined {
+    const last = this.lastFound;
+    if (last !== undefined && sameIdentity(last.identity, call)) return last;
+    const found = this.summaries.get(summaryKey(call));
+    if (found !== undefined) this.lastFound = found;
+    return found;
+  }
+
+  /**
+   * The audited arguments text of a counted call: the previous call's text when the arguments
+   * are the same JSON (a loop reads the same tags over and over), else computed. Only short
+   * arguments are kept for the comparison: a summary may stay open for as long as calls go on.
+   */
+  private argumentsTextOf(summary: OpenSummary, args: unknown): string {
+    if (summary.lastArguments !== undefined && sameJson(args, summary.lastArguments.args, 0)) {
+      return summary.lastArguments.text;
+    }
+    const text = auditedArguments(args);
+    summary.lastArguments =
+      text.length <= maxComparedArguments && !text.endsWith('…') ? { args, text } : undefined;
+    return text;
+  }
+
+  private open(first: AuditedToolCall): void {
     const { tool, account, via, conversationId } = first;
     const summary: OpenSummary = {
-      key,
+      key: summaryKey(first),
       identity: { tool, account, via, conversationId },
       calls: 0,
       firstAt: 0,
       lastAt: 0,
       argumentsCounts: new Map(),
+      lastArguments: undefined,
       otherArguments: 0,
       truncated: false,
       timer: undefined,
     };
-    this.summaries.set(key, summary);
+    this.summaries.set(summary.key, summary);
+    this.lastFound = summary;
     this.schedule(summary);
+  }
+
+  private close(summary: OpenSummary): void {
+    this.summaries.delete(summary.key);
+    if (this.lastFound === summary) this.lastFound = undefined;
   }
 
   private schedule(summary: OpenSummary): void {
@@ -146,7 +191,7 @@ export class ToolCallAudit {
 
   private windowEnded(summary: OpenSummary): void {
     if (summary.calls === 0) {
-      this.summaries.delete(summary.key);
+      this.close(summary);
       return;
     }
     this.writeSummary(summary);
@@ -222,4 +267,55 @@ function auditedArguments(args: unknown): string {
     text = '(not JSON)';
   }
   return text.length > maxAuditedArguments ? `${text.slice(0, maxAuditedArguments)}…` : text;
+}
+
+function summaryKey(call: SummaryIdentity): string {
+  return `${call.account}\u0000${call.tool}\u0000${call.via}\u0000${call.conversationId ?? ''}`;
+}
+
+function sameIdentity(a: SummaryIdentity, b: SummaryIdentity): boolean {
+  return (
+    a.tool === b.tool &&
+    a.account === b.account &&
+    a.via === b.via &&
+    a.conversationId === b.conversationId
+  );
+}
+
+/**
+ * True when `a` and `b` serialize to the same JSON text: the same primitives (`===`), arrays of
+ * the same length, and distinct plain objects with the same keys in the same order. Anything
+ * else (one object compared with itself, since it may have changed; a Date, a class instance,
+ * NaN, nesting deeper than {@link maxComparedDepth}) is "not the same", so the caller
+ * serializes: never a wrong text, at worst a lost shortcut.
+ */
+function sameJson(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return typeof a !== 'object' || a === null;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (depth >= maxComparedDepth) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index++) {
+      if (!sameJson(a[index], b[index], depth + 1)) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
+  const keys = Object.keys(a);
+  const otherKeys = Object.keys(b);
+  if (keys.length !== otherKeys.length) return false;
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    if (key !== otherKeys[index]) return false;
+    if (
+      !sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], depth + 1)
+    )
+      return false;
+  }
+  return true;
+}
+
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }

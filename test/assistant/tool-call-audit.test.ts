@@ -167,6 +167,57 @@ test('a summary lists at most 16 distinct arguments and counts the calls with ot
   t.is(summary?.callsWithOtherArguments, 4);
 });
 
+test('each counted call is listed under its own arguments text, however alike the calls look', (t) => {
+  const { audit, lines } = rig();
+  audit.record(read());
+  const reused: { fullTagIds: string[] } = { fullTagIds: ['A'] };
+  const long = { fullTagIds: Array.from({ length: 40 }, (_, index) => `Line1/Tag${index}`) };
+  const calls: unknown[] = [
+    { fullTagIds: ['A'] },
+    { fullTagIds: ['A'] },
+    { fullTagIds: ['A', 'B'] },
+    { fullTagIds: ['B', 'A'] },
+    { source: 'X', start: 'now-1h' },
+    { start: 'now-1h', source: 'X' },
+    { at: new Date(0) },
+    { at: new Date(1000) },
+    { nested: [[[[['deep']]]]] },
+    { nested: [[[[['deeper']]]]] },
+    { value: 1, note: undefined },
+    { value: 1 },
+    { value: Number.NaN },
+    { value: null },
+    long,
+    { ...long },
+    reused,
+  ];
+  for (const args of calls) audit.record(read({ args }));
+  // The same object again after a change: its new text, not the one it had.
+  reused.fullTagIds[0] = 'C';
+  audit.record(read({ args: reused }));
+  audit.flush();
+  const expected = new Map<string, number>();
+  for (const args of [...calls.slice(0, -1), { fullTagIds: ['A'] }, reused]) {
+    const text = JSON.stringify(args);
+    expected.set(text, (expected.get(text) ?? 0) + 1);
+  }
+  const seen = (lines()[1]?.argumentsSeen ?? []) as { arguments: string; calls: number }[];
+  const listed = new Map(seen.map((entry) => [entry.arguments, entry.calls]));
+  t.is(lines()[1]?.calls, calls.length + 1);
+  t.deepEqual(listed, expected);
+  t.is(
+    expected.size,
+    13,
+    'alike texts fold (an undefined field, NaN and null), distinct ones do not',
+  );
+  t.is(
+    listed.get('{"fullTagIds":["A"]}'),
+    3,
+    'the first two and the reused object before its change',
+  );
+  t.is(listed.get('{"fullTagIds":["C"]}'), 1, 'the reused object after its change');
+});
+
 test('flush writes the pending summaries and leaves no timer', (t) => {
   const { clock, audit, lines } = rig();
   audit.record(read());
