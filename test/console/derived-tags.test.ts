@@ -53,7 +53,16 @@ if (suite) {
       const shown = Number(await preview.getByTestId('derived-preview-value').textContent());
       t.true(shown > 100 && shown < 140, `twice an oven temperature of 55–65 °C: ${shown}`);
 
-      await form.getByLabel('Unit').fill('°C', wait);
+      // A unit the profile refuses (over 32 characters): the field says so and is marked invalid.
+      const unit = form.getByLabel('Unit');
+      await unit.fill('degrees Celsius, measured at the oven wall', wait);
+      await form.getByRole('button', { name: 'Create' }).click(wait);
+      await form.locator('#derived-unit-error').waitFor(wait);
+      t.is(await unit.getAttribute('aria-invalid'), 'true');
+      t.is(await unit.getAttribute('aria-describedby'), 'derived-unit-error');
+      t.is(daemon.store?.get('Calc/Double'), undefined, 'nothing saved');
+
+      await unit.fill('°C', wait);
       await form.getByRole('button', { name: 'Create' }).click(wait);
       await section.locator('tr', { hasText: 'Calc/Double' }).waitFor(wait);
       const saved = daemon.store?.get('Calc/Double');

@@ -8,7 +8,7 @@ import type {
   Problem,
   Sample,
 } from './api-types';
-import { describedBy, Field } from './field';
+import { controlAttributes, Field } from './field';
 import { FormError } from './form-error';
 import { fieldErrorsOf, formMessage } from './form-errors';
 import { formatValue } from './format';
@@ -188,6 +188,8 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
     Object.entries(errors.value).find(([path]) => path.endsWith(field))?.[1];
   const syntax = preview.value?.kind === 'error' ? preview.value.error : undefined;
   const expressionError = fieldError('.expression') ?? (syntax ? syntaxText(syntax) : undefined);
+  // The profile's rules name the driver entry itself (its root) for a driver-level problem.
+  const driverError = fieldError('(root)');
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -232,18 +234,12 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
       aria-labelledby="derived-form-title"
     >
       <h3 id="derived-form-title">{existing ? `Edit ${existing.fullTagId}` : 'New derived tag'}</h3>
-      <Field
-        id="derived-driver"
-        label="Driver"
-        error={fieldError('(root)')}
-        hint="A derived-tag driver; a new name adds one."
-      >
+      <Field id="derived-driver" label="Driver" error={driverError} hint={driverHint}>
         <input
-          id="derived-driver"
+          {...controlAttributes('derived-driver', driverError, driverHint)}
           list="derived-drivers"
           value={driver.value}
           disabled={Boolean(existing)}
-          aria-describedby={describedBy('derived-driver', undefined, 'hint')}
           onInput={(event) => {
             driver.value = (event.target as HTMLInputElement).value;
           }}
@@ -269,12 +265,10 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
         hint="Tags in braces, {Line1/Pump/Speed}; {./Name} for a tag of the same driver; functions as docs/derived-tags.md lists."
       >
         <textarea
-          id="derived-expression"
+          {...controlAttributes('derived-expression', expressionError, 'hint')}
           rows={3}
           spellcheck={false}
           value={expression.value}
-          aria-invalid={expressionError ? true : undefined}
-          aria-describedby={describedBy('derived-expression', expressionError, 'hint')}
           onInput={(event) => {
             expression.value = (event.target as HTMLTextAreaElement).value;
           }}
@@ -285,26 +279,13 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
           {caretLines(expression.value, syntax)}
         </pre>
       ) : null}
-      <Field id="derived-unit" label="Unit" error={fieldError('.unit')}>
-        <input
-          id="derived-unit"
-          value={unit.value}
-          aria-describedby={describedBy('derived-unit', fieldError('.unit'))}
-          onInput={(event) => {
-            unit.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
-      <Field id="derived-description" label="Description" error={fieldError('.description')}>
-        <input
-          id="derived-description"
-          value={description.value}
-          aria-describedby={describedBy('derived-description', fieldError('.description'))}
-          onInput={(event) => {
-            description.value = (event.target as HTMLInputElement).value;
-          }}
-        />
-      </Field>
+      <TextField id="derived-unit" label="Unit" error={fieldError('.unit')} {...boundTo(unit)} />
+      <TextField
+        id="derived-description"
+        label="Description"
+        error={fieldError('.description')}
+        {...boundTo(description)}
+      />
       <PreviewPanel preview={preview.value} />
       <FormError>{formError.value}</FormError>
       <div class="buttons">
@@ -323,6 +304,9 @@ function DerivedTagEditor({ existing, drivers, onDone }: EditorProps) {
     </form>
   );
 }
+
+/** The driver field's hint. */
+const driverHint = 'A derived-tag driver; a new name adds one.';
 
 /** The live evaluation: value and quality, and each input with its quality. */
 function PreviewPanel({ preview }: { preview: Preview | undefined }) {
