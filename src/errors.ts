@@ -291,9 +291,15 @@ export class RequestError extends TagdError {
   }
 }
 
-/** A shared resource stayed busy (e.g. the accounts lock); the client may retry (HTTP 503). */
+/**
+ * A shared resource stayed busy (e.g. the accounts lock, the large request bodies' memory); the
+ * client may retry (HTTP 503, with Retry-After when `retryAfterSeconds` is given).
+ */
 export class ServiceBusyError extends TagdError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
     super('busy', 503, message);
   }
 }

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { Context } from 'koa';
-import { RequestError, type TagdError } from '../errors.js';
+import { RequestError, ServiceBusyError, type TagdError } from '../errors.js';
+import { bodyReservationBytes, largeBodyBudget } from './large-body-budget.js';
 import { fromKoaError } from './problem.js';
 import { discardBody, hasBody } from './unread-bodies.js';
 
@@ -73,12 +74,31 @@ export function jsonBodies(): Koa.Middleware {
  */
 export async function readJsonBody(context: Context, limitBytes: number): Promise<void> {
   takeBody(context);
+  if (limitBytes > maxBodyBytes) reserveLargeBody(context, limitBytes);
   const parse = await parserFor(limitBytes);
   try {
     await parse(context, async () => undefined);
   } catch (error) {
     throw refusalOf(error, limitBytes);
   }
+}
+
+/**
+ * Reserves the body's bytes in the process's {@link largeBodyBudget} until the answer has gone
+ * (the parsed document lives as long as the route handles it), or refuses the request unread.
+ * @throws ServiceBusyError 503 `busy`, retry after 1 s, when the budget cannot hold the body.
+ */
+function reserveLargeBody(context: Context, limitBytes: number): void {
+  const bytes = bodyReservationBytes(context.req.headers, limitBytes);
+  const release = largeBodyBudget.tryReserve(bytes);
+  if (release === undefined) {
+    throw new ServiceBusyError(
+      `The gateway is reading or handling other large request bodies (${sizeText(largeBodyBudget.totalBytes)} at most at once); try again in a moment.`,
+      1,
+    );
+  }
+  // 'close' follows the answer, or a connection lost before it: never held past the request.
+  context.res.once('close', release);
 }
 
 /**

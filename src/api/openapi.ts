@@ -10,6 +10,7 @@ import { builtInRoles } from '../auth/permissions.js';
 import { type ErrorCode, errorCodes } from '../errors.js';
 import { csrfCookie, csrfHeader, sessionCookie } from './authenticate.js';
 import { maxBodyBytes, sizeText } from './json-bodies.js';
+import { largeBodyBudgetBytes } from './large-body-budget.js';
 import { problemMediaType } from './problem.js';
 import type { RouteDefinition } from './route.js';
 
@@ -204,6 +205,8 @@ function problemStatuses(route: RouteDefinition): number[] {
     statuses.add(403);
   }
   if (route.body) for (const status of [400, 413, 415]) statuses.add(status);
+  // A large body that the shared budget cannot hold now (large-body-budget.ts).
+  if (route.body && (route.maxBodyBytes ?? maxBodyBytes) > maxBodyBytes) statuses.add(503);
   return [...statuses];
 }
 
@@ -236,7 +239,7 @@ function problemResponse(status: number, route: RouteDefinition): JsonObject {
       },
     };
   }
-  if (status === 429) {
+  if (status === 429 || (status === 503 && (route.maxBodyBytes ?? maxBodyBytes) > maxBodyBytes)) {
     response.headers = {
       'Retry-After': {
         description: 'Seconds to wait before trying again.',
@@ -267,6 +270,10 @@ function problemDescription(status: number, route: RouteDefinition): string {
       return 'The body is not `application/json` (`unsupported-media-type`).';
     case 429:
       return 'Too many attempts; try again after `Retry-After` seconds (`too-many-requests`).';
+    case 503:
+      return (route.maxBodyBytes ?? maxBodyBytes) > maxBodyBytes
+        ? `Busy (\`busy\`): other large request bodies fill the ${sizeText(largeBodyBudgetBytes)} the gateway reads and handles at once (try again after \`Retry-After\` seconds)${route.problems.includes(503) ? ', or another change holds the profile' : ''}.`
+        : 'An error; see the problem document.';
     default:
       return 'An error; see the problem document.';
   }

@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { AccountService } from '../auth/account-service.js';
 import {
   RequestError,
+  ServiceBusyError,
   TagdError,
   TooManyRequestsError,
   UnauthorizedError,
@@ -77,8 +78,12 @@ export function buildRouter(
             context.set('WWW-Authenticate', 'Bearer realm="tagd"');
             route.onUnauthorized?.(context);
           }
-          if (error instanceof TooManyRequestsError)
+          if (
+            error instanceof TooManyRequestsError ||
+            (error instanceof ServiceBusyError && error.retryAfterSeconds !== undefined)
+          ) {
             context.set('Retry-After', String(error.retryAfterSeconds));
+          }
           throw error;
         }
       },
