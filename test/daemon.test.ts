@@ -16,6 +16,7 @@ import { captureLogs } from './helpers/log-capture.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { seriesValue } from './helpers/prometheus-text.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { until, untilTimeoutMs } from './helpers/until.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
 const demoProfile = new URL('../config/demo.json', import.meta.url);
@@ -391,15 +392,17 @@ test('the demo publisher delivers Line1 to a local receiver; GET shows it On wit
 
   const url = daemon.url() as string;
   const token = await adminToken(url, join(folder, 'state'));
+  // The receiver holds the POST before the publisher has read its 200 and recorded it.
   let shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
-  for (
-    let tries = 0;
-    tries < 100 && !(shown.json.state as { lastDelivery?: unknown }).lastDelivery;
-    tries++
-  ) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
-  }
+  await until(
+    async () => {
+      shown = await getJson(`${url}/api/v2/Publishers/Webhooks/demo-receiver`, token);
+      return (shown.json.state as { lastDelivery?: unknown }).lastDelivery !== undefined;
+    },
+    'the delivery recorded',
+    untilTimeoutMs,
+    20,
+  );
   t.is(shown.status, 200);
   t.like(shown.json, {
     name: 'demo-receiver',

@@ -4,6 +4,7 @@ import test from 'ava';
 import { UserStore, usersFileName } from '../../src/auth/user-store.js';
 import { captureLogs } from '../helpers/log-capture.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { until } from '../helpers/until.js';
 
 test('accounts persist in a 0600 file and names are unique', async (t) => {
   const dir = await tempDir(t);
@@ -121,9 +122,8 @@ test('a watching store picks up changes another process writes', async (t) => {
   const cliSide = new UserStore({ stateDir: dir });
   await cliSide.start();
   await cliSide.add({ username: 'carol', kind: 'service', roles: ['Viewers'] });
-  const deadline = Date.now() + 2_000;
-  while (!daemonSide.findByName('carol') && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 20));
+  // The watch's reload comes when the event loop gets to it: a safety net, not a 2 s bound.
+  await until(() => daemonSide.findByName('carol') !== undefined, 'the watching store reloads');
   t.truthy(daemonSide.findByName('carol'));
   const text = await readFile(join(dir, usersFileName), 'utf8');
   await writeFile(join(dir, 'unrelated.txt'), text);

@@ -5,6 +5,7 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { untilTimeoutMs } from './until.js';
 
 /** The system Python that has Debian's python3-can (never a pyenv or venv one). */
 export const systemPython = '/usr/bin/python3';
@@ -96,7 +97,7 @@ export class SlcanPeer {
   }
 
   /** The first event from now on that matches. */
-  next(match: (event: PeerEvent) => boolean, timeoutMs = 5000): Promise<PeerEvent> {
+  next(match: (event: PeerEvent) => boolean, timeoutMs = untilTimeoutMs): Promise<PeerEvent> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((waiter) => waiter.resolve !== done);
@@ -117,18 +118,18 @@ export class SlcanPeer {
   }
 
   /** The first event so far that matches, or else the next one. */
-  seen(match: (event: PeerEvent) => boolean, timeoutMs = 5000): Promise<PeerEvent> {
+  seen(match: (event: PeerEvent) => boolean, timeoutMs = untilTimeoutMs): Promise<PeerEvent> {
     const event = this.events.find(match);
     return event !== undefined ? Promise.resolve(event) : this.next(match, timeoutMs);
   }
 
   /** Waits until the host has sent `command` (counting those already sent). */
-  async command(command: string, timeoutMs = 5000): Promise<void> {
+  async command(command: string, timeoutMs = untilTimeoutMs): Promise<void> {
     await this.commandCount(command, 1, timeoutMs);
   }
 
   /** Waits until the host has sent `command` at least `count` times in all. */
-  async commandCount(command: string, count: number, timeoutMs = 5000): Promise<void> {
+  async commandCount(command: string, count: number, timeoutMs = untilTimeoutMs): Promise<void> {
     const sent = () => this.commands.filter((c) => c === command).length;
     while (sent() < count) {
       await this.next((event) => event.event === 'command' && event.command === command, timeoutMs);

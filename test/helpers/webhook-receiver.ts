@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { gunzipSync } from 'node:zlib';
 import type { ExecutionContext } from 'ava';
-import { until } from './until.js';
+import { until, untilTimeoutMs } from './until.js';
 
 /** One request as the receiver got it. */
 export interface ReceivedRequest {
@@ -62,7 +62,10 @@ export interface WebhookReceiver {
   script(...replies: Reply[]): void;
   /** The answer when the script is empty. Default: 200. */
   defaultReply: Reply;
-  /** Resolves once `count` requests have arrived (and their bodies were read). */
+  /**
+   * Resolves once `count` requests have arrived (and their bodies were read); `timeoutMs` is a
+   * safety net (default {@link untilTimeoutMs}, 60 s), not a timing assertion.
+   */
   waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   /** Stops listening and drops every connection: connecting is refused. */
   down(): Promise<void>;
@@ -92,7 +95,7 @@ export async function startReceiver(
     script: (...replies) => {
       queue.push(...replies);
     },
-    async waitForRequests(count, timeoutMs = 5_000) {
+    async waitForRequests(count, timeoutMs = untilTimeoutMs) {
       await until(() => requests.length >= count, `${count} requests`, timeoutMs);
       return requests.slice(0, count);
     },

@@ -10,6 +10,7 @@ import { problemMiddleware } from '../../src/api/problem.js';
 import { parseRequestPath } from '../../src/web/request-path.js';
 import { StaticFolder } from '../../src/web/static-files.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { untilTimeoutMs } from '../helpers/until.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -55,8 +56,9 @@ function get(url: string, method = 'GET', headers: Record<string, string> = {}) 
 }
 
 async function untilNoneOpen(folder: string): Promise<string[]> {
-  // The descriptor closes once koa has seen the response finish: a few turns of the loop.
-  for (let attempt = 0; attempt < 100; attempt++) {
+  // The descriptor closes once koa has seen the response finish: a few turns of the loop, but
+  // a loaded machine may take longer than 100 polls of 20 ms (the bound is a safety net).
+  for (const deadline = performance.now() + untilTimeoutMs; performance.now() < deadline; ) {
     const open = await openFilesIn(folder);
     if (open.length === 0) return open;
     await new Promise((resolve) => setTimeout(resolve, 20));

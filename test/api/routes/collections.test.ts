@@ -236,7 +236,7 @@ test('PUT replaces the members; a running publisher sends the new members next i
     baseProfile.collections[1],
   ]);
   // Let the first delivery's outcome land before the next tick (one delivery at a time).
-  await until(() => publishers.get('feed')?.lastDelivery !== undefined, 'the first outcome', 5_000);
+  await until(() => publishers.get('feed')?.lastDelivery !== undefined, 'the first outcome');
   api.clock.advance(5000);
   await receiver.waitForRequests(2);
   t.deepEqual(receiver.requests[1]?.json, [temperature, flow]);

@@ -11,7 +11,7 @@ import { Collections } from '../../../src/tags/collections.js';
 import type { Sample } from '../../../src/tags/sample.js';
 import { type ApiResponse, signInRoles, startApi } from '../../helpers/api-harness.js';
 import { tempDir } from '../../helpers/temp-dir.js';
-import { until } from '../../helpers/until.js';
+import { until, untilTimeoutMs } from '../../helpers/until.js';
 
 const serverLicense: LicenseState = {
   edition: 'server',
@@ -131,7 +131,7 @@ async function stateWhen(
   name: string,
   check: (state: Record<string, unknown>) => boolean,
 ): Promise<ApiResponse> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + untilTimeoutMs;
   for (;;) {
     const response = await call(`${basePath}/${name}`);
     if (check(publisherState(response))) return response;

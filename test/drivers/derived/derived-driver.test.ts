@@ -20,6 +20,7 @@ import type { Sample, TagValue } from '../../../src/tags/sample.js';
 import { TagStore, type TagUpdate } from '../../../src/tags/tag-store.js';
 import { ManualClock } from '../../helpers/manual-clock.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { untilTimeoutMs } from '../../helpers/until.js';
 import { driverContract } from '../contract.js';
 
 const silent = pino({ level: 'silent' });
@@ -322,8 +323,9 @@ test('integrate totals are saved every 10 seconds while running', async (t) => {
   clock.advance(10_000);
   const file = join(stateDir, 'derived', 'D.json');
   let saved: { totals?: { Total?: Record<string, number> } } = {};
-  // The save runs asynchronously: wait for it, not for a duration.
-  for (let attempt = 0; attempt < 500 && saved.totals?.Total?.['integrate#0'] !== 10; attempt++) {
+  // The save runs asynchronously: wait for it, not for a duration (the bound is a safety net).
+  const deadline = performance.now() + untilTimeoutMs;
+  while (saved.totals?.Total?.['integrate#0'] !== 10 && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     saved = JSON.parse(await readFile(file, 'utf8').catch(() => '{}'));
   }

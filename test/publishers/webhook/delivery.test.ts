@@ -220,14 +220,14 @@ test('fail, fail, succeed: waits of exactly 1 s then 2 s on the clock', async (t
   });
 
   await receiver.waitForRequests(1);
-  await until(() => clock.pendingTimers() === 1, 'the first wait', 5_000);
+  await until(() => clock.pendingTimers() === 1, 'the first wait');
   clock.advance(999);
   await delay(100);
   t.is(receiver.requests.length, 1, 'no second attempt before 1 s');
   clock.advance(1);
   await receiver.waitForRequests(2);
 
-  await until(() => clock.pendingTimers() === 1, 'the second wait', 5_000);
+  await until(() => clock.pendingTimers() === 1, 'the second wait');
   clock.advance(1_999);
   await delay(100);
   t.is(receiver.requests.length, 2, 'no third attempt before 2 s');
@@ -440,7 +440,7 @@ test('abort during a request or a wait ends the delivery at once, marked aborted
   const second = new AbortController();
   const retrying = delivery.send(entries, { signal: second.signal });
   await receiver.waitForRequests(2);
-  await until(() => clock.pendingTimers() === 1, 'the wait', 5_000);
+  await until(() => clock.pendingTimers() === 1, 'the wait');
   second.abort();
   const waited = await retrying;
   t.true(waited.aborted);
