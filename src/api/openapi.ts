@@ -206,8 +206,13 @@ function problemStatuses(route: RouteDefinition): number[] {
   }
   if (route.body) for (const status of [400, 413, 415]) statuses.add(status);
   // A large body that the shared budget cannot hold now (large-body-budget.ts).
-  if (route.body && (route.maxBodyBytes ?? maxBodyBytes) > maxBodyBytes) statuses.add(503);
+  if (readsLargeBody(route)) statuses.add(503);
   return [...statuses];
+}
+
+/** True for a route whose body limit is raised: its bodies count in the large-body budget. */
+function readsLargeBody(route: RouteDefinition): boolean {
+  return route.body !== undefined && (route.maxBodyBytes ?? maxBodyBytes) > maxBodyBytes;
 }
 
 function successResponse(
@@ -239,7 +244,7 @@ function problemResponse(status: number, route: RouteDefinition): JsonObject {
       },
     };
   }
-  if (status === 429 || (status === 503 && (route.maxBodyBytes ?? maxBodyBytes) > maxBodyBytes)) {
+  if (status === 429 || (status === 503 && readsLargeBody(route))) {
     response.headers = {
       'Retry-After': {
         description: 'Seconds to wait before trying again.',
@@ -271,7 +276,7 @@ function problemDescription(status: number, route: RouteDefinition): string {
     case 429:
       return 'Too many attempts; try again after `Retry-After` seconds (`too-many-requests`).';
     case 503:
-      return (route.maxBodyBytes ?? maxBodyBytes) > maxBodyBytes
+      return readsLargeBody(route)
         ? `Busy (\`busy\`): other large request bodies fill the ${sizeText(largeBodyBudgetBytes)} the gateway reads and handles at once (try again after \`Retry-After\` seconds)${route.problems.includes(503) ? ', or another change holds the profile' : ''}.`
         : 'An error; see the problem document.';
     default:
