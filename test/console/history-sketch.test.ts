@@ -30,12 +30,13 @@ test('on a tie the first tag wins; fewer than two numeric values draw nothing', 
   t.is(historySketch([]), undefined);
 });
 
-test('a value that is not Good is a gap; a sample without a usable time is left out', (t) => {
+test('a value that is not Good, or has no quality, is a gap; a sample without a usable time is left out', (t) => {
   const series = historySketch([
     sample('A', 1, 1),
     sample('A', 2, 2, 'Stale'),
     { fullTagId: 'A', utcTimestamp: 'not a time', quality: 'Good', value: 9 },
     sample('A', 3, 3),
+    { fullTagId: 'A', utcTimestamp: at(4), value: 4 },
   ]);
-  t.deepEqual(series, { tag: 'A', times: [1, 2, 3], values: [1, null, 3] });
+  t.deepEqual(series, { tag: 'A', times: [1, 2, 3, 4], values: [1, null, 3, null] });
 });

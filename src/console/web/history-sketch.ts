@@ -2,8 +2,8 @@
  * The series of the Assistant page's small history chart: from a queryHistory answer, the tag
  * with the most numeric values (the first such tag on a tie), its points sorted by time. Not
  * simply the answer's first tag: a slow one (a valve changing every ten seconds) would hide the
- * chart while a busy one had plenty to draw. A point whose quality is not Good is a gap (null),
- * as on the Trends page: no line through a time the device sent nothing trustworthy.
+ * chart while a busy one had plenty to draw. A point whose quality is not Good (or absent) is a
+ * gap (null), as on the Trends page: no line through a time the device sent nothing trustworthy.
  */
 
 /** One value of a queryHistory answer, as the page receives it (untrusted shape). */
@@ -20,7 +20,7 @@ export interface SketchSeries {
   tag: string | undefined;
   /** Epoch seconds (uPlot's unit), ascending. */
   times: number[];
-  /** The values at `times`; null where the quality is not Good. */
+  /** The values at `times`; null where the quality is not Good (or absent). */
   values: (number | null)[];
 }
 
@@ -46,8 +46,7 @@ export function historySketch(samples: readonly SketchSample[]): SketchSeries | 
     .filter((sample) => sample.fullTagId === tag)
     .map((sample) => ({
       time: Date.parse(String(sample.utcTimestamp)) / 1000,
-      value:
-        sample.quality === undefined || sample.quality === 'Good' ? (sample.value as number) : null,
+      value: sample.quality === 'Good' ? (sample.value as number) : null,
     }))
     .sort((a, b) => a.time - b.time);
   return {
